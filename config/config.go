@@ -1,0 +1,141 @@
+// Package config is llmguard's YAML configuration: the schema, Load (read,
+// expand ${VAR}, strict decode, defaults, Validate with field paths) and the
+// zero-config route built from provider keys in the environment.
+package config
+
+import "time"
+
+// Config is the whole configuration file. See docs/config.md for every key.
+type Config struct {
+	// Providers maps a provider name to its settings. The key is the
+	// provider's name; Type defaults to it for known providers.
+	Providers map[string]*Provider `yaml:"providers"`
+	// DefaultProvider is where a bare, unrouted model name goes ("" = nowhere).
+	DefaultProvider string `yaml:"default_provider"`
+	// Routes maps a route name to its targets and policies. "default" always exists after Load.
+	Routes map[string]*Route `yaml:"routes"`
+	// Pricing overrides the built-in $/MTok table, keyed "provider/model" or "model".
+	Pricing map[string]Price `yaml:"pricing"`
+	// Models overrides the built-in model catalogue (context window, prefill).
+	Models map[string]ModelInfo `yaml:"models"`
+	// Alerts configures the webhook.
+	Alerts Alerts `yaml:"alerts"`
+}
+
+// Provider is one provider account.
+type Provider struct {
+	// Type is the adapter: anthropic, openai, azure, gemini, deepseek, mistral,
+	// groq, openrouter, xai, together, fireworks, openai-compatible. Defaults to the map key.
+	Type string `yaml:"type"`
+	// APIKey is the key (usually "${ENV_VAR}"). "none" sends no key.
+	APIKey string `yaml:"api_key"`
+	// BaseURL overrides the provider's documented base URL.
+	BaseURL string `yaml:"base_url"`
+	// APIVersion is Azure's api-version query parameter.
+	APIVersion string `yaml:"api_version"`
+	// Model is the provider's default model.
+	Model string `yaml:"model"`
+}
+
+// Route is an ordered list of targets and the policies for calls over it.
+type Route struct {
+	// Targets are "provider/model" strings or objects with per-target overrides.
+	Targets []Target `yaml:"targets"`
+	// Order is "priority" (as listed, the default) or "cost" (cheapest first).
+	Order string `yaml:"order"`
+	// Timeout is the one deadline for the whole call (default 60s).
+	Timeout time.Duration `yaml:"timeout"`
+	Retry   Retry         `yaml:"retry"`
+	Stream  StreamPolicy  `yaml:"stream"`
+	Breaker Breaker       `yaml:"breaker"`
+	// MaxConcurrency caps in-flight calls per target (0 = unlimited).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// QueueTimeout bounds the wait for a concurrency slot (default 5s).
+	QueueTimeout time.Duration `yaml:"queue_timeout"`
+	// HedgeAfter starts the next target too after this long without a first token (0 = off).
+	HedgeAfter time.Duration `yaml:"hedge_after"`
+	// Cache enables idempotent result caching (TTL 0 = off).
+	Cache Cache `yaml:"cache"`
+	// FallbackOnContentFilter lets content_filtered failures fall back to the next target.
+	FallbackOnContentFilter bool `yaml:"fallback_on_content_filter"`
+	// StaticFallback maps a prompt (trimmed, case-folded) to a canned answer
+	// served, labelled, when every target failed; key "*" answers any prompt.
+	StaticFallback map[string]string `yaml:"static_fallback"`
+}
+
+// Target is one provider/model in a route, with optional per-target overrides.
+// In YAML it is either a string "provider/model" or an object with key "target".
+type Target struct {
+	Target         string   `yaml:"target"`
+	Breaker        *Breaker `yaml:"breaker"`
+	MaxConcurrency int      `yaml:"max_concurrency"`
+	Retry          *Retry   `yaml:"retry"`
+}
+
+// Retry is the retry policy on one target.
+type Retry struct {
+	// MaxAttempts per target, first attempt included (default 4).
+	MaxAttempts int `yaml:"max_attempts"`
+	// MaxTotalAttempts across the whole route (default 10).
+	MaxTotalAttempts int `yaml:"max_total_attempts"`
+	// BaseDelay of the full-jitter exponential backoff (default 500ms).
+	BaseDelay time.Duration `yaml:"base_delay"`
+	// MaxDelay caps the backoff, not a larger server hint (default 30s).
+	MaxDelay time.Duration `yaml:"max_delay"`
+	// MaxWait: a server-requested wait longer than this moves on instead (default 60s).
+	MaxWait time.Duration `yaml:"max_wait"`
+	// Budget is the fraction of calls that may be retries, per target (default 0.2).
+	Budget float64 `yaml:"budget"`
+	// MinRetryConcurrency retries are always allowed whatever the budget (default 3).
+	MinRetryConcurrency int `yaml:"min_retry_concurrency"`
+}
+
+// StreamPolicy holds stream-aware timeouts.
+type StreamPolicy struct {
+	// FirstTokenTimeout: no first token within this moves on (default 15s).
+	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
+	// IdleTimeout: a stream silent this long has stalled (default 20s).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// HeaderTimeout: no response headers within this moves on (default 30s).
+	HeaderTimeout time.Duration `yaml:"header_timeout"`
+}
+
+// Breaker is the circuit-breaker policy of a target.
+type Breaker struct {
+	// Failures in a row that open the breaker (default 5).
+	Failures int `yaml:"failures"`
+	// FailureRatio over Window that opens it (0 = off), with at least MinCalls calls.
+	FailureRatio float64 `yaml:"failure_ratio"`
+	MinCalls     int     `yaml:"min_calls"`
+	// Window for the ratio (default 30s).
+	Window time.Duration `yaml:"window"`
+	// Cooldown before half-open (default 60s).
+	Cooldown time.Duration `yaml:"cooldown"`
+	// Probes admitted while half-open (default 1).
+	Probes int `yaml:"probes"`
+}
+
+// Cache is the idempotency/result cache of a route.
+type Cache struct {
+	TTL        time.Duration `yaml:"ttl"`
+	MaxEntries int           `yaml:"max_entries"`
+	// MaxBytes bounds the stored results (default 64 MiB).
+	MaxBytes int64 `yaml:"max_bytes"`
+}
+
+// Price is dollars per million tokens.
+type Price struct {
+	In  float64 `yaml:"in"`
+	Out float64 `yaml:"out"`
+}
+
+// ModelInfo is what the engine knows of a model.
+type ModelInfo struct {
+	ContextWindow int  `yaml:"context_window"`
+	Prefill       bool `yaml:"prefill"`
+}
+
+// Alerts configures alert delivery.
+type Alerts struct {
+	WebhookURL string `yaml:"webhook_url"`
+}

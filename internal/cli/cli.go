@@ -1,0 +1,67 @@
+// Package cli implements llmguard's subcommands, one file and one
+// flag.FlagSet each. It wires configuration into the library packages.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Env is what a subcommand gets from the process.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Getenv reads the environment (os.Getenv in production).
+	Getenv func(string) string
+}
+
+// command is one subcommand. run returns the process exit code.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) int
+}
+
+// commands lists every subcommand; each file adds its own entry here.
+var commands = map[string]command{
+	"decode": {"classify a provider error response (status, headers, body)", runDecode},
+}
+
+// Main runs llmguard with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainEnv(ctx, args, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: osGetenv})
+}
+
+// MainEnv is Main with an explicit environment (for tests).
+func MainEnv(ctx context.Context, args []string, env *Env) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "llmguard: unknown command %q (run 'llmguard help')\n", args[0])
+		return 2
+	}
+	return cmd.run(ctx, env, args[1:])
+}
+
+func usage(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("llmguard keeps LLM-backed tools and apps working when LLM APIs fail.\n\nUsage: llmguard <command> [flags]\n\nCommands:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-8s %s\n", n, commands[n].summary)
+	}
+	b.WriteString("\nRun 'llmguard <command> -h' for a command's flags.\n")
+	io.WriteString(w, b.String())
+}

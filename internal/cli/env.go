@@ -1,0 +1,5 @@
+package cli
+
+import "os"
+
+func osGetenv(k string) string { return os.Getenv(k) }

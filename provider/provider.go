@@ -1,0 +1,210 @@
+// Package provider defines llmguard's canonical chat request, response and
+// stream, the Adapter interface every LLM API adapter implements, and the one
+// typed error (*Error) that carries the classifier's verdict.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/llmguard/llmguard/classify"
+)
+
+// Roles of a Message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	// RoleTool carries tool results (OpenAI "tool" messages, Anthropic
+	// tool_result blocks in a user turn, Gemini functionResponse parts).
+	RoleTool = "tool"
+)
+
+// Part types.
+const (
+	PartText       = "text"
+	PartImage      = "image"
+	PartToolCall   = "tool_call"
+	PartToolResult = "tool_result"
+)
+
+// Part is one piece of a message's content.
+type Part struct {
+	Type string `json:"type"`
+	// Text is set for PartText.
+	Text string `json:"text,omitempty"`
+	// Image is set for PartImage.
+	Image *Image `json:"image,omitempty"`
+	// ToolCall is set for PartToolCall (an assistant asking to call a tool).
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	// ToolResult is set for PartToolResult.
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	// Extra keeps dialect-specific fields of the part (e.g. Anthropic
+	// cache_control) so a request that stays in its dialect loses nothing.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// Image is an image input: either a URL or base64 data with a media type.
+type Image struct {
+	URL       string `json:"url,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"` // base64
+}
+
+// ToolCall is a model's request to call a tool.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"` // a JSON object
+}
+
+// ToolResult is the result of a tool call, sent back to the model.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name,omitempty"` // Gemini needs the function name
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Message is one conversation turn.
+type Message struct {
+	Role    string `json:"role"`
+	Content []Part `json:"content"`
+}
+
+// Tool declares a function the model may call.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"` // JSON Schema object
+}
+
+// ToolChoice says whether and which tool the model must call.
+type ToolChoice struct {
+	// Mode is "auto", "none", "required" (any tool) or "tool" (the named one).
+	Mode string `json:"mode"`
+	Name string `json:"name,omitempty"`
+}
+
+// Request is the canonical chat request. The zero value of every optional
+// field means "provider default".
+type Request struct {
+	// Model is the provider's model id (without the "provider/" prefix).
+	Model       string            `json:"model"`
+	System      string            `json:"system,omitempty"`
+	Messages    []Message         `json:"messages"`
+	MaxTokens   int               `json:"max_tokens,omitempty"`
+	Temperature *float64          `json:"temperature,omitempty"`
+	TopP        *float64          `json:"top_p,omitempty"`
+	Stop        []string          `json:"stop,omitempty"`
+	Stream      bool              `json:"stream,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	Tools       []Tool            `json:"tools,omitempty"`
+	ToolChoice  *ToolChoice       `json:"tool_choice,omitempty"`
+
+	// Dialect names the wire dialect the request arrived in ("openai",
+	// "anthropic", "gemini"), or "" when built in code.
+	Dialect string `json:"dialect,omitempty"`
+	// Extra holds the top-level fields of the original body that the
+	// canonical form lacks (thinking, response_format, unknown fields...).
+	// An adapter whose dialect equals Dialect sends them on unchanged.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Finish reasons (canonical).
+const (
+	FinishStop      = "stop"
+	FinishLength    = "length"
+	FinishToolCalls = "tool_calls"
+	FinishFiltered  = "content_filter"
+)
+
+// Response is the canonical non-streaming answer.
+type Response struct {
+	ID           string     `json:"id,omitempty"`
+	Provider     string     `json:"provider"`
+	Model        string     `json:"model"` // the model that actually answered
+	Text         string     `json:"text"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	FinishReason string     `json:"finish_reason"`
+	Usage        Usage      `json:"usage"`
+	RequestID    string     `json:"request_id,omitempty"` // the provider's request id
+}
+
+// ToolCallDelta is a streamed fragment of a tool call. Index identifies the
+// call within the response; ID and Name come with the first fragment.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"` // a fragment of JSON text
+}
+
+// Chunk is one streaming delta. Fields are set only when the chunk carries them.
+type Chunk struct {
+	Text         string         `json:"text,omitempty"`
+	ToolCall     *ToolCallDelta `json:"tool_call,omitempty"`
+	FinishReason string         `json:"finish_reason,omitempty"`
+	Usage        *Usage         `json:"usage,omitempty"`
+	// Model and ID are set on the first chunk when the provider says them.
+	Model string `json:"model,omitempty"`
+	ID    string `json:"id,omitempty"`
+}
+
+// Stream is an open streaming response. Recv returns io.EOF after the last
+// chunk of a stream that ended properly; any other error is a *Error (a
+// provider error event, a broken or truncated stream). Close releases the
+// connection and may be called at any time, more than once. A Stream is not
+// safe for concurrent use.
+type Stream interface {
+	Recv() (Chunk, error)
+	Close() error
+	// RequestID is the provider's request id from the response headers.
+	RequestID() string
+}
+
+// Adapter speaks one provider's API over net/http. Every non-success is
+// returned as a *Error carrying the classifier's verdict. Adapters never
+// retry. They are safe for concurrent use.
+type Adapter interface {
+	// Name is the provider name ("anthropic", "openai", "groq", ...).
+	Name() string
+	// Chat sends a non-streaming request.
+	Chat(ctx context.Context, req *Request) (*Response, error)
+	// Stream sends a streaming request and returns once the response
+	// headers arrived (and a 2xx status was seen).
+	Stream(ctx context.Context, req *Request) (Stream, error)
+}
+
+// Error is a failed provider call. Its Error() is exactly the verdict's one
+// redacted line. Use errors.As to get it from wrapped errors.
+type Error struct {
+	Provider string
+	Model    string
+	Verdict  classify.Verdict
+	// AfterFirstToken reports that a stream failed after it had delivered
+	// content, so a retry is no longer invisible to the client.
+	AfterFirstToken bool
+	// Err is the underlying transport error, if any.
+	Err error
+}
+
+func (e *Error) Error() string { return e.Verdict.Message }
+
+// Unwrap returns the transport error, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// AsError returns the *Error in err's chain, or nil.
+func AsError(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+// Package resilience is llmguard's engine: it runs one logical LLM call over
+// a route of targets, deciding every retry, wait, fallback and breaker
+// transition from the classifier's verdict.
+package resilience
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// Options configures an Engine. Config and Adapters are required; every other
+// zero value means the documented default.
+type Options struct {
+	// Config supplies routes, pricing and the model catalogue. Load it with config.Load.
+	Config *config.Config
+	// Adapters maps a provider name (the config's providers key) to its adapter.
+	Adapters map[string]provider.Adapter
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+	// Sleep waits for d or until ctx is done (nil = a real timer). Tests inject a fake.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Rand is the jitter source (nil = a randomly seeded one).
+	Rand *rand.Rand
+	// OnEvent receives every event of every call (nil = none). It must not block.
+	OnEvent func(Event)
+	// Logger (nil = slog.Default()).
+	Logger *slog.Logger
+}
+
+// Call is one logical call.
+type Call struct {
+	// Route is a route name, or a "provider/model" target that runs under the
+	// default route's policies.
+	Route   string
+	Request *provider.Request
+	// Fallbacks are targets appended to the route for this call only.
+	Fallbacks []string
+	// Timeout overrides the route's deadline when > 0.
+	Timeout time.Duration
+	// IdempotencyKey makes concurrent and repeated identical calls run once.
+	IdempotencyKey string
+	// OnEvent receives this call's events (e.g. for MCP progress), after Options.OnEvent.
+	OnEvent func(Event)
+}
+
+// Result is a successful call.
+type Result struct {
+	Response *provider.Response
+	// Target is the "provider/model" that answered.
+	Target string
+	// Attempts counts upstream attempts across the route.
+	Attempts int
+	// Fallbacks counts moves to a next target.
+	Fallbacks int
+	// Waited is the total time spent in backoff.
+	Waited time.Duration
+	// Cached: served from the idempotency cache. Static: a labelled canned answer.
+	Cached, Static bool
+	// Cost in dollars of the answering call, from the pricing table.
+	Cost float64
+}
+
+// StreamResult is a stream that has delivered its first token.
+type StreamResult struct {
+	// Stream yields the chunks, the first one included; idle timeouts apply.
+	Stream    provider.Stream
+	Target    string
+	Attempts  int
+	Fallbacks int
+	Waited    time.Duration
+}
+
+// EventKind names an event.
+type EventKind string
+
+// Event kinds.
+const (
+	EventAttempt  EventKind = "attempt"  // an upstream attempt starts
+	EventFailure  EventKind = "failure"  // an attempt failed (Verdict set)
+	EventRetry    EventKind = "retry"    // a retry is scheduled after Wait
+	EventFallback EventKind = "fallback" // moving to the next target
+	EventSkip     EventKind = "skip"     // a target was skipped (breaker open, cooldown, budget)
+	EventBreaker  EventKind = "breaker"  // a breaker changed state (From, To)
+	EventSuccess  EventKind = "success"  // the call succeeded
+	EventGiveUp   EventKind = "give_up"  // the call failed (Err set)
+)
+
+// Event is one thing that happened during a call.
+type Event struct {
+	Kind        EventKind
+	Time        time.Time
+	Route       string
+	Target      string
+	Attempt     int // attempt number on this target, from 1
+	MaxAttempts int
+	Verdict     *classify.Verdict
+	Wait        time.Duration
+	From, To    string // breaker states
+	Reason      string // why a target was skipped
+	Err         error
+}
+
+// TargetStatus is a snapshot of one target for status pages.
+type TargetStatus struct {
+	Target     string    `json:"target"`
+	Breaker    string    `json:"breaker"` // closed, open, half_open
+	OpenUntil  time.Time `json:"open_until,omitzero"`
+	Successes  int64     `json:"successes"`
+	Failures   int64     `json:"failures"`
+	Retries    int64     `json:"retries"`
+	Fallbacks  int64     `json:"fallbacks"`
+	LastError  string    `json:"last_error,omitempty"`
+	LastFailed time.Time `json:"last_failed,omitzero"`
+}
+
+// Sentinel errors; a failed call returns a *RouteError that wraps one of them
+// and every attempt's *provider.Error.
+var (
+	ErrUnknownRoute = errors.New("unknown route")
+	ErrNoTarget     = errors.New("no target available")
+	ErrExhausted    = errors.New("every target failed")
+	ErrDeadline     = errors.New("deadline exceeded")
+)
