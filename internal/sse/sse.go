@@ -1,0 +1,171 @@
+// Package sse is llmguard's one Server-Sent Events reader and writer, used by
+// the provider adapters, the gateway and the mock.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// Event is one SSE event. Name is "" for unnamed ("message") events.
+type Event struct {
+	Name string
+	Data []byte
+	ID   string
+}
+
+// MaxLine bounds one line of an event stream (1 MiB).
+const MaxLine = 1 << 20
+
+// ErrLineTooLong is returned when a line exceeds MaxLine.
+var ErrLineTooLong = errors.New("sse: line too long")
+
+// Reader reads events from a stream. It is not safe for concurrent use.
+type Reader struct {
+	sc *bufio.Scanner
+	// Comments counts comment lines (": keep-alive") seen so far.
+	Comments int
+}
+
+// NewReader returns a Reader on r.
+func NewReader(r io.Reader) *Reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), MaxLine)
+	return &Reader{sc: sc}
+}
+
+// Next returns the next event. It returns io.EOF at a clean end of stream
+// (no partial event pending) and io.ErrUnexpectedEOF when the stream ended
+// inside an event. Data lines of one event are joined with "\n".
+func (r *Reader) Next() (Event, error) {
+	var ev Event
+	var data bytes.Buffer
+	pending, dataLines := false, 0
+	for r.sc.Scan() {
+		line := r.sc.Bytes()
+		if len(line) == 0 {
+			if pending {
+				ev.Data = bytes.Clone(data.Bytes())
+				return ev, nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			r.Comments++
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte{':'})
+		value = bytes.TrimPrefix(value, []byte{' '})
+		switch string(field) {
+		case "event":
+			ev.Name = string(value)
+			pending = true
+		case "data":
+			if dataLines > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(value)
+			dataLines++
+			pending = true
+		case "id":
+			ev.ID = string(value)
+			pending = true
+		}
+	}
+	if err := r.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return Event{}, ErrLineTooLong
+		}
+		return Event{}, err
+	}
+	if pending {
+		// A final event without its blank line: deliver it if it has data,
+		// the caller decides whether the stream was complete.
+		if dataLines > 0 {
+			ev.Data = bytes.Clone(data.Bytes())
+			return ev, nil
+		}
+		return Event{}, io.ErrUnexpectedEOF
+	}
+	return Event{}, io.EOF
+}
+
+// Writer writes events to an HTTP response, flushing after each.
+// It is not safe for concurrent use.
+type Writer struct {
+	w   io.Writer
+	f   http.Flusher
+	buf []byte
+}
+
+// NewWriter returns a Writer on w. If w is an http.ResponseWriter it sets the
+// event-stream headers (unless already set) and flushes after each event.
+func NewWriter(w io.Writer) *Writer {
+	sw := &Writer{w: w}
+	if rw, ok := w.(http.ResponseWriter); ok {
+		h := rw.Header()
+		if h.Get("Content-Type") == "" {
+			h.Set("Content-Type", "text/event-stream")
+		}
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+	}
+	if f, ok := w.(http.Flusher); ok {
+		sw.f = f
+	}
+	return sw
+}
+
+// Event writes an event named name ("" for none) with data. Data containing
+// newlines is split over several data lines.
+func (s *Writer) Event(name string, data []byte) error {
+	b := s.buf[:0]
+	if name != "" {
+		b = append(b, "event: "...)
+		b = append(b, name...)
+		b = append(b, '\n')
+	}
+	for {
+		line, rest, more := bytes.Cut(data, []byte{'\n'})
+		b = append(b, "data: "...)
+		b = append(b, line...)
+		b = append(b, '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	b = append(b, '\n')
+	s.buf = b
+	return s.write(b)
+}
+
+// Data writes an unnamed event.
+func (s *Writer) Data(data []byte) error { return s.Event("", data) }
+
+// Comment writes a comment line (a keep-alive).
+func (s *Writer) Comment(text string) error {
+	b := append(s.buf[:0], ": "...)
+	b = append(b, text...)
+	b = append(b, "\n\n"...)
+	s.buf = b
+	return s.write(b)
+}
+
+// Flush flushes the underlying writer if it can.
+func (s *Writer) Flush() {
+	if s.f != nil {
+		s.f.Flush()
+	}
+}
+
+func (s *Writer) write(b []byte) error {
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	s.Flush()
+	return nil
+}
