@@ -1,0 +1,15 @@
+// Package state defines where llmguard keeps state that several processes may
+// share: the circuit-breaker records. Store is the interface; memstore is the
+// in-process backend (the default), and storetest is the conformance suite
+// every backend runs.
+//
+// A Store only stores: the breaker transitions are pure functions in package
+// resilience, applied inside Store.UpdateBreaker so that each update is atomic
+// per key and no lock is held across an upstream call.
+//
+//	st := memstore.New()
+//	b, err := st.UpdateBreaker(ctx, "target/openai/gpt-4.1", func(b *state.Breaker) bool {
+//		b.Failures++
+//		return true
+//	})
+package state

@@ -1,0 +1,58 @@
+package state
+
+import (
+	"context"
+	"time"
+)
+
+// Breaker states as stored in a Breaker record. The empty string means closed.
+const (
+	Closed   = "closed"
+	Open     = "open"
+	HalfOpen = "half_open"
+)
+
+// Breaker is the stored state of one circuit breaker (one target, or one
+// provider key). It is plain data: the transitions are pure functions in
+// package resilience that take it and an explicit time. The zero value is a
+// closed breaker with no history.
+type Breaker struct {
+	// State is Closed (or ""), Open or HalfOpen.
+	State string `json:"state,omitempty"`
+	// Failures counts ill-health failures in a row since the last success.
+	Failures int `json:"failures,omitempty"`
+	// WindowStart begins the current failure-ratio window; WindowCalls and
+	// WindowFailures count outcomes inside it.
+	WindowStart    time.Time `json:"window_start,omitzero"`
+	WindowCalls    int       `json:"window_calls,omitempty"`
+	WindowFailures int       `json:"window_failures,omitempty"`
+	// OpenUntil is when an open breaker becomes half-open.
+	OpenUntil time.Time `json:"open_until,omitzero"`
+	// Probes counts half-open probe calls admitted and not yet reported.
+	Probes int `json:"probes,omitempty"`
+	// CooldownUntil is a rate-limit cooldown: the target is skipped until then
+	// without the breaker counting it as ill health.
+	CooldownUntil time.Time `json:"cooldown_until,omitzero"`
+	// Generation increases on every state change, so a late report from a
+	// call admitted under an older state can be recognised.
+	Generation uint64 `json:"generation,omitempty"`
+	// Reason is the last failure that changed the state (one redacted line).
+	Reason string `json:"reason,omitempty"`
+}
+
+// Store holds breaker records by key. Implementations must make UpdateBreaker
+// atomic per key and must never hold a lock while the caller talks to an
+// upstream: fn runs inside the update and is pure and fast. Implementations
+// are safe for concurrent use.
+type Store interface {
+	// Breaker returns the record at key, or the zero Breaker when none.
+	Breaker(ctx context.Context, key string) (Breaker, error)
+	// UpdateBreaker atomically reads the record at key (the zero Breaker when
+	// none), calls fn with a copy and, when fn returns true, stores the
+	// modified copy. It returns the record as it stands afterwards. fn may be
+	// called more than once by optimistic backends, so it must not have side
+	// effects beyond its argument.
+	UpdateBreaker(ctx context.Context, key string, fn func(b *Breaker) bool) (Breaker, error)
+	// BreakerKeys lists the keys that have a record, in any order.
+	BreakerKeys(ctx context.Context) ([]string, error)
+}
