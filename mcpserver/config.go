@@ -1,0 +1,95 @@
+package mcpserver
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// DefaultToolTimeout is a tool's deadline when Config.ToolTimeout is zero:
+// below the common MCP clients' 60 s tool timeouts, so the agent gets a
+// useful line instead of its own timeout.
+const DefaultToolTimeout = 50 * time.Second
+
+// DefaultMaxTokens is the answer budget of summarize and ask when the
+// caller gives none.
+const DefaultMaxTokens = 1024
+
+// DefaultKeyEnv lists the variables the "no provider key" answer suggests
+// when Config.KeyEnv is empty.
+var DefaultKeyEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}
+
+// Engine is what the server needs of a *resilience.Engine. Implementations
+// must be safe for concurrent use.
+type Engine interface {
+	Chat(ctx context.Context, c *resilience.Call) (*resilience.Result, error)
+	Status() []resilience.TargetStatus
+}
+
+// Config configures a server. A nil *Config, and every zero field, means the
+// documented default. A Config must not be changed after New.
+type Config struct {
+	// Engine runs the LLM calls. Nil means no provider is configured: the
+	// server still starts and lists its tools, and each LLM tool answers one
+	// line saying which variables to set.
+	Engine Engine
+	// Classify decides decode_error's verdict (nil: decode_error answers
+	// that no classifier is built in).
+	Classify func(classify.Input) classify.Verdict
+	// Logger receives the server's logs (nil = slog.Default()). In stdio mode
+	// it must write to stderr: stdout carries only JSON-RPC.
+	Logger *slog.Logger
+	// ToolTimeout is each tool call's deadline (0 = DefaultToolTimeout).
+	ToolTimeout time.Duration
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+	// Route is the route used when a call names none (""= "default").
+	Route string
+	// MaxTokens is the answer budget when a call gives none (0 = DefaultMaxTokens).
+	MaxTokens int
+	// KeyEnv names the provider key variables the "no key" answer suggests
+	// (nil = DefaultKeyEnv).
+	KeyEnv []string
+	// Name and Version identify the server to clients ("" = "llmguard", "dev").
+	Name, Version string
+	// RecentFailures is how many failure lines llm_status keeps (0 = 20).
+	RecentFailures int
+}
+
+func (c *Config) withDefaults() Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.ToolTimeout <= 0 {
+		d.ToolTimeout = DefaultToolTimeout
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Route == "" {
+		d.Route = "default"
+	}
+	if d.MaxTokens <= 0 {
+		d.MaxTokens = DefaultMaxTokens
+	}
+	if len(d.KeyEnv) == 0 {
+		d.KeyEnv = DefaultKeyEnv
+	}
+	if d.Name == "" {
+		d.Name = "llmguard"
+	}
+	if d.Version == "" {
+		d.Version = "dev"
+	}
+	if d.RecentFailures <= 0 {
+		d.RecentFailures = 20
+	}
+	return d
+}

@@ -1,0 +1,25 @@
+// Package mcpserver is llmguard's MCP edge: an MCP server (built on the
+// official Go SDK) whose LLM-backed tools fail politely.
+//
+// It offers five tools: summarize, ask and chat run a call over a route of
+// the resilience engine; decode_error runs the classifier on a pasted
+// failure; llm_status reports targets, breakers and recent failures. Every
+// failure is an isError tool result of exactly one line (status, provider
+// type, message, request id and what to do); a panic in a handler becomes
+// such a line too. While the engine waits between attempts, a client that
+// sent a progressToken receives progress notifications. Identical calls
+// (tool name plus canonical JSON arguments, SHA-256) share one upstream call
+// through the engine's idempotency key.
+//
+// A route may end with the target "mcp/sampling": [SamplingAdapter] answers
+// it by asking the connected client's own model through
+// sampling/createMessage.
+//
+// Typical use:
+//
+//	eng, _ := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
+//	srv := mcpserver.New(&mcpserver.Config{Engine: eng})
+//	err := srv.Run(ctx, &mcp.StdioTransport{}) // stdout carries only JSON-RPC
+//
+// Errors are mapped to the outside world in exactly one place, errors.go.
+package mcpserver

@@ -1,0 +1,201 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// This file is the one place where failures become what the agent sees: an
+// isError tool result of exactly one line.
+
+// lineError is an error whose text is exactly one line.
+type lineError string
+
+func (e lineError) Error() string { return string(e) }
+
+// oneLine flattens s to one line of at most 600 bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 600 {
+		cut := 597
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func panicError(tool string, p any) error {
+	return lineError(oneLine(fmt.Sprintf("llmguard internal error in %s: %v; this is a bug in llmguard (details in its log), retry once and report it if it persists", tool, p)))
+}
+
+func noKeyError(keyEnv []string) error {
+	vars := strings.Join(keyEnv, ", ")
+	return lineError(fmt.Sprintf("no LLM provider key: set one of %s for llmguard. MCP clients don't read your shell profile, so pass it with `claude mcp add llmguard -e %s=... -- llmguard mcp` or in the \"env\" block of the client's MCP config, then restart the client",
+		vars, keyEnv[0]))
+}
+
+// describe turns an engine error into the one line the agent sees.
+func (s *server) describe(ctx context.Context, err error) error {
+	now := s.cfg.Now()
+	if ctx.Err() == context.Canceled {
+		return lineError("cancelled by the client; the upstream call was aborted")
+	}
+	pe := lastProviderError(err)
+	attempts := countAttempts(err)
+	switch {
+	case errors.Is(err, resilience.ErrUnknownRoute):
+		return lineError(oneLine(fmt.Sprintf("%v; pass a route from llmguard's config or a provider/model target", err)))
+	case errors.Is(err, resilience.ErrDeadline) || errors.Is(err, context.DeadlineExceeded):
+		line := fmt.Sprintf("no answer within this tool's %s deadline", s.cfg.ToolTimeout)
+		if pe != nil {
+			line += " (last: " + pe.Verdict.Message + ")"
+		}
+		if at := retryAt(err, pe, now); !at.IsZero() {
+			line += "; retry after " + clock(at, now)
+		} else {
+			line += "; retry in a minute"
+		}
+		return lineError(oneLine(line))
+	case pe == nil && errors.Is(err, resilience.ErrNoTarget):
+		return lineError(oneLine(fmt.Sprintf("%v: every target is skipped (circuit breaker open, or no provider key: set %s in the client's \"env\" block); run llm_status to see why",
+			err, strings.Join(s.cfg.KeyEnv, " or "))))
+	case pe == nil:
+		return lineError(oneLine(fmt.Sprintf("llm call failed: %v", err)))
+	}
+	line := pe.Verdict.Message
+	if line == "" {
+		line = pe.Error()
+	}
+	if pe.Provider != "" {
+		target := pe.Provider
+		if pe.Model != "" {
+			target += "/" + pe.Model
+		}
+		line = target + ": " + line
+	}
+	if !strings.Contains(line, "request-id") && pe.Verdict.RequestID != "" {
+		line += " (request-id " + pe.Verdict.RequestID + ")"
+	}
+	if attempts > 0 {
+		line += fmt.Sprintf(" after %d attempt%s", attempts, plural(attempts))
+	}
+	line += "; " + advice(pe.Verdict, retryAt(err, pe, now), now)
+	return lineError(oneLine(line))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// advice says what to do about a verdict, in a few words.
+func advice(v classify.Verdict, at, now time.Time) string {
+	retry := "retry in a minute"
+	if !at.IsZero() {
+		retry = "retry after " + clock(at, now)
+	}
+	switch v.Class {
+	case classify.Auth:
+		return "fix the key in the client's env block (MCP clients don't read your shell profile)"
+	case classify.QuotaExhausted:
+		if !v.Until.IsZero() {
+			return "add credits or raise the spend limit (resets " + clock(v.Until, now) + ")"
+		}
+		return "add credits or raise the spend limit"
+	case classify.Permission:
+		return "give the key access to this model or use another route"
+	case classify.NotFound:
+		return "fix the model name in the route"
+	case classify.ContextLengthExceeded:
+		return "shorten the input or use a model with a larger context window"
+	case classify.RequestTooLarge:
+		return "send less text per call"
+	case classify.ContentFiltered:
+		return "rephrase the request; retrying it unchanged will fail the same way"
+	case classify.InvalidRequest:
+		return "fix the request; retrying it unchanged will fail the same way"
+	case classify.RateLimited, classify.Overloaded, classify.ServerError, classify.Timeout, classify.Network:
+		return retry
+	}
+	if v.Retryable {
+		return retry
+	}
+	return "do not retry unchanged; run decode_error on the provider's response for details"
+}
+
+// clock formats t as the agent should read it: a UTC time of day, or a full
+// timestamp when it is not within the next day.
+func clock(t, now time.Time) string {
+	if t.Sub(now) < 20*time.Hour && t.After(now.Add(-time.Hour)) {
+		return t.UTC().Format("15:04:05Z")
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// providerErrors lists the *provider.Errors in err's tree, depth first.
+func providerErrors(err error) []*provider.Error {
+	var out []*provider.Error
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		if pe, ok := e.(*provider.Error); ok {
+			out = append(out, pe)
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// lastProviderError is the last upstream failure worth reporting: a skipped
+// mcp/sampling target never hides the real provider's failure.
+func lastProviderError(err error) *provider.Error {
+	pes := providerErrors(err)
+	for i := len(pes) - 1; i >= 0; i-- {
+		if pes[i].Provider != SamplingProvider || i == 0 {
+			return pes[i]
+		}
+	}
+	return nil
+}
+
+func countAttempts(err error) int {
+	return len(providerErrors(err))
+}
+
+// retryAt is when a retry may succeed, from the verdict's wait or reset time.
+func retryAt(err error, pe *provider.Error, now time.Time) time.Time {
+	if pe == nil {
+		return time.Time{}
+	}
+	if !pe.Verdict.Until.IsZero() {
+		return pe.Verdict.Until
+	}
+	if pe.Verdict.Wait > 0 {
+		return now.Add(pe.Verdict.Wait)
+	}
+	return time.Time{}
+}
