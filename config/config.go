@@ -20,6 +20,19 @@ type Config struct {
 	Models map[string]ModelInfo `yaml:"models"`
 	// Alerts configures the webhook.
 	Alerts Alerts `yaml:"alerts"`
+
+	// Source says where the configuration came from: the file path given to
+	// Load, or "environment" for the zero-config built by FromEnv. Not a YAML key.
+	Source string `yaml:"-"`
+
+	// positions maps a field path ("routes.default.retry") to where it
+	// appears in the source file, for error messages.
+	positions map[string]position
+	// implicit names providers added because a route or default_provider
+	// used a known provider name that the providers key does not list.
+	implicit map[string]bool
+	// unsetVars maps a field path to the ${VARS} in it that were not set.
+	unsetVars map[string][]string
 }
 
 // Provider is one provider account.
@@ -33,8 +46,11 @@ type Provider struct {
 	BaseURL string `yaml:"base_url"`
 	// APIVersion is Azure's api-version query parameter.
 	APIVersion string `yaml:"api_version"`
-	// Model is the provider's default model.
+	// Model is the provider's default model. For azure it is the deployment name.
 	Model string `yaml:"model"`
+
+	// keyVar is the environment variable the key came from ("" = the file).
+	keyVar string
 }
 
 // Route is an ordered list of targets and the policies for calls over it.
@@ -61,15 +77,28 @@ type Route struct {
 	// StaticFallback maps a prompt (trimmed, case-folded) to a canned answer
 	// served, labelled, when every target failed; key "*" answers any prompt.
 	StaticFallback map[string]string `yaml:"static_fallback"`
+
+	// decoded: the route came from YAML, which pre-filled the defaults, so a
+	// zero value is an explicit zero and Provision must not replace it.
+	decoded bool
 }
 
 // Target is one provider/model in a route, with optional per-target overrides.
 // In YAML it is either a string "provider/model" or an object with key "target".
 type Target struct {
-	Target         string   `yaml:"target"`
-	Breaker        *Breaker `yaml:"breaker"`
-	MaxConcurrency int      `yaml:"max_concurrency"`
-	Retry          *Retry   `yaml:"retry"`
+	// Target is "provider/model" (after Load always with the model: a bare
+	// provider name gets that provider's default model).
+	Target string `yaml:"target"`
+	// Breaker fields that are non-zero override the route's breaker.
+	Breaker *Breaker `yaml:"breaker"`
+	// MaxConcurrency, when non-zero, overrides the route's.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// Retry fields that are non-zero override the route's retry policy.
+	Retry *Retry `yaml:"retry"`
+
+	// index is the target's position in the file (routes with order: cost
+	// are sorted by Load), for error messages; index+1 (0 = not from a file).
+	index int
 }
 
 // Retry is the retry policy on one target.

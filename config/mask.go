@@ -1,0 +1,112 @@
+package config
+
+import (
+	"maps"
+	"net/url"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// MaskKey returns a form of an API key safe to print: a recognisable prefix
+// and the last four characters ("sk-ant-…abcd"), never the whole key. Keys
+// shorter than 16 characters print as "…" plus at most their last two. ""
+// and "none" are returned as they are.
+func MaskKey(key string) string {
+	if key == "" || key == "none" {
+		return key
+	}
+	r := []rune(key)
+	if len(r) < 16 {
+		tail := ""
+		if len(r) >= 8 {
+			tail = string(r[len(r)-2:])
+		}
+		return "…" + tail
+	}
+	prefix := 0
+	for _, p := range KnownProviders() {
+		if p.KeyPrefix != "" && strings.HasPrefix(key, p.KeyPrefix) && len([]rune(p.KeyPrefix)) > prefix {
+			prefix = len([]rune(p.KeyPrefix))
+		}
+	}
+	if prefix == 0 {
+		prefix = 3
+	}
+	return string(r[:prefix]) + "…" + string(r[len(r)-4:])
+}
+
+// maskURL hides credentials in a URL: its user info, secret-looking query
+// parameters, and
+// for webhook URLs (which embed a token in the path) everything after the host.
+func maskURL(s string, hidePath bool) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		if s == "" {
+			return ""
+		}
+		return "…"
+	}
+	if u.User != nil {
+		u.User = url.User("…")
+	}
+	if hidePath && (u.Path != "" && u.Path != "/" || u.RawQuery != "") {
+		return u.Scheme + "://" + u.Host + "/…"
+	}
+	u.RawQuery = maskQuery(u.RawQuery)
+	return u.String()
+}
+
+func maskQuery(q string) string {
+	if q == "" {
+		return ""
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return "…"
+	}
+	for k := range vals {
+		if lk := strings.ToLower(k); strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
+			vals[k] = []string{"…"}
+		}
+	}
+	return vals.Encode()
+}
+
+// Redacted returns a deep copy of the config that is safe to print or log:
+// API keys masked with MaskKey, credentials removed from base URLs, and the
+// alert webhook URL cut after its host. Safe for concurrent use.
+func (c *Config) Redacted() *Config {
+	out := *c
+	out.Providers = make(map[string]*Provider, len(c.Providers))
+	for name, p := range c.Providers {
+		if p == nil {
+			continue
+		}
+		cp := *p
+		cp.APIKey = MaskKey(p.APIKey)
+		cp.BaseURL = maskURL(p.BaseURL, false)
+		out.Providers[name] = &cp
+	}
+	out.Routes = make(map[string]*Route, len(c.Routes))
+	for name, r := range c.Routes {
+		if r == nil {
+			continue
+		}
+		cr := *r
+		cr.Targets = append([]Target(nil), r.Targets...)
+		cr.StaticFallback = maps.Clone(r.StaticFallback)
+		out.Routes[name] = &cr
+	}
+	out.Pricing = maps.Clone(c.Pricing)
+	out.Models = maps.Clone(c.Models)
+	out.Alerts.WebhookURL = maskURL(c.Alerts.WebhookURL, true)
+	return &out
+}
+
+// EffectiveYAML renders the redacted configuration (see Redacted) as YAML:
+// every key with its effective value, defaults included. It is what
+// `llmguard config check` prints.
+func (c *Config) EffectiveYAML() ([]byte, error) {
+	return yaml.MarshalWithOptions(c.Redacted(), yaml.IndentSequence(true))
+}

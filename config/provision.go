@@ -1,0 +1,412 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Documented defaults. A route decoded from YAML starts from these, so a key
+// that is absent takes its default and an explicit value (0 included) is kept.
+const (
+	DefaultTimeout             = 60 * time.Second
+	DefaultMaxAttempts         = 4
+	DefaultMaxTotalAttempts    = 10
+	DefaultBaseDelay           = 500 * time.Millisecond
+	DefaultMaxDelay            = 30 * time.Second
+	DefaultMaxWait             = 60 * time.Second
+	DefaultBudget              = 0.2
+	DefaultMinRetryConcurrency = 3
+	DefaultFirstTokenTimeout   = 15 * time.Second
+	DefaultIdleTimeout         = 20 * time.Second
+	DefaultHeaderTimeout       = 30 * time.Second
+	DefaultBreakerFailures     = 5
+	DefaultBreakerMinCalls     = 10
+	DefaultBreakerWindow       = 30 * time.Second
+	DefaultBreakerCooldown     = 60 * time.Second
+	DefaultBreakerProbes       = 1
+	DefaultQueueTimeout        = 5 * time.Second
+	DefaultCacheMaxEntries     = 10000
+	DefaultCacheMaxBytes       = 64 << 20
+	// DefaultFile is the config file LoadDefault looks for in the working directory.
+	DefaultFile = "llmguard.yaml"
+	// SourceEnvironment is Config.Source for the zero-config built by FromEnv.
+	SourceEnvironment = "environment"
+)
+
+// DefaultRoute returns a route with every policy at its documented default
+// and no targets.
+func DefaultRoute() Route {
+	return Route{
+		Order:   "priority",
+		Timeout: DefaultTimeout,
+		Retry: Retry{
+			MaxAttempts: DefaultMaxAttempts, MaxTotalAttempts: DefaultMaxTotalAttempts,
+			BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay, MaxWait: DefaultMaxWait,
+			Budget: DefaultBudget, MinRetryConcurrency: DefaultMinRetryConcurrency,
+		},
+		Stream: StreamPolicy{FirstTokenTimeout: DefaultFirstTokenTimeout, IdleTimeout: DefaultIdleTimeout, HeaderTimeout: DefaultHeaderTimeout},
+		Breaker: Breaker{
+			Failures: DefaultBreakerFailures, MinCalls: DefaultBreakerMinCalls, Window: DefaultBreakerWindow,
+			Cooldown: DefaultBreakerCooldown, Probes: DefaultBreakerProbes,
+		},
+		QueueTimeout: DefaultQueueTimeout,
+		Cache:        Cache{MaxEntries: DefaultCacheMaxEntries, MaxBytes: DefaultCacheMaxBytes},
+	}
+}
+
+// UnmarshalYAML decodes a route over DefaultRoute, so absent keys take their
+// defaults and explicit zeros stay zero.
+func (r *Route) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain Route
+	p := plain(DefaultRoute())
+	if err := unmarshal(&p); err != nil {
+		return err
+	}
+	*r = Route(p)
+	r.decoded = true
+	return nil
+}
+
+// UnmarshalYAML accepts a target as a string "provider/model" or as an
+// object {target: ..., breaker: ..., max_concurrency: ..., retry: ...}.
+func (t *Target) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		*t = Target{Target: s}
+		return nil
+	}
+	type plain Target
+	var p plain
+	if err := unmarshal(&p); err != nil {
+		return err
+	}
+	*t = Target(p)
+	return nil
+}
+
+// MarshalYAML writes a target without overrides as its string form, and
+// one with overrides as an object listing only the fields set.
+func (t Target) MarshalYAML() (any, error) {
+	if t.Breaker == nil && t.Retry == nil && t.MaxConcurrency == 0 {
+		return t.Target, nil
+	}
+	type plain Target
+	b, err := yaml.MarshalWithOptions(plain(t), yaml.OmitZero())
+	if err != nil {
+		return nil, err
+	}
+	var m yaml.MapSlice
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Provider returns the provider part of "provider/model".
+func (t Target) Provider() string { p, _, _ := strings.Cut(t.Target, "/"); return p }
+
+// Model returns the model part of "provider/model" ("" when absent); it may
+// contain slashes ("openrouter/anthropic/claude-sonnet-4.5").
+func (t Target) Model() string { _, m, _ := strings.Cut(t.Target, "/"); return m }
+
+// SplitTarget splits "provider/model" at the first slash; ok is false unless
+// both parts are non-empty.
+func SplitTarget(s string) (provider, model string, ok bool) { return splitTarget(s) }
+
+// fillZero replaces zero policy fields with their defaults (routes built in
+// Go rather than decoded from YAML).
+func (r *Route) fillZero() {
+	d := DefaultRoute()
+	setStr(&r.Order, d.Order)
+	setDur(&r.Timeout, d.Timeout)
+	setInt(&r.Retry.MaxAttempts, d.Retry.MaxAttempts)
+	setInt(&r.Retry.MaxTotalAttempts, d.Retry.MaxTotalAttempts)
+	setDur(&r.Retry.BaseDelay, d.Retry.BaseDelay)
+	setDur(&r.Retry.MaxDelay, d.Retry.MaxDelay)
+	setDur(&r.Retry.MaxWait, d.Retry.MaxWait)
+	if r.Retry.Budget == 0 {
+		r.Retry.Budget = d.Retry.Budget
+	}
+	setInt(&r.Retry.MinRetryConcurrency, d.Retry.MinRetryConcurrency)
+	setDur(&r.Stream.FirstTokenTimeout, d.Stream.FirstTokenTimeout)
+	setDur(&r.Stream.IdleTimeout, d.Stream.IdleTimeout)
+	setDur(&r.Stream.HeaderTimeout, d.Stream.HeaderTimeout)
+	setInt(&r.Breaker.Failures, d.Breaker.Failures)
+	setInt(&r.Breaker.MinCalls, d.Breaker.MinCalls)
+	setDur(&r.Breaker.Window, d.Breaker.Window)
+	setDur(&r.Breaker.Cooldown, d.Breaker.Cooldown)
+	setInt(&r.Breaker.Probes, d.Breaker.Probes)
+	setDur(&r.QueueTimeout, d.QueueTimeout)
+	setInt(&r.Cache.MaxEntries, d.Cache.MaxEntries)
+	if r.Cache.MaxBytes == 0 {
+		r.Cache.MaxBytes = d.Cache.MaxBytes
+	}
+}
+
+func setStr(p *string, d string) {
+	if *p == "" {
+		*p = d
+	}
+}
+func setInt(p *int, d int) {
+	if *p == 0 {
+		*p = d
+	}
+}
+func setDur(p *time.Duration, d time.Duration) {
+	if *p == 0 {
+		*p = d
+	}
+}
+
+// Provision completes a configuration in place, without failing (Validate
+// reports what is wrong). Load and Parse call it; call it yourself on a
+// Config built in Go. It:
+//   - gives each provider its type (the key, for known names) and fills an
+//     absent api_key, base_url, model and api_version from the provider's
+//     environment variables (ANTHROPIC_API_KEY, ..._BASE_URL, ..._MODEL), then
+//     from the documented defaults; "none" as api_key means no key;
+//   - adds a known provider that a target or default_provider names but the
+//     providers key does not list, configured from the environment;
+//   - completes a bare provider target ("anthropic") with its default model;
+//   - fills zero policy fields of routes built in Go with the defaults;
+//   - adds route "default" when absent: over the configured providers'
+//     default models, cheapest first (order: cost); with no provider at all,
+//     over the providers with keys in the environment, or sim;
+//   - sorts the targets of order: cost routes, cheapest first (blended price,
+//     unknown prices last, ties in listed order).
+//
+// Provision is idempotent. It is not safe for concurrent use.
+func (c *Config) Provision(getenv func(string) string) {
+	if c.Providers == nil {
+		c.Providers = map[string]*Provider{}
+	}
+	if c.Routes == nil {
+		c.Routes = map[string]*Route{}
+	}
+	for name, p := range c.Providers {
+		if p == nil {
+			p = &Provider{}
+			c.Providers[name] = p
+		}
+		p.provision(name, getenv)
+	}
+	if _, ok := c.Routes["default"]; !ok {
+		if len(c.Providers) == 0 {
+			for name, p := range envProviders(getenv) {
+				c.Providers[name] = p
+			}
+		}
+		c.Routes["default"] = c.defaultRoute()
+	}
+	if c.DefaultProvider != "" {
+		c.implicitProvider(c.DefaultProvider, getenv)
+	}
+	for name, r := range c.Routes {
+		if r == nil {
+			d := DefaultRoute()
+			r = &d
+			r.decoded = true
+			c.Routes[name] = r
+		}
+		if !r.decoded {
+			r.fillZero()
+		}
+		r.Order = strings.ToLower(strings.TrimSpace(r.Order))
+		for i := range r.Targets {
+			t := &r.Targets[i]
+			if t.index == 0 {
+				t.index = i + 1
+			}
+			t.Target = strings.TrimSpace(t.Target)
+			prov, model, hasModel := strings.Cut(t.Target, "/")
+			prov = strings.TrimSpace(prov)
+			if prov == "" {
+				continue
+			}
+			p := c.implicitProvider(prov, getenv)
+			if !hasModel && p != nil && p.Model != "" {
+				t.Target = prov + "/" + p.Model
+			} else if hasModel {
+				t.Target = prov + "/" + strings.TrimSpace(model)
+			}
+		}
+		if r.Order == "cost" {
+			c.sortByCost(r.Targets)
+		}
+	}
+}
+
+// implicitProvider returns the configured provider name, adding it from the
+// environment when it is a known provider type not listed in providers.
+func (c *Config) implicitProvider(name string, getenv func(string) string) *Provider {
+	if p, ok := c.Providers[name]; ok {
+		return p
+	}
+	info, ok := KnownProvider(name)
+	if !ok || name != info.Name || info.Name == "openai-compatible" {
+		return nil
+	}
+	p := &Provider{}
+	p.provision(name, getenv)
+	c.Providers[name] = p
+	if c.implicit == nil {
+		c.implicit = map[string]bool{}
+	}
+	c.implicit[name] = true
+	return p
+}
+
+func (p *Provider) provision(name string, getenv func(string) string) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	p.Type = strings.ToLower(strings.TrimSpace(p.Type))
+	if p.Type == "" {
+		if _, ok := KnownProvider(name); ok {
+			p.Type = strings.ToLower(name)
+		}
+	}
+	info, ok := KnownProvider(p.Type)
+	if !ok {
+		return
+	}
+	p.APIKey = strings.TrimRightFunc(p.APIKey, func(r rune) bool { return r == '\n' || r == '\r' })
+	if p.APIKey == "" {
+		p.APIKey, p.keyVar = info.EnvKey(getenv)
+	}
+	if p.BaseURL == "" && info.BaseURLEnv != "" {
+		p.BaseURL = strings.TrimSpace(getenv(info.BaseURLEnv))
+	}
+	if p.BaseURL == "" {
+		p.BaseURL = info.BaseURL
+	}
+	p.BaseURL = strings.TrimRight(strings.TrimSpace(p.BaseURL), "/")
+	if p.Model == "" && info.ModelEnv != "" {
+		p.Model = strings.TrimSpace(getenv(info.ModelEnv))
+	}
+	if p.Model == "" {
+		p.Model = info.Model
+	}
+	if info.Dialect == DialectAzure {
+		if p.APIVersion == "" && info.APIVersionEnv != "" {
+			p.APIVersion = strings.TrimSpace(getenv(info.APIVersionEnv))
+		}
+		if p.APIVersion == "" {
+			p.APIVersion = info.APIVersion
+		}
+	}
+}
+
+// defaultRoute builds route "default" over every configured provider's
+// default model, cheapest first.
+func (c *Config) defaultRoute() *Route {
+	r := DefaultRoute()
+	r.decoded = true
+	r.Order = "cost"
+	names := make([]string, 0, len(c.Providers))
+	for name := range c.Providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if p := c.Providers[name]; p != nil && p.Model != "" {
+			r.Targets = append(r.Targets, Target{Target: name + "/" + p.Model})
+		}
+	}
+	return &r
+}
+
+// sortByCost sorts targets cheapest first by blended price; unknown prices
+// go last; ties keep their order.
+func (c *Config) sortByCost(ts []Target) {
+	key := func(t Target) (float64, bool) {
+		p, ok := c.Price(t.Provider(), t.Model())
+		return p.Blended(), ok
+	}
+	slices.SortStableFunc(ts, func(a, b Target) int {
+		pa, oka := key(a)
+		pb, okb := key(b)
+		switch {
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		case pa < pb:
+			return -1
+		case pa > pb:
+			return 1
+		}
+		return 0
+	})
+}
+
+// envProviders returns the providers with a key in the environment, named
+// by their type; azure also needs AZURE_OPENAI_ENDPOINT and
+// AZURE_OPENAI_DEPLOYMENT. With none, it returns the simulated provider sim.
+func envProviders(getenv func(string) string) map[string]*Provider {
+	out := map[string]*Provider{}
+	if getenv != nil {
+		for _, info := range KnownProviders() {
+			if len(info.KeyEnv) == 0 {
+				continue
+			}
+			if k, _ := info.EnvKey(getenv); k == "" {
+				continue
+			}
+			if info.Dialect == DialectAzure && (getenv(info.BaseURLEnv) == "" || getenv(info.ModelEnv) == "") {
+				continue
+			}
+			p := &Provider{}
+			p.provision(info.Name, getenv)
+			out[info.Name] = p
+		}
+	}
+	if len(out) == 0 {
+		p := &Provider{Type: "sim"}
+		p.provision("sim", getenv)
+		out["sim"] = p
+	}
+	return out
+}
+
+// FromEnv builds the zero configuration: the providers whose keys are in the
+// environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or
+// GOOGLE_API_KEY, ...), and route "default" cascading over their default
+// models cheapest first. With no key at all it uses the embedded simulated
+// provider "sim", so every command works on a fresh machine. Source is
+// "environment". The result is validated.
+func FromEnv(getenv func(string) string) (*Config, error) {
+	c := &Config{Source: SourceEnvironment, Providers: envProviders(getenv)}
+	c.Provision(getenv)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// LoadDefault loads the configuration when no file was named: the file in
+// $LLMGUARD_CONFIG when set, else llmguard.yaml in the working directory
+// when present, else FromEnv.
+func LoadDefault(getenv func(string) string) (*Config, error) {
+	if getenv != nil {
+		if p := getenv("LLMGUARD_CONFIG"); p != "" {
+			return Load(p, getenv)
+		}
+	}
+	if _, err := os.Stat(DefaultFile); err == nil {
+		return Load(DefaultFile, getenv)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return FromEnv(getenv)
+}

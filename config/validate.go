@@ -1,0 +1,296 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// validator collects one-line errors with field paths and positions.
+type validator struct {
+	c    *Config
+	errs []error
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	e := &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	if v.c.Source != SourceEnvironment {
+		e.File = v.c.Source
+	}
+	// Point at the field itself, or at its closest ancestor in the file.
+	for p := path; p != ""; p = parentPath(p) {
+		if pos, ok := v.c.positions[p]; ok {
+			e.Line, e.Column = pos.line, pos.col
+			break
+		}
+	}
+	v.errs = append(v.errs, e)
+}
+
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i <= 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Validate checks a provisioned configuration and returns every problem as
+// a *FieldError (one line each, with the field path and, for a file, its
+// line and column), joined with errors.Join; nil when the config is usable.
+// It never includes a key in a message. Safe for concurrent use.
+func (c *Config) Validate() error {
+	v := &validator{c: c}
+	for _, name := range sortedKeys(c.Providers) {
+		if !c.implicit[name] {
+			v.provider("providers."+name, name, c.Providers[name])
+		}
+	}
+	if c.DefaultProvider != "" {
+		if _, ok := c.Providers[c.DefaultProvider]; !ok {
+			v.add("default_provider", "unknown provider %q (%s)", c.DefaultProvider, c.knownList())
+		} else if c.implicit[c.DefaultProvider] {
+			v.implicitKey("default_provider", c.DefaultProvider)
+		}
+	}
+	if len(c.Routes) == 0 || c.Routes["default"] == nil {
+		v.add("routes.default", "missing")
+	}
+	for _, name := range sortedKeys(c.Routes) {
+		if r := c.Routes[name]; r != nil {
+			v.route("routes."+name, r)
+		}
+	}
+	for _, k := range sortedKeys(c.Pricing) {
+		if p := c.Pricing[k]; p.In < 0 || p.Out < 0 {
+			v.add("pricing."+k, "prices must not be negative")
+		}
+	}
+	for _, k := range sortedKeys(c.Models) {
+		if m := c.Models[k]; m.ContextWindow < 0 {
+			v.add("models."+k+".context_window", "must not be negative")
+		}
+	}
+	if u := c.Alerts.WebhookURL; u != "" {
+		if msg := checkURL(u); msg != "" {
+			v.add("alerts.webhook_url", "%s", msg)
+		}
+	}
+	return errors.Join(v.errs...)
+}
+
+func (c *Config) knownList() string {
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range sortedKeys(c.Providers) {
+		if !c.implicit[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for _, n := range KnownProviderNames() {
+		if !seen[n] && n != "openai-compatible" {
+			names = append(names, n)
+		}
+	}
+	return "known: " + strings.Join(names, ", ")
+}
+
+// keyHint says which variable to set for a provider's key.
+func (c *Config) keyHint(path string, p *Provider, info ProviderInfo) string {
+	if vars := c.unsetVars[path+".api_key"]; len(vars) > 0 {
+		return fmt.Sprintf("${%s} is not set", vars[0])
+	}
+	if len(info.KeyEnv) > 0 {
+		return "set " + strings.Join(info.KeyEnv, " or ")
+	}
+	return "set api_key"
+}
+
+func (v *validator) provider(path, name string, p *Provider) {
+	if p.Type == "" {
+		v.add(path, "unknown provider %q: set type to one of %s", name, strings.Join(KnownProviderNames(), ", "))
+		return
+	}
+	info, ok := KnownProvider(p.Type)
+	if !ok {
+		v.add(path+".type", "unknown provider type %q (known: %s)", p.Type, strings.Join(KnownProviderNames(), ", "))
+		return
+	}
+	switch {
+	case p.APIKey == "" && !info.KeyOptional:
+		v.add(path+".api_key", "no API key (%s)", v.c.keyHint(path, p, info))
+	case p.APIKey != "" && strings.ContainsAny(p.APIKey, " \t\r\n\"'`"):
+		v.add(path+".api_key", "the key contains whitespace or quotes; paste it again without them")
+	}
+	if p.BaseURL == "" && info.Dialect != DialectSim {
+		hint := "set base_url"
+		if info.BaseURLEnv != "" {
+			hint = "set " + info.BaseURLEnv + " or base_url"
+		}
+		v.add(path+".base_url", "required (%s)", hint)
+	} else if p.BaseURL != "" {
+		if msg := checkURL(p.BaseURL); msg != "" {
+			v.add(path+".base_url", "%s", msg)
+		}
+	}
+	if info.Dialect == DialectAzure && p.Model == "" {
+		v.add(path+".model", "required: the Azure deployment name (set %s or model)", info.ModelEnv)
+	}
+}
+
+func (v *validator) implicitKey(path, name string) {
+	p := v.c.Providers[name]
+	info, _ := KnownProvider(p.Type)
+	if p.APIKey == "" && !info.KeyOptional {
+		v.add(path, "provider %q has no API key (%s, or add it under providers)", name, v.c.keyHint("", p, info))
+	}
+	if p.BaseURL == "" && info.Dialect != DialectSim {
+		v.add(path, "provider %q has no base URL (set %s, or add it under providers)", name, info.BaseURLEnv)
+	} else if info.Dialect == DialectAzure && p.Model == "" {
+		v.add(path, "provider %q has no deployment (set %s, or add it under providers)", name, info.ModelEnv)
+	}
+}
+
+func checkURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "not an http(s) URL with a host"
+	}
+	return ""
+}
+
+func (v *validator) route(path string, r *Route) {
+	switch r.Order {
+	case "", "priority", "cost":
+	default:
+		v.add(path+".order", "must be priority or cost, not %q", r.Order)
+	}
+	if len(r.Targets) == 0 {
+		v.add(path+".targets", "no targets")
+	}
+	v.positive(path+".timeout", r.Timeout)
+	v.retry(path+".retry", r.Retry)
+	v.nonNeg(path+".stream.first_token_timeout", r.Stream.FirstTokenTimeout)
+	v.nonNeg(path+".stream.idle_timeout", r.Stream.IdleTimeout)
+	v.nonNeg(path+".stream.header_timeout", r.Stream.HeaderTimeout)
+	v.breaker(path+".breaker", r.Breaker)
+	if r.MaxConcurrency < 0 {
+		v.add(path+".max_concurrency", "must not be negative")
+	}
+	v.nonNeg(path+".queue_timeout", r.QueueTimeout)
+	v.nonNeg(path+".hedge_after", r.HedgeAfter)
+	v.nonNeg(path+".cache.ttl", r.Cache.TTL)
+	if r.Cache.MaxEntries < 0 {
+		v.add(path+".cache.max_entries", "must not be negative")
+	}
+	if r.Cache.MaxBytes < 0 {
+		v.add(path+".cache.max_bytes", "must not be negative")
+	}
+	seen := map[string]string{}
+	for i, t := range r.Targets {
+		idx := i
+		if t.index > 0 {
+			idx = t.index - 1
+		}
+		tp := fmt.Sprintf("%s.targets[%d]", path, idx)
+		prov, model, ok := splitTarget(t.Target)
+		if !ok {
+			if t.Target == "" {
+				v.add(tp, "empty target (want provider/model)")
+			} else if _, known := v.c.Providers[prov]; known || prov == "" {
+				v.add(tp, "%q is not provider/model and the provider has no default model", t.Target)
+			} else {
+				v.add(tp, "unknown provider %q (%s)", prov, v.c.knownList())
+			}
+			continue
+		}
+		if _, known := v.c.Providers[prov]; !known {
+			v.add(tp, "unknown provider %q (%s)", prov, v.c.knownList())
+			continue
+		}
+		if v.c.implicit[prov] {
+			v.implicitKey(tp, prov)
+		}
+		if first, dup := seen[t.Target]; dup {
+			v.add(tp, "duplicate target %q (also %s)", t.Target, first)
+		} else {
+			seen[t.Target] = tp
+		}
+		_ = model
+		if t.MaxConcurrency < 0 {
+			v.add(tp+".max_concurrency", "must not be negative")
+		}
+		pol := r.TargetPolicy(i)
+		if t.Retry != nil {
+			v.retry(tp+".retry", pol.Retry)
+		}
+		if t.Breaker != nil {
+			v.breaker(tp+".breaker", pol.Breaker)
+		}
+	}
+}
+
+func (v *validator) positive(path string, d time.Duration) {
+	if d <= 0 {
+		v.add(path, "must be positive")
+	}
+}
+
+func (v *validator) nonNeg(path string, d time.Duration) {
+	if d < 0 {
+		v.add(path, "must not be negative")
+	}
+}
+
+func (v *validator) retry(path string, r Retry) {
+	if r.MaxAttempts < 1 {
+		v.add(path+".max_attempts", "must be at least 1 (the first attempt counts)")
+	}
+	if r.MaxTotalAttempts < 1 {
+		v.add(path+".max_total_attempts", "must be at least 1")
+	}
+	v.nonNeg(path+".base_delay", r.BaseDelay)
+	v.nonNeg(path+".max_delay", r.MaxDelay)
+	if r.MaxDelay < r.BaseDelay {
+		v.add(path+".max_delay", "must not be below base_delay (%s)", r.BaseDelay)
+	}
+	v.nonNeg(path+".max_wait", r.MaxWait)
+	if r.Budget < 0 || r.Budget > 1 {
+		v.add(path+".budget", "must be in [0,1]")
+	}
+	if r.MinRetryConcurrency < 0 {
+		v.add(path+".min_retry_concurrency", "must not be negative")
+	}
+}
+
+func (v *validator) breaker(path string, b Breaker) {
+	if b.Failures < 0 {
+		v.add(path+".failures", "must not be negative (0 = off)")
+	}
+	if b.FailureRatio < 0 || b.FailureRatio > 1 {
+		v.add(path+".failure_ratio", "must be in [0,1]")
+	}
+	if b.MinCalls < 0 {
+		v.add(path+".min_calls", "must not be negative")
+	}
+	if b.FailureRatio > 0 {
+		v.positive(path+".window", b.Window)
+	}
+	v.positive(path+".cooldown", b.Cooldown)
+	if b.Probes < 1 {
+		v.add(path+".probes", "must be at least 1")
+	}
+}
