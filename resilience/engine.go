@@ -1,6 +1,3 @@
-// Package resilience is llmguard's engine: it runs one logical LLM call over
-// a route of targets, deciding every retry, wait, fallback and breaker
-// transition from the classifier's verdict.
 package resilience
 
 import (
@@ -13,6 +10,7 @@ import (
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state"
 )
 
 // Options configures an Engine. Config and Adapters are required; every other
@@ -32,6 +30,9 @@ type Options struct {
 	OnEvent func(Event)
 	// Logger (nil = slog.Default()).
 	Logger *slog.Logger
+	// Store holds circuit-breaker state (nil = a new in-memory store).
+	// Engines sharing a Store share breakers.
+	Store state.Store
 }
 
 // Call is one logical call.
@@ -127,4 +128,7 @@ var (
 	ErrNoTarget     = errors.New("no target available")
 	ErrExhausted    = errors.New("every target failed")
 	ErrDeadline     = errors.New("deadline exceeded")
+	// ErrRejected: the last failure forbids trying another target
+	// (invalid_request, or a failure no eligible target can serve).
+	ErrRejected = errors.New("request rejected")
 )

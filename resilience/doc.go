@@ -1,0 +1,47 @@
+// Package resilience is llmguard's engine: it runs one logical LLM call over
+// a route of targets ("provider/model"), deciding every retry, wait, fallback
+// and breaker transition from the classifier's verdict. It never touches HTTP
+// or MCP types; the gateway and the MCP server adapt its events and errors.
+//
+// # Composition order
+//
+// Written once, here. For each call:
+//
+//  1. Idempotency: a call with an IdempotencyKey (or, on a route with a cache
+//     TTL, the SHA-256 of its canonical request) is served from the result
+//     cache while fresh; concurrent duplicates share one flight (singleflight).
+//  2. Deadline: one deadline (Call.Timeout, else the route's timeout, default
+//     60s) bounds everything below; for streams it bounds the time to the
+//     first chunk, after which the idle timeout and the caller's context rule.
+//  3. Route walk, target by target in effective order (priority, or cost):
+//     a. Fallback eligibility from the last failure: invalid_request never
+//     falls back; context_length_exceeded only to a larger context window;
+//     content_filtered only when the route opts in; otherwise Verdict.Fallback.
+//     b. Breakers: the provider key's breaker, then the target's; an open
+//     breaker or a rate-limit cooldown skips the target at zero cost; a
+//     half-open one admits at most `probes` calls.
+//     c. Concurrency limit: a slot of the target's semaphore, waiting at most
+//     queue_timeout (counted against the deadline).
+//     d. Hedge (first attempt only, when hedge_after > 0): no answer in time
+//     starts the next admissible target too; first success wins.
+//     e. Attempt, with per-attempt timeouts: header timeout (the whole
+//     response for Chat), first-token timeout for streams.
+//     f. Outcome to the breaker by scope: model → target breaker; key →
+//     every target on that key (quota until its reset); provider → key
+//     breaker counted; rate-limited → cooldown, not ill health; request →
+//     nothing.
+//     g. Retry on the same target only for retryable verdicts other than
+//     timeouts, within max_attempts, max_total_attempts and the retry budget,
+//     after full-jitter exponential backoff never below the server's wait. A
+//     wait above max_wait or beyond the deadline moves on at once.
+//  4. Static fallback: when every target failed, a route's canned answer,
+//     labelled Result.Static and Target "static".
+//
+// Every step emits an Event (Options.OnEvent, then Call.OnEvent).
+//
+//	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
+//	if err != nil { ... }
+//	res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: req})
+//	var re *resilience.RouteError
+//	if errors.As(err, &re) && re.AllRateLimited() { retryAfter := re.RetryAt }
+package resilience

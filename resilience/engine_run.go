@@ -1,0 +1,379 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state"
+	"github.com/llmguard/llmguard/state/memstore"
+)
+
+// Engine runs calls over routes. Create it with New; it is safe for
+// concurrent use. The zero value is not usable.
+type Engine struct {
+	cfg      *config.Config
+	adapters map[string]provider.Adapter
+	now      func() time.Time
+	sleep    func(ctx context.Context, d time.Duration) error
+	randMu   sync.Mutex
+	rnd      *rand.Rand
+	onEvent  func(Event)
+	log      *slog.Logger
+	store    state.Store
+
+	routes       map[string]*routePlan
+	defaultRoute *config.Route
+
+	mu       sync.Mutex
+	runtimes map[string]*targetRuntime
+	dynamic  map[string]*routePlan
+
+	sf    singleflight.Group
+	cache *resultCache
+}
+
+// targetRuntime is the in-process state of one target shared by every route
+// that uses it: concurrency limit, retry budget counters and statistics.
+type targetRuntime struct {
+	name string
+	sem  *semaphore.Weighted // nil = unlimited
+
+	active   atomic.Int64 // calls currently on this target
+	retrying atomic.Int64 // retries currently in flight
+
+	successes, failures, retries, fallbacks atomic.Int64
+
+	mu         sync.Mutex
+	lastErr    string
+	lastFailed time.Time
+}
+
+// New builds an Engine from opts. It fails when a route target is not
+// "provider/model" or names a provider without an adapter.
+func New(opts Options) (*Engine, error) {
+	if opts.Config == nil {
+		return nil, errors.New("resilience: Options.Config is nil")
+	}
+	e := &Engine{
+		cfg:      opts.Config,
+		adapters: opts.Adapters,
+		now:      opts.Now,
+		sleep:    opts.Sleep,
+		rnd:      opts.Rand,
+		onEvent:  opts.OnEvent,
+		log:      opts.Logger,
+		store:    opts.Store,
+		routes:   make(map[string]*routePlan, len(opts.Config.Routes)),
+		runtimes: make(map[string]*targetRuntime),
+		dynamic:  make(map[string]*routePlan),
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.sleep == nil {
+		e.sleep = realSleep
+	}
+	if e.rnd == nil {
+		e.rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.store == nil {
+		e.store = memstore.New()
+	}
+	e.defaultRoute = opts.Config.Routes["default"]
+	names := make([]string, 0, len(opts.Config.Routes))
+	for name := range opts.Config.Routes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var maxEntries, maxBytes int64
+	for _, name := range names {
+		rp, err := e.newRoutePlan(name, opts.Config.Routes[name], nil)
+		if err != nil {
+			return nil, fmt.Errorf("resilience: %w", err)
+		}
+		e.routes[name] = rp
+		maxEntries = max(maxEntries, rp.cacheMaxEntries)
+		maxBytes = max(maxBytes, rp.cacheMaxByte)
+	}
+	if maxEntries == 0 {
+		maxEntries, maxBytes = DefaultCacheMaxEntries, DefaultCacheMaxBytes
+	}
+	e.cache = newResultCache(maxEntries, maxBytes)
+	return e, nil
+}
+
+func realSleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runtime returns the shared runtime of a target, creating it (with a
+// concurrency limit of maxc, 0 = unlimited) on first use.
+func (e *Engine) runtime(name string, maxc int) *targetRuntime {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rt, ok := e.runtimes[name]
+	if !ok {
+		rt = &targetRuntime{name: name}
+		if maxc > 0 {
+			rt.sem = semaphore.NewWeighted(int64(maxc))
+		}
+		e.runtimes[name] = rt
+	}
+	return rt
+}
+
+// plan returns the route plan for a call: a named route, or a single
+// "provider/model" (or bare model with a default provider) under the default
+// route's policies, with the call's Fallbacks appended.
+func (e *Engine) plan(c *Call) (*routePlan, error) {
+	name := c.Route
+	if name == "" {
+		name = "default"
+	}
+	rp, ok := e.routes[name]
+	if ok && len(c.Fallbacks) == 0 {
+		return rp, nil
+	}
+	var base *config.Route
+	var targets []config.Target
+	if ok {
+		base = rp.cfgRoute
+	} else {
+		target := name
+		if !strings.Contains(name, "/") {
+			if e.cfg.DefaultProvider == "" {
+				return nil, &RouteError{Route: name, Err: ErrUnknownRoute}
+			}
+			target = e.cfg.DefaultProvider + "/" + name
+		}
+		if d := e.defaultRoute; d != nil {
+			cp := *d
+			cp.Targets = nil
+			base = &cp
+		}
+		targets = []config.Target{{Target: target}}
+	}
+	for _, f := range c.Fallbacks {
+		targets = append(targets, config.Target{Target: f})
+	}
+	key := name + "\x00" + strings.Join(c.Fallbacks, "\x00")
+	e.mu.Lock()
+	rp, ok = e.dynamic[key]
+	e.mu.Unlock()
+	if ok {
+		return rp, nil
+	}
+	rp, err := e.newRoutePlan(name, base, targets)
+	if err != nil {
+		return nil, &RouteError{Route: name, Err: fmt.Errorf("%w: %v", ErrUnknownRoute, err)}
+	}
+	e.mu.Lock()
+	if len(e.dynamic) < 1024 { // bound the memo; beyond it plans are rebuilt per call
+		e.dynamic[key] = rp
+	}
+	e.mu.Unlock()
+	return rp, nil
+}
+
+// Routes returns each configured route's targets in effective order
+// (after cost ordering).
+func (e *Engine) Routes() map[string][]string {
+	m := make(map[string][]string, len(e.routes))
+	for name, rp := range e.routes {
+		m[name] = append([]string(nil), rp.targetNames...)
+	}
+	return m
+}
+
+// Status returns a snapshot of every target the engine knows, sorted by name.
+// A target whose provider key is open reports the key's breaker.
+func (e *Engine) Status() []TargetStatus {
+	e.mu.Lock()
+	rts := make([]*targetRuntime, 0, len(e.runtimes))
+	for _, rt := range e.runtimes {
+		rts = append(rts, rt)
+	}
+	e.mu.Unlock()
+	sort.Slice(rts, func(i, j int) bool { return rts[i].name < rts[j].name })
+	ctx := context.Background()
+	out := make([]TargetStatus, 0, len(rts))
+	for _, rt := range rts {
+		ts := TargetStatus{
+			Target:    rt.name,
+			Breaker:   state.Closed,
+			Successes: rt.successes.Load(),
+			Failures:  rt.failures.Load(),
+			Retries:   rt.retries.Load(),
+			Fallbacks: rt.fallbacks.Load(),
+		}
+		b, err := e.store.Breaker(ctx, targetKey(rt.name))
+		if err == nil {
+			ts.Breaker = breakerState(&b)
+			if ts.Breaker == state.Open {
+				ts.OpenUntil = b.OpenUntil
+			}
+		}
+		prov, _, _ := splitTarget(rt.name)
+		if kb, err := e.store.Breaker(ctx, keyKey(prov)); err == nil && breakerState(&kb) != state.Closed && ts.Breaker == state.Closed {
+			ts.Breaker = breakerState(&kb)
+			if ts.Breaker == state.Open {
+				ts.OpenUntil = kb.OpenUntil
+			}
+		}
+		rt.mu.Lock()
+		ts.LastError, ts.LastFailed = rt.lastErr, rt.lastFailed
+		rt.mu.Unlock()
+		out = append(out, ts)
+	}
+	return out
+}
+
+func targetKey(name string) string { return "target/" + name }
+func keyKey(prov string) string    { return "key/" + prov }
+
+func (e *Engine) jitter(n int, p retryPolicy, hint time.Duration) time.Duration {
+	e.randMu.Lock()
+	defer e.randMu.Unlock()
+	return backoff(n, p.base, p.maxDelay, hint, e.rnd)
+}
+
+// Chat runs a non-streaming call over its route. On failure it returns a
+// *RouteError (or the static fallback, labelled, when the route has one).
+func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
+	if c == nil || c.Request == nil {
+		return nil, errors.New("resilience: Call or Call.Request is nil")
+	}
+	rp, err := e.plan(c)
+	if err != nil {
+		return nil, err
+	}
+	if key := e.idempotencyKey(rp, c); key != "" {
+		return e.chatOnce(ctx, rp, c, key)
+	}
+	return e.chat(ctx, rp, c)
+}
+
+func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
+	cs := e.newCallState(rp, c)
+	ctx, cancel := context.WithTimeout(ctx, cs.timeout)
+	defer cancel()
+	out, t, err := cs.walk(ctx, false)
+	if err != nil {
+		if r := cs.static(); r != nil {
+			return r, nil
+		}
+		return nil, err
+	}
+	res := &Result{
+		Response:  out.resp,
+		Target:    t.name,
+		Attempts:  cs.total,
+		Fallbacks: cs.fallbacks,
+		Waited:    cs.waited,
+		Cost:      cost(t, out.resp.Usage),
+	}
+	return res, nil
+}
+
+// Stream runs a streaming call over its route and returns once the first
+// chunk arrived; the returned Stream replays it, then applies the route's
+// idle timeout. The call's deadline bounds the time to the first chunk; after
+// it only the idle timeout and ctx bound the stream. The caller must Close it.
+func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
+	if c == nil || c.Request == nil {
+		return nil, errors.New("resilience: Call or Call.Request is nil")
+	}
+	rp, err := e.plan(c)
+	if err != nil {
+		return nil, err
+	}
+	cs := e.newCallState(rp, c)
+	out, t, err := cs.walk(ctx, true)
+	if err != nil {
+		if r := cs.static(); r != nil {
+			return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target,
+				Attempts: cs.total, Fallbacks: cs.fallbacks, Waited: cs.waited}, nil
+		}
+		return nil, err
+	}
+	return &StreamResult{Stream: out.stream, Target: t.name, Attempts: cs.total,
+		Fallbacks: cs.fallbacks, Waited: cs.waited}, nil
+}
+
+func cost(t *targetPlan, u provider.Usage) float64 {
+	if !t.priced {
+		return 0
+	}
+	return (t.price.In*float64(u.InputTokens) + t.price.Out*float64(u.OutputTokens)) / 1e6
+}
+
+// timeoutError is the verdict for an attempt the engine timed out itself.
+func timeoutError(t *targetPlan, what string, afterFirst bool) *provider.Error {
+	return &provider.Error{
+		Provider:        t.provider,
+		Model:           t.model,
+		AfterFirstToken: afterFirst,
+		Verdict: classify.Verdict{
+			Class:     classify.Timeout,
+			Retryable: true,
+			Scope:     classify.ScopeModel,
+			Fallback:  true,
+			Message:   "timeout: " + what,
+		},
+		Err: context.DeadlineExceeded,
+	}
+}
+
+// asProviderError returns err as a *provider.Error, wrapping an error an
+// adapter should not have returned as an unknown, fallback-able failure.
+func asProviderError(t *targetPlan, err error) *provider.Error {
+	if pe := provider.AsError(err); pe != nil {
+		return pe
+	}
+	return &provider.Error{
+		Provider: t.provider,
+		Model:    t.model,
+		Verdict: classify.Verdict{
+			Class:    classify.Unknown,
+			Scope:    classify.ScopeModel,
+			Fallback: true,
+			Message:  "unknown: " + oneLine(err.Error()),
+		},
+		Err: err,
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,317 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// fakeClock is an injected clock whose Sleep advances time instantly.
+type fakeClock struct {
+	mu     sync.Mutex
+	t      time.Time
+	sleeps []time.Duration
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.sleeps = append(c.sleeps, d)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *fakeClock) Sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// reply is what a fake adapter does on one call.
+type reply struct {
+	err     *provider.Error
+	latency time.Duration // advances the fake clock (if any) before answering
+	text    string
+	block   chan struct{} // wait for this (or ctx) before answering
+	chunks  []string      // for streams
+	// stallAfter makes a stream stop sending (until ctx ends) after that many chunks.
+	stallAfter int
+	// midErr ends a stream with this error after its chunks.
+	midErr *provider.Error
+}
+
+// fakeAdapter answers from a per-model script; when the script runs out the
+// last reply repeats; a model with no script answers "ok from <model>".
+type fakeAdapter struct {
+	name   string
+	clock  *fakeClock
+	mu     sync.Mutex
+	script map[string][]reply
+	calls  map[string]int
+	ctxErr map[string]int // calls that ended by their context
+}
+
+func newFake(name string, clock *fakeClock) *fakeAdapter {
+	return &fakeAdapter{name: name, clock: clock, script: map[string][]reply{}, calls: map[string]int{}, ctxErr: map[string]int{}}
+}
+
+func (f *fakeAdapter) on(model string, rs ...reply) *fakeAdapter {
+	f.mu.Lock()
+	f.script[model] = append(f.script[model], rs...)
+	f.mu.Unlock()
+	return f
+}
+
+func (f *fakeAdapter) Calls(model string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[model]
+}
+
+func (f *fakeAdapter) Name() string { return f.name }
+
+func (f *fakeAdapter) next(model string) reply {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.calls[model]
+	f.calls[model]++
+	rs := f.script[model]
+	if len(rs) == 0 {
+		return reply{}
+	}
+	if n >= len(rs) {
+		n = len(rs) - 1
+	}
+	return rs[n]
+}
+
+func (f *fakeAdapter) wait(ctx context.Context, r reply, model string) error {
+	if r.latency > 0 && f.clock != nil {
+		f.clock.Advance(r.latency)
+	} else if r.latency > 0 {
+		select {
+		case <-time.After(r.latency):
+		case <-ctx.Done():
+			f.noteCtx(model)
+			return ctx.Err()
+		}
+	}
+	if r.block != nil {
+		select {
+		case <-r.block:
+		case <-ctx.Done():
+			f.noteCtx(model)
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (f *fakeAdapter) noteCtx(model string) {
+	f.mu.Lock()
+	f.ctxErr[model]++
+	f.mu.Unlock()
+}
+
+func (f *fakeAdapter) CtxEnded(model string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ctxErr[model]
+}
+
+func ctxError(name, model string, err error) *provider.Error {
+	return &provider.Error{Provider: name, Model: model, Err: err, Verdict: classify.Verdict{
+		Class: classify.Network, Scope: classify.ScopeRequest, Message: "network: " + err.Error()}}
+}
+
+func (f *fakeAdapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	r := f.next(req.Model)
+	if err := f.wait(ctx, r, req.Model); err != nil {
+		return nil, ctxError(f.name, req.Model, err)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	text := r.text
+	if text == "" {
+		text = "ok from " + req.Model
+	}
+	return &provider.Response{Provider: f.name, Model: req.Model, Text: text, FinishReason: provider.FinishStop,
+		Usage: provider.Usage{InputTokens: 1000, OutputTokens: 500}, RequestID: "req_ok"}, nil
+}
+
+func (f *fakeAdapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	r := f.next(req.Model)
+	if err := f.wait(ctx, r, req.Model); err != nil {
+		return nil, ctxError(f.name, req.Model, err)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	chunks := r.chunks
+	if chunks == nil {
+		chunks = []string{"ok ", "from ", req.Model}
+	}
+	return &fakeStream{ctx: ctx, chunks: chunks, stallAfter: r.stallAfter, midErr: r.midErr, f: f, model: req.Model}, nil
+}
+
+type fakeStream struct {
+	ctx        context.Context
+	chunks     []string
+	i          int
+	stallAfter int
+	midErr     *provider.Error
+	f          *fakeAdapter
+	model      string
+	closed     bool
+}
+
+func (s *fakeStream) Recv() (provider.Chunk, error) {
+	if s.stallAfter > 0 && s.i >= s.stallAfter || s.stallAfter < 0 {
+		<-s.ctx.Done()
+		s.f.noteCtx(s.model)
+		return provider.Chunk{}, ctxError(s.f.name, s.model, s.ctx.Err())
+	}
+	if s.i < len(s.chunks) {
+		s.i++
+		return provider.Chunk{Text: s.chunks[s.i-1]}, nil
+	}
+	if s.midErr != nil {
+		return provider.Chunk{}, s.midErr
+	}
+	return provider.Chunk{}, io.EOF
+}
+
+func (s *fakeStream) Close() error      { s.closed = true; return nil }
+func (s *fakeStream) RequestID() string { return "req_stream" }
+
+// perr builds a provider error with a verdict.
+func perr(class classify.Class, status int, scope classify.Scope, retryable, fallback bool, wait time.Duration) *provider.Error {
+	return &provider.Error{Verdict: classify.Verdict{
+		Status: status, Class: class, Scope: scope, Retryable: retryable, Fallback: fallback, Wait: wait,
+		RequestID: fmt.Sprintf("req_%s_%d", class, status),
+		Message:   fmt.Sprintf("%d %s", status, class),
+	}}
+}
+
+var (
+	errOverloaded  = perr(classify.Overloaded, 529, classify.ScopeModel, true, true, 0)
+	errServer      = perr(classify.ServerError, 500, classify.ScopeModel, true, true, 0)
+	errAuth        = perr(classify.Auth, 401, classify.ScopeKey, false, true, 0)
+	errInvalid     = perr(classify.InvalidRequest, 400, classify.ScopeRequest, false, false, 0)
+	errContextLen  = perr(classify.ContextLengthExceeded, 400, classify.ScopeRequest, false, true, 0)
+	errFiltered    = perr(classify.ContentFiltered, 400, classify.ScopeRequest, false, false, 0)
+	errNotFoundNoF = perr(classify.NotFound, 404, classify.ScopeRequest, false, false, 0)
+)
+
+func rateLimited(wait time.Duration) *provider.Error {
+	return perr(classify.RateLimited, 429, classify.ScopeModel, true, true, wait)
+}
+
+func quota(until time.Time) *provider.Error {
+	e := perr(classify.QuotaExhausted, 429, classify.ScopeKey, false, true, 0)
+	e.Verdict.Until = until
+	return e
+}
+
+func targets(names ...string) []config.Target {
+	ts := make([]config.Target, len(names))
+	for i, n := range names {
+		ts[i] = config.Target{Target: n}
+	}
+	return ts
+}
+
+func userReq(text string) *provider.Request {
+	return &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: text}}}}}
+}
+
+// harness is an engine over fake adapters "a" and "b" (and "c") with a fake clock.
+type harness struct {
+	t      *testing.T
+	clock  *fakeClock
+	ads    map[string]*fakeAdapter
+	eng    *Engine
+	mu     sync.Mutex
+	events []Event
+}
+
+func newHarness(t *testing.T, routes map[string]*config.Route, mutate func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: newFakeClock(), ads: map[string]*fakeAdapter{}}
+	adapters := map[string]provider.Adapter{}
+	for _, n := range []string{"a", "b", "c"} {
+		h.ads[n] = newFake(n, h.clock)
+		adapters[n] = h.ads[n]
+	}
+	opts := Options{
+		Config:   &config.Config{Routes: routes},
+		Adapters: adapters,
+		Now:      h.clock.Now,
+		Sleep:    h.clock.Sleep,
+		Rand:     rand.New(rand.NewPCG(1, 2)),
+		OnEvent: func(e Event) {
+			h.mu.Lock()
+			h.events = append(h.events, e)
+			h.mu.Unlock()
+		},
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	eng, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.eng = eng
+	return h
+}
+
+func (h *harness) Events() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Event(nil), h.events...)
+}
+
+func (h *harness) kinds() []string {
+	var out []string
+	for _, e := range h.Events() {
+		s := string(e.Kind) + " " + e.Target
+		if e.Kind == EventBreaker {
+			s += " " + e.From + "->" + e.To
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (h *harness) chat(route string) (*Result, error) {
+	return h.eng.Chat(context.Background(), &Call{Route: route, Request: userReq("hello")})
+}

@@ -1,0 +1,147 @@
+package resilience
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// idempotencyKey is the call's explicit IdempotencyKey, or, when its route
+// caches, the SHA-256 of the canonical request (JSON with sorted map keys).
+// "" means the call is not deduplicated.
+func (e *Engine) idempotencyKey(rp *routePlan, c *Call) string {
+	if c.IdempotencyKey != "" {
+		return "key:" + c.IdempotencyKey
+	}
+	if rp.cacheTTL <= 0 || c.Request == nil {
+		return ""
+	}
+	b, err := json.Marshal(c.Request)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// chatOnce runs a deduplicated call: a stored result is returned while
+// fresh; concurrent duplicates share one flight. The flight runs detached
+// from the first caller's cancellation (bounded by the call's own deadline)
+// so one caller leaving does not fail the others.
+func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key string) (*Result, error) {
+	ck := rp.name + "\x00" + key
+	ttl := rp.cacheTTL
+	if ttl <= 0 {
+		ttl = DefaultIdempotencyTTL
+	}
+	if r, ok := e.cache.get(ck, e.now()); ok {
+		return r, nil
+	}
+	ran := false
+	ch := e.sf.DoChan(ck, func() (any, error) {
+		ran = true
+		if r, ok := e.cache.get(ck, e.now()); ok {
+			return r, nil
+		}
+		r, err := e.chat(context.WithoutCancel(ctx), rp, c)
+		if err == nil && !r.Static && !r.Cached {
+			e.cache.put(ck, r, e.now().Add(ttl))
+		}
+		return r, err
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		r := res.Val.(*Result)
+		if !ran {
+			cp := *r
+			cp.Cached = true
+			return &cp, nil
+		}
+		return r, nil
+	case <-ctx.Done():
+		return nil, &RouteError{Route: rp.name, Err: ErrDeadline}
+	}
+}
+
+// cachedResult is a stored success.
+type cachedResult struct {
+	res     Result
+	expires time.Time
+}
+
+// resultCache holds successful results, bounded by entries and bytes. The
+// otter cache is built on first use, so engines that never cache start no
+// goroutines. Expiry is checked on the engine's clock at read time.
+type resultCache struct {
+	maxEntries, maxBytes int64
+	once                 sync.Once
+	c                    *otter.Cache[string, *cachedResult]
+}
+
+func newResultCache(maxEntries, maxBytes int64) *resultCache {
+	return &resultCache{maxEntries: maxEntries, maxBytes: maxBytes}
+}
+
+func (rc *resultCache) init() {
+	rc.once.Do(func() {
+		// Every entry weighs at least maxBytes/maxEntries, so the byte bound
+		// also bounds the number of entries.
+		floor := uint64(rc.maxBytes / rc.maxEntries)
+		rc.c = otter.Must(&otter.Options[string, *cachedResult]{
+			MaximumWeight: uint64(rc.maxBytes),
+			Weigher: func(k string, v *cachedResult) uint32 {
+				w := max(uint64(len(k))+resultSize(&v.res), floor)
+				return uint32(min(w, 1<<32-1))
+			},
+		})
+	})
+}
+
+func resultSize(r *Result) uint64 {
+	n := uint64(256)
+	if r.Response != nil {
+		n += uint64(len(r.Response.Text) + len(r.Response.ID) + len(r.Response.Model) + len(r.Response.RequestID))
+		for _, tc := range r.Response.ToolCalls {
+			n += uint64(len(tc.ID) + len(tc.Name) + len(tc.Arguments) + 64)
+		}
+	}
+	return n
+}
+
+func (rc *resultCache) get(key string, now time.Time) (*Result, bool) {
+	rc.init()
+	v, ok := rc.c.GetIfPresent(key)
+	if !ok {
+		return nil, false
+	}
+	if !now.Before(v.expires) {
+		rc.c.Invalidate(key)
+		return nil, false
+	}
+	r := v.res
+	if r.Response != nil {
+		resp := *r.Response
+		r.Response = &resp
+	}
+	r.Cached = true
+	r.Attempts, r.Fallbacks, r.Waited, r.Cost = 0, 0, 0, 0
+	return &r, true
+}
+
+func (rc *resultCache) put(key string, r *Result, expires time.Time) {
+	rc.init()
+	cp := *r
+	if cp.Response != nil {
+		resp := *cp.Response
+		cp.Response = &resp
+	}
+	rc.c.Set(key, &cachedResult{res: cp, expires: expires})
+}

@@ -1,0 +1,120 @@
+package resilience
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/llmguard/llmguard/provider"
+)
+
+// engineStream is the Stream the engine returns: it replays the first chunk,
+// then arms the idle timeout around every Recv. A mid-stream failure counts
+// against the target's breaker and is marked AfterFirstToken. Like every
+// provider.Stream it is not safe for concurrent use, except Close.
+type engineStream struct {
+	s       provider.Stream
+	actx    context.Context
+	cancel  context.CancelCauseFunc
+	release func()
+	onClose []func()
+	idle    time.Duration
+	e       *Engine
+	t       *targetPlan
+
+	first    provider.Chunk
+	hasFirst bool
+	eof      bool
+	timer    *time.Timer
+	err      error
+	once     sync.Once
+}
+
+func (s *engineStream) Recv() (provider.Chunk, error) {
+	if s.hasFirst {
+		s.hasFirst = false
+		return s.first, nil
+	}
+	if s.err != nil {
+		return provider.Chunk{}, s.err
+	}
+	if s.eof {
+		s.err = io.EOF
+		s.finish()
+		return provider.Chunk{}, io.EOF
+	}
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.idle, func() { s.cancel(errIdleTimeout) })
+	} else {
+		s.timer.Reset(s.idle)
+	}
+	c, err := s.s.Recv()
+	stopped := s.timer.Stop()
+	if err == nil {
+		return c, nil
+	}
+	if err == io.EOF {
+		s.err = io.EOF
+		s.finish()
+		return provider.Chunk{}, io.EOF
+	}
+	var pe *provider.Error
+	if !stopped && context.Cause(s.actx) == errIdleTimeout {
+		pe = timeoutError(s.t, "stream idle for "+s.idle.String()+" after its first token", true)
+	} else {
+		cp := *asProviderError(s.t, err)
+		cp.AfterFirstToken = true
+		pe = &cp
+	}
+	s.err = pe
+	if s.actx.Err() == nil || context.Cause(s.actx) == errIdleTimeout {
+		// Not the caller going away: the target broke mid-stream.
+		s.e.failed(nil, s.t, ticket{}, pe)
+	}
+	s.finish()
+	return provider.Chunk{}, pe
+}
+
+// finish releases the attempt's resources once.
+func (s *engineStream) finish() { s.once.Do(s.doFinish) }
+
+func (s *engineStream) doFinish() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	_ = s.s.Close()
+	s.cancel(context.Canceled)
+	s.release()
+	for _, f := range s.onClose {
+		f()
+	}
+}
+
+// Close releases the stream; it may be called at any time, more than once,
+// also while another goroutine is in Recv.
+func (s *engineStream) Close() error {
+	s.finish()
+	return nil
+}
+
+func (s *engineStream) RequestID() string { return s.s.RequestID() }
+
+// staticStream streams a static fallback answer as one chunk.
+type staticStream struct {
+	resp *provider.Response
+	done bool
+}
+
+func newStaticStream(r *provider.Response) *staticStream { return &staticStream{resp: r} }
+
+func (s *staticStream) Recv() (provider.Chunk, error) {
+	if s.done {
+		return provider.Chunk{}, io.EOF
+	}
+	s.done = true
+	return provider.Chunk{Text: s.resp.Text, FinishReason: provider.FinishStop, Model: s.resp.Model}, nil
+}
+
+func (s *staticStream) Close() error      { s.done = true; return nil }
+func (s *staticStream) RequestID() string { return "" }

@@ -1,0 +1,629 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state"
+)
+
+// callState is one call's walk over its route. Fields written by hedged
+// attempts (attempts, total, retryAt) are guarded by mu.
+type callState struct {
+	e        *Engine
+	rp       *routePlan
+	c        *Call
+	timeout  time.Duration
+	deadline time.Time // on the engine's clock
+
+	mu        sync.Mutex
+	attempts  []AttemptError
+	skipped   []Skip
+	total     int
+	fallbacks int
+	waited    time.Duration
+	retryAt   time.Time
+	lastErr   error // the RouteError once the walk failed
+}
+
+func (e *Engine) newCallState(rp *routePlan, c *Call) *callState {
+	timeout := rp.timeout
+	if c.Timeout > 0 {
+		timeout = c.Timeout
+	}
+	return &callState{e: e, rp: rp, c: c, timeout: timeout, deadline: e.now().Add(timeout)}
+}
+
+func (cs *callState) emit(ev Event) {
+	if cs.e.onEvent == nil && cs.c.OnEvent == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = cs.e.now()
+	}
+	ev.Route = cs.rp.name
+	if cs.e.onEvent != nil {
+		cs.e.onEvent(ev)
+	}
+	if cs.c.OnEvent != nil {
+		cs.c.OnEvent(ev)
+	}
+}
+
+func (cs *callState) left() time.Duration { return cs.deadline.Sub(cs.e.now()) }
+
+func (cs *callState) noteRetryAt(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	cs.mu.Lock()
+	if cs.retryAt.IsZero() || t.Before(cs.retryAt) {
+		cs.retryAt = t
+	}
+	cs.mu.Unlock()
+}
+
+func (cs *callState) skip(t *targetPlan, reason string) {
+	cs.mu.Lock()
+	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: reason})
+	cs.mu.Unlock()
+	cs.emit(Event{Kind: EventSkip, Target: t.name, Reason: reason})
+}
+
+// outcome is a successful attempt: a response, or a stream whose first chunk arrived.
+type outcome struct {
+	resp   *provider.Response
+	stream *engineStream
+}
+
+// ticket records what admission granted, for the outcome report.
+type ticket struct {
+	keyProbe, targetProbe bool
+}
+
+// fallbackOK says whether, after failure pe on from, the call may move to to.
+// stop means no later target can be eligible either.
+func (cs *callState) fallbackOK(pe *provider.Error, from, to *targetPlan) (ok, stop bool, reason string) {
+	v := &pe.Verdict
+	switch v.Class {
+	case classify.InvalidRequest:
+		return false, true, "invalid_request never falls back"
+	case classify.ContextLengthExceeded:
+		if to.window == 0 {
+			return false, false, "context window unknown"
+		}
+		if from.window != 0 && to.window <= from.window {
+			return false, false, fmt.Sprintf("context window %d not larger than %d", to.window, from.window)
+		}
+		return true, false, ""
+	case classify.ContentFiltered:
+		if !cs.rp.fallbackOnFilter {
+			return false, true, "content_filtered: route does not fall back"
+		}
+		return true, false, ""
+	}
+	if pe.AfterFirstToken {
+		return false, true, "stream failed after its first token"
+	}
+	if !v.Fallback {
+		return false, true, string(v.Class) + " does not fall back"
+	}
+	return true, false, ""
+}
+
+// fail builds the call's RouteError.
+func (cs *callState) fail(sentinel error) error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if sentinel == ErrExhausted && len(cs.attempts) == 0 {
+		sentinel = ErrNoTarget
+	}
+	err := &RouteError{Route: cs.rp.name, Err: sentinel, Attempts: cs.attempts, Skipped: cs.skipped, RetryAt: cs.retryAt}
+	cs.lastErr = err
+	cs.emit(Event{Kind: EventGiveUp, Err: err})
+	return err
+}
+
+// walk runs the route: attempts, retries, fallbacks. For streams ctx is the
+// caller's (the deadline is enforced by per-attempt timers, so the returned
+// stream can outlive it); for Chat it carries the deadline.
+func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPlan, error) {
+	rp := cs.rp
+	var last *provider.Error
+	var lastT *targetPlan
+	for i := 0; i < len(rp.targets); i++ {
+		t := rp.targets[i]
+		if last != nil {
+			ok, stop, why := cs.fallbackOK(last, lastT, t)
+			if !ok {
+				cs.skip(t, why)
+				if stop {
+					return outcome{}, nil, cs.fail(ErrRejected)
+				}
+				continue
+			}
+		}
+		out, winner, pe, done := cs.onTarget(ctx, stream, i, last != nil)
+		if pe == nil && winner != nil {
+			return out, winner, nil
+		}
+		if pe != nil {
+			last, lastT = pe, t
+		}
+		if done != nil {
+			return outcome{}, nil, cs.fail(done)
+		}
+	}
+	if ctx.Err() != nil || cs.left() <= 0 {
+		return outcome{}, nil, cs.fail(ErrDeadline)
+	}
+	if last != nil && (last.Verdict.Class == classify.InvalidRequest) {
+		return outcome{}, nil, cs.fail(ErrRejected)
+	}
+	return outcome{}, nil, cs.fail(ErrExhausted)
+}
+
+// onTarget runs the attempts on target i. It returns the winning outcome and
+// target, or the last failure on this target (nil when it was skipped), and
+// done != nil when the whole call must stop with that sentinel.
+func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack bool) (out outcome, winner *targetPlan, last *provider.Error, done error) {
+	rp, e := cs.rp, cs.e
+	t := rp.targets[i]
+	t.rt.active.Add(1)
+	defer t.rt.active.Add(-1)
+	for n := 1; ; n++ {
+		if ctx.Err() != nil || cs.left() <= 0 {
+			return outcome{}, nil, last, ErrDeadline
+		}
+		cs.mu.Lock()
+		full := cs.total >= rp.maxTotal
+		cs.mu.Unlock()
+		if full {
+			cs.skip(t, "max_total_attempts reached")
+			return outcome{}, nil, last, ErrExhausted
+		}
+		tk, reason := e.admit(ctx, cs, t)
+		if reason != "" {
+			cs.skip(t, reason)
+			return outcome{}, nil, last, nil
+		}
+		if n == 1 && fellBack {
+			cs.mu.Lock()
+			cs.fallbacks++
+			cs.mu.Unlock()
+			t.rt.fallbacks.Add(1)
+			cs.emit(Event{Kind: EventFallback, Target: t.name, Verdict: verdictOf(last)})
+		}
+		var pe *provider.Error
+		var skipReason string
+		if n == 1 && rp.hedgeAfter > 0 && i+1 < len(rp.targets) {
+			out, winner, pe, skipReason = cs.hedged(ctx, stream, i, tk)
+		} else {
+			if n > 1 {
+				t.rt.retrying.Add(1)
+			}
+			out, pe, skipReason = cs.attempt(ctx, stream, t, tk, n)
+			if n > 1 {
+				t.rt.retrying.Add(-1)
+			}
+			winner = t
+		}
+		if skipReason != "" {
+			cs.skip(t, skipReason)
+			return outcome{}, nil, last, nil
+		}
+		if pe == nil {
+			return out, winner, nil, nil
+		}
+		last = pe
+		if ctx.Err() != nil || cs.left() <= 0 {
+			return outcome{}, nil, last, ErrDeadline
+		}
+		v := &pe.Verdict
+		// Decide whether to retry on this target.
+		if !v.Retryable || v.Class == classify.Timeout || pe.AfterFirstToken {
+			cs.noteRetryAt(retryAtOf(e.now(), v))
+			return outcome{}, nil, last, nil
+		}
+		if n >= t.retry.maxAttempts {
+			cs.noteRetryAt(retryAtOf(e.now(), v))
+			return outcome{}, nil, last, nil
+		}
+		if v.Wait > t.retry.maxWait {
+			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.skip(t, fmt.Sprintf("server asked to wait %s, more than max_wait %s", v.Wait, t.retry.maxWait))
+			return outcome{}, nil, last, nil
+		}
+		if !budgetAllows(t) {
+			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.skip(t, "retry budget exhausted")
+			return outcome{}, nil, last, nil
+		}
+		d := e.jitter(n, t.retry, v.Wait)
+		if d >= cs.left() {
+			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.skip(t, fmt.Sprintf("wait %s does not fit the time left", d.Round(time.Millisecond)))
+			return outcome{}, nil, last, nil
+		}
+		t.rt.retries.Add(1)
+		cs.emit(Event{Kind: EventRetry, Target: t.name, Attempt: n + 1, MaxAttempts: t.retry.maxAttempts, Verdict: v, Wait: d})
+		if err := e.sleep(ctx, d); err != nil {
+			return outcome{}, nil, last, ErrDeadline
+		}
+		cs.mu.Lock()
+		cs.waited += d
+		cs.mu.Unlock()
+	}
+}
+
+func verdictOf(pe *provider.Error) *classify.Verdict {
+	if pe == nil {
+		return nil
+	}
+	v := pe.Verdict
+	return &v
+}
+
+// retryAtOf is when the server said to come back: a quota reset, or now+Wait.
+func retryAtOf(now time.Time, v *classify.Verdict) time.Time {
+	if !v.Until.IsZero() {
+		return v.Until
+	}
+	if v.Wait > 0 {
+		return now.Add(v.Wait)
+	}
+	return time.Time{}
+}
+
+// budgetAllows reports whether t's retry budget admits one more retry: the
+// retries in flight stay below max(min_retry_concurrency, budget × active calls).
+func budgetAllows(t *targetPlan) bool {
+	allowed := int64(t.retry.budget * float64(t.rt.active.Load()))
+	allowed = max(allowed, int64(t.retry.minConcurrency))
+	return t.rt.retrying.Load() < allowed
+}
+
+// attempt makes one upstream attempt on t: concurrency slot, timeouts, the
+// adapter call, breaker and statistics. skip != "" means no attempt was made
+// (the admission ticket has been returned).
+func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk ticket, n int) (out outcome, pe *provider.Error, skip string) {
+	e, rp := cs.e, cs.rp
+	release := func() {}
+	if t.rt.sem != nil {
+		wait := min(rp.queueTimeout, cs.left())
+		qctx, cancel := context.WithTimeout(ctx, wait)
+		err := t.rt.sem.Acquire(qctx, 1)
+		cancel()
+		if err != nil {
+			e.release(t, tk)
+			return outcome{}, nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
+		}
+		release = func() { t.rt.sem.Release(1) }
+	}
+	cs.mu.Lock()
+	cs.total++
+	cs.mu.Unlock()
+	cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
+	req := cs.c.Request
+	if req.Model != t.model || req.Stream != stream {
+		cp := *req
+		cp.Model = t.model
+		cp.Stream = stream
+		req = &cp
+	}
+	if stream {
+		out, pe = cs.streamAttempt(ctx, t, req, release)
+	} else {
+		out, pe = cs.chatAttempt(ctx, t, req)
+		release()
+	}
+	if pe == nil {
+		e.succeeded(cs, t, tk)
+		cs.emit(Event{Kind: EventSuccess, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
+		return out, nil, ""
+	}
+	cs.mu.Lock()
+	cs.attempts = append(cs.attempts, AttemptError{Target: t.name, Err: pe})
+	cs.mu.Unlock()
+	v := pe.Verdict
+	cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe})
+	if ctx.Err() != nil && !errors.Is(pe, context.DeadlineExceeded) && pe.Verdict.Class != classify.Timeout {
+		// The caller went away: that says nothing about the target.
+		e.release(t, tk)
+		return outcome{}, pe, ""
+	}
+	e.failed(cs, t, tk, pe)
+	return outcome{}, pe, ""
+}
+
+// Attempt timeout causes.
+var (
+	errHeaderTimeout     = errors.New("header timeout")
+	errFirstTokenTimeout = errors.New("first-token timeout")
+	errIdleTimeout       = errors.New("idle timeout")
+)
+
+func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request) (outcome, *provider.Error) {
+	limit := min(cs.rp.headerTimeout, cs.left())
+	actx, cancel := context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
+	defer cancel()
+	resp, err := t.adapter.Chat(actx, req)
+	if err == nil && resp != nil {
+		return outcome{resp: resp}, nil
+	}
+	if err == nil {
+		err = errors.New("adapter returned no response and no error")
+	}
+	if context.Cause(actx) == errHeaderTimeout && ctx.Err() == nil {
+		return outcome{}, timeoutError(t, fmt.Sprintf("no response within %s", limit.Round(time.Millisecond)), false)
+	}
+	return outcome{}, asProviderError(t, err)
+}
+
+func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *provider.Request, release func()) (outcome, *provider.Error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	limit := min(cs.rp.headerTimeout, cs.left())
+	timer := time.AfterFunc(limit, func() { cancel(errHeaderTimeout) })
+	s, err := t.adapter.Stream(actx, req)
+	timer.Stop()
+	fail := func(err error, cause error, what string) (outcome, *provider.Error) {
+		var pe *provider.Error
+		if context.Cause(actx) == cause && ctx.Err() == nil {
+			pe = timeoutError(t, what, false)
+		} else {
+			pe = asProviderError(t, err)
+		}
+		cancel(context.Canceled)
+		release()
+		return outcome{}, pe
+	}
+	if err != nil || s == nil {
+		if err == nil {
+			err = errors.New("adapter returned no stream and no error")
+		}
+		return fail(err, errHeaderTimeout, fmt.Sprintf("no response headers within %s", limit.Round(time.Millisecond)))
+	}
+	limit = min(cs.rp.firstTokenTimeout, cs.left())
+	timer = time.AfterFunc(limit, func() { cancel(errFirstTokenTimeout) })
+	first, err := s.Recv()
+	timer.Stop()
+	if err != nil && err != io.EOF {
+		s.Close()
+		return fail(err, errFirstTokenTimeout, fmt.Sprintf("no first token within %s", limit.Round(time.Millisecond)))
+	}
+	es := &engineStream{
+		s: s, actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
+		e: cs.e, t: t, first: first, hasFirst: err == nil, eof: err == io.EOF,
+	}
+	return outcome{stream: es}, nil
+}
+
+// admit asks both breakers (the provider key's, then the target's) whether
+// a call may go to t. reason != "" means no.
+func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan) (ticket, string) {
+	now := e.now()
+	var tk ticket
+	kk, tkey := keyKey(t.provider), targetKey(t.name)
+	kb, err := e.store.Breaker(ctx, kk)
+	if err != nil {
+		return tk, "state store: " + err.Error()
+	}
+	if !breakerQuiet(&kb, now) {
+		var ok bool
+		var reason string
+		from := breakerState(&kb)
+		after, err := e.store.UpdateBreaker(ctx, kk, func(b *state.Breaker) bool {
+			var changed bool
+			ok, tk.keyProbe, changed, reason = breakerAllow(b, t.breaker, now)
+			return changed
+		})
+		if err != nil {
+			return tk, "state store: " + err.Error()
+		}
+		cs.breakerEvent(t.name, from, breakerState(&after), "key "+t.provider)
+		if !ok {
+			return tk, "key " + t.provider + ": " + reason
+		}
+	}
+	tb, err := e.store.Breaker(ctx, tkey)
+	if err != nil {
+		e.release(t, tk)
+		return ticket{}, "state store: " + err.Error()
+	}
+	if !breakerQuiet(&tb, now) {
+		var ok bool
+		var reason string
+		from := breakerState(&tb)
+		after, err := e.store.UpdateBreaker(ctx, tkey, func(b *state.Breaker) bool {
+			var changed bool
+			ok, tk.targetProbe, changed, reason = breakerAllow(b, t.breaker, now)
+			return changed
+		})
+		if err == nil {
+			cs.breakerEvent(t.name, from, breakerState(&after), "")
+		}
+		if err != nil || !ok {
+			e.release(t, ticket{keyProbe: tk.keyProbe})
+			if err != nil {
+				return ticket{}, "state store: " + err.Error()
+			}
+			return ticket{}, reason
+		}
+	}
+	return tk, ""
+}
+
+func (cs *callState) breakerEvent(target, from, to, reason string) {
+	if from != to {
+		cs.emit(Event{Kind: EventBreaker, Target: target, From: from, To: to, Reason: reason})
+	}
+}
+
+// storeCtx is the context for breaker updates after an attempt: the
+// outcome must be recorded even when the caller has gone.
+func storeCtx() context.Context { return context.Background() }
+
+// release returns half-open probe slots without an outcome.
+func (e *Engine) release(t *targetPlan, tk ticket) {
+	ctx := storeCtx()
+	if tk.keyProbe {
+		_, _ = e.store.UpdateBreaker(ctx, keyKey(t.provider), breakerRelease)
+	}
+	if tk.targetProbe {
+		_, _ = e.store.UpdateBreaker(ctx, targetKey(t.name), breakerRelease)
+	}
+}
+
+// succeeded records a success on t's breakers. The common case (both closed,
+// no failures counted, no ratio window) reads and writes nothing else.
+func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
+	t.rt.successes.Add(1)
+	ctx := storeCtx()
+	now := e.now()
+	update := func(key, label string, probe bool) {
+		if !probe && t.breaker.ratio == 0 {
+			b, err := e.store.Breaker(ctx, key)
+			if err != nil || (b.Failures == 0 && breakerState(&b) == state.Closed) {
+				return
+			}
+		}
+		var from, to string
+		_, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
+			from = breakerState(b)
+			ch := breakerSuccess(b, t.breaker, now)
+			to = breakerState(b)
+			return ch
+		})
+		if err == nil && cs != nil {
+			cs.breakerEvent(t.name, from, to, label)
+		}
+	}
+	if tk.keyProbe {
+		update(keyKey(t.provider), "key "+t.provider, true)
+	}
+	update(targetKey(t.name), "", tk.targetProbe)
+}
+
+// failed records a failure on the breaker its scope names.
+func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Error) {
+	v := &pe.Verdict
+	now := e.now()
+	t.rt.failures.Add(1)
+	t.rt.mu.Lock()
+	t.rt.lastErr, t.rt.lastFailed = pe.Error(), now
+	t.rt.mu.Unlock()
+	ctx := storeCtx()
+	apply := func(key, label string, fn func(b *state.Breaker) bool) {
+		var from, to string
+		_, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
+			from = breakerState(b)
+			ch := fn(b)
+			to = breakerState(b)
+			return ch
+		})
+		if err != nil {
+			e.log.Warn("llmguard: breaker update failed", "key", key, "err", err)
+			return
+		}
+		if cs != nil {
+			cs.breakerEvent(t.name, from, to, label)
+		}
+	}
+	kk, tkey := keyKey(t.provider), targetKey(t.name)
+	keyLabel := "key " + t.provider
+	reason := pe.Error()
+	switch {
+	case v.Class == classify.RateLimited:
+		// A rate-limit wait is a cooldown, not ill health.
+		if tk.keyProbe || tk.targetProbe {
+			e.release(t, tk)
+		}
+		if v.Wait > 0 {
+			key := tkey
+			if v.Scope == classify.ScopeKey {
+				key = kk
+			}
+			until := now.Add(v.Wait)
+			apply(key, keyLabel, func(b *state.Breaker) bool { return breakerCooldown(b, until) })
+		}
+	case v.Scope == classify.ScopeKey:
+		until := v.Until
+		if !until.After(now) {
+			until = now.Add(t.breaker.cooldown)
+		}
+		if tk.targetProbe {
+			apply(tkey, "", breakerRelease)
+		}
+		apply(kk, keyLabel, func(b *state.Breaker) bool { return breakerOpenUntil(b, until, reason) })
+	case v.Scope == classify.ScopeProvider:
+		if tk.targetProbe {
+			apply(tkey, "", breakerRelease)
+		}
+		apply(kk, keyLabel, func(b *state.Breaker) bool { return breakerFailure(b, t.breaker, now, reason) })
+	case v.Scope == classify.ScopeModel:
+		if tk.keyProbe {
+			apply(kk, keyLabel, breakerRelease)
+		}
+		apply(tkey, "", func(b *state.Breaker) bool { return breakerFailure(b, t.breaker, now, reason) })
+	default: // request scope (or unknown): the target is healthy
+		e.release(t, tk)
+	}
+}
+
+// static returns the route's labelled canned answer for the call, or nil.
+func (cs *callState) static() *Result {
+	m := cs.rp.static
+	if len(m) == 0 {
+		return nil
+	}
+	prompt := strings.ToLower(strings.TrimSpace(lastUserText(cs.c.Request)))
+	answer, ok := m[prompt]
+	if !ok {
+		for k, v := range m {
+			if strings.ToLower(strings.TrimSpace(k)) == prompt {
+				answer, ok = v, true
+				break
+			}
+		}
+	}
+	if !ok {
+		answer, ok = m["*"]
+	}
+	if !ok {
+		return nil
+	}
+	cs.emit(Event{Kind: EventSuccess, Target: "static", Reason: "static fallback", Err: cs.lastErr})
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return &Result{
+		Response: &provider.Response{Provider: "static", Model: "static", Text: answer, FinishReason: provider.FinishStop},
+		Target:   "static", Static: true, Attempts: cs.total, Fallbacks: cs.fallbacks, Waited: cs.waited,
+	}
+}
+
+func lastUserText(req *provider.Request) string {
+	if req == nil {
+		return ""
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != provider.RoleUser {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range m.Content {
+			if p.Type == provider.PartText {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
