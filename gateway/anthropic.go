@@ -1,0 +1,487 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/llmguard/llmguard/provider"
+)
+
+// ---- Anthropic request decoding ----
+
+type anMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type anTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// decodeAnthropic decodes an Anthropic Messages request body. Top-level
+// fields the canonical request lacks (thinking, top_k, unknown fields) go to
+// Request.Extra; block fields (cache_control, citations) to Part.Extra. A
+// system prompt given as blocks, and tools or tool_choice with more than the
+// canonical form holds, are also kept verbatim in Extra so a same-dialect
+// target receives them unchanged.
+func decodeAnthropic(body []byte) (*inbound, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, badRequest("request body is not a JSON object: %v", err)
+	}
+	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
+	r := in.req
+	for k, v := range top {
+		var err error
+		switch k {
+		case "model":
+			err = json.Unmarshal(v, &in.model)
+		case "messages":
+			err = decodeANMessages(v, r)
+		case "system":
+			err = decodeANSystem(v, r)
+		case "max_tokens":
+			err = json.Unmarshal(v, &r.MaxTokens)
+		case "temperature":
+			err = json.Unmarshal(v, &r.Temperature)
+		case "top_p":
+			err = json.Unmarshal(v, &r.TopP)
+		case "stop_sequences":
+			r.Stop, err = stringOrList(v)
+		case "stream":
+			err = json.Unmarshal(v, &r.Stream)
+		case "metadata":
+			var md map[string]any
+			if err = json.Unmarshal(v, &md); err == nil && len(md) > 0 {
+				r.Metadata = make(map[string]string, len(md))
+				for mk, mv := range md {
+					if s, ok := mv.(string); ok {
+						r.Metadata[mk] = s
+					}
+				}
+			}
+		case "tools":
+			err = decodeANTools(v, r)
+		case "tool_choice":
+			err = decodeANToolChoice(v, r)
+		case "fallbacks", "models":
+			var l []string
+			l, err = stringOrList(v)
+			in.fallbacks = append(in.fallbacks, l...)
+		default:
+			setExtra(&r.Extra, k, v)
+		}
+		if err != nil {
+			return nil, badRequest("invalid %q: %v", k, err)
+		}
+	}
+	if in.model == "" {
+		return nil, badRequest("missing \"model\"")
+	}
+	if len(r.Messages) == 0 {
+		return nil, badRequest("missing \"messages\"")
+	}
+	return in, nil
+}
+
+func decodeANSystem(v json.RawMessage, r *provider.Request) error {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil
+	}
+	if v[0] == '"' {
+		return json.Unmarshal(v, &r.System)
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(v, &blocks); err != nil {
+		return err
+	}
+	for _, bl := range blocks {
+		if bl.Type != "text" {
+			continue
+		}
+		if r.System != "" {
+			r.System += "\n\n"
+		}
+		r.System += bl.Text
+	}
+	setExtra(&r.Extra, "system", v) // cache_control survives same-dialect
+	return nil
+}
+
+func decodeANMessages(v json.RawMessage, r *provider.Request) error {
+	var msgs []anMessage
+	if err := json.Unmarshal(v, &msgs); err != nil {
+		return err
+	}
+	r.Messages = make([]provider.Message, 0, len(msgs))
+	for i, m := range msgs {
+		if m.Role != provider.RoleUser && m.Role != provider.RoleAssistant {
+			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+		parts, err := decodeANContent(m.Content)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		// Tool results in a user turn become a tool message (first, as
+		// Anthropic requires them first), the rest a user message.
+		var results, rest []provider.Part
+		for _, p := range parts {
+			if p.Type == provider.PartToolResult {
+				results = append(results, p)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		if len(results) > 0 {
+			r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: results})
+			if len(rest) > 0 {
+				r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: rest})
+			}
+			continue
+		}
+		r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts})
+	}
+	return nil
+}
+
+// decodeANContent decodes a string or an array of content blocks.
+func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, err
+		}
+		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
+	}
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		return nil, err
+	}
+	parts := make([]provider.Part, 0, len(raw))
+	for _, obj := range raw {
+		var typ string
+		_ = json.Unmarshal(obj["type"], &typ)
+		delete(obj, "type")
+		p := provider.Part{Type: typ}
+		var err error
+		switch typ {
+		case "text":
+			err = json.Unmarshal(obj["text"], &p.Text)
+			delete(obj, "text")
+		case "image":
+			var src struct {
+				Type      string `json:"type"`
+				MediaType string `json:"media_type"`
+				Data      string `json:"data"`
+				URL       string `json:"url"`
+			}
+			if err = json.Unmarshal(obj["source"], &src); err == nil && (src.Type == "base64" || src.Type == "url") {
+				p.Type = provider.PartImage
+				p.Image = &provider.Image{URL: src.URL, MediaType: src.MediaType, Data: src.Data}
+				delete(obj, "source")
+			}
+		case "tool_use":
+			tc := &provider.ToolCall{}
+			_ = json.Unmarshal(obj["id"], &tc.ID)
+			_ = json.Unmarshal(obj["name"], &tc.Name)
+			tc.Arguments = append(json.RawMessage(nil), bytes.TrimSpace(obj["input"])...)
+			if len(tc.Arguments) == 0 {
+				tc.Arguments = json.RawMessage(`{}`)
+			}
+			delete(obj, "id")
+			delete(obj, "name")
+			delete(obj, "input")
+			p.Type, p.ToolCall = provider.PartToolCall, tc
+		case "tool_result":
+			tr := &provider.ToolResult{}
+			_ = json.Unmarshal(obj["tool_use_id"], &tr.CallID)
+			_ = json.Unmarshal(obj["is_error"], &tr.IsError)
+			var inner []provider.Part
+			if inner, err = decodeANContent(obj["content"]); err == nil {
+				texts := 0
+				for _, ip := range inner {
+					if ip.Type == provider.PartText {
+						tr.Content += ip.Text
+						texts++
+					}
+				}
+				delete(obj, "tool_use_id")
+				delete(obj, "is_error")
+				if texts == len(inner) {
+					delete(obj, "content") // else keep the rich content verbatim
+				}
+			}
+			p.Type, p.ToolResult = provider.PartToolResult, tr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s block: %w", typ, err)
+		}
+		if len(obj) > 0 {
+			p.Extra = obj
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+func decodeANTools(v json.RawMessage, r *provider.Request) error {
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		return err
+	}
+	lossy := false
+	for _, obj := range raw {
+		var t anTool
+		_ = json.Unmarshal(obj["type"], &t.Type)
+		if t.Type != "" && t.Type != "custom" {
+			lossy = true // a server tool (web_search, bash, ...)
+			continue
+		}
+		_ = json.Unmarshal(obj["name"], &t.Name)
+		_ = json.Unmarshal(obj["description"], &t.Description)
+		t.InputSchema = obj["input_schema"]
+		for k := range obj {
+			switch k {
+			case "type", "name", "description", "input_schema":
+			default:
+				lossy = true // cache_control and friends
+			}
+		}
+		r.Tools = append(r.Tools, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	if lossy {
+		setExtra(&r.Extra, "tools", v)
+	}
+	return nil
+}
+
+func decodeANToolChoice(v json.RawMessage, r *provider.Request) error {
+	var tc map[string]json.RawMessage
+	if err := json.Unmarshal(v, &tc); err != nil || tc == nil {
+		return err
+	}
+	var typ, name string
+	_ = json.Unmarshal(tc["type"], &typ)
+	_ = json.Unmarshal(tc["name"], &name)
+	switch typ {
+	case "auto", "none":
+		r.ToolChoice = &provider.ToolChoice{Mode: typ}
+	case "any":
+		r.ToolChoice = &provider.ToolChoice{Mode: "required"}
+	case "tool":
+		r.ToolChoice = &provider.ToolChoice{Mode: "tool", Name: name}
+	default:
+		return fmt.Errorf("unknown tool_choice type %q", typ)
+	}
+	if len(tc) > 2 || (len(tc) == 2 && name == "") {
+		setExtra(&r.Extra, "tool_choice", v) // disable_parallel_tool_use
+	}
+	return nil
+}
+
+// ---- Anthropic response encoding ----
+
+func anStopReason(f string) string {
+	switch f {
+	case provider.FinishStop, "":
+		return "end_turn"
+	case provider.FinishLength:
+		return "max_tokens"
+	case provider.FinishToolCalls:
+		return "tool_use"
+	case provider.FinishFiltered:
+		return "refusal"
+	}
+	return f
+}
+
+// appendAnthropicResponse appends res as an Anthropic message object.
+func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"type":"message","role":"assistant","model":`...)
+	b = appendString(b, res.Model)
+	b = append(b, `,"content":[`...)
+	n := 0
+	if res.Text != "" {
+		b = append(b, `{"type":"text","text":`...)
+		b = appendString(b, res.Text)
+		b = append(b, '}')
+		n++
+	}
+	for _, tc := range res.ToolCalls {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"type":"tool_use","id":`...)
+		b = appendString(b, tc.ID)
+		b = append(b, `,"name":`...)
+		b = appendString(b, tc.Name)
+		b = append(b, `,"input":`...)
+		b = appendObject(b, tc.Arguments)
+		b = append(b, '}')
+	}
+	b = append(b, `],"stop_reason":`...)
+	b = appendString(b, anStopReason(res.FinishReason))
+	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
+	b = appendInt(b, res.Usage.InputTokens)
+	b = append(b, `,"output_tokens":`...)
+	b = appendInt(b, res.Usage.OutputTokens)
+	return append(b, `}}`...)
+}
+
+// ---- Anthropic stream encoding ----
+
+// anStream writes canonical chunks as the Anthropic event sequence.
+type anStream struct {
+	w         eventWriter
+	buf       []byte
+	id, model string
+	next      int         // index of the next content block
+	open      int         // index of the open block, -1 when none
+	openText  bool        // the open block is a text block
+	tools     map[int]int // tool-call index -> block index
+	inTokens  int         // input tokens known at start
+	started   bool
+}
+
+func (s *anStream) emit(name string, b []byte) error {
+	s.buf = b
+	return s.w.Event(name, b)
+}
+
+// start writes message_start and a ping.
+func (s *anStream) start(model string, u *provider.Usage) error {
+	s.model, s.open, s.started = model, -1, true
+	if u != nil {
+		s.inTokens = u.InputTokens
+	}
+	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
+	b = appendString(b, s.id)
+	b = append(b, `,"type":"message","role":"assistant","model":`...)
+	b = appendString(b, model)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
+	b = appendInt(b, s.inTokens)
+	b = append(b, `,"output_tokens":0}}}`...)
+	if err := s.emit("message_start", b); err != nil {
+		return err
+	}
+	return s.emit("ping", append(s.buf[:0], `{"type":"ping"}`...))
+}
+
+func (s *anStream) closeBlock() error {
+	if s.open < 0 {
+		return nil
+	}
+	b := append(s.buf[:0], `{"type":"content_block_stop","index":`...)
+	b = appendInt(b, s.open)
+	b = append(b, '}')
+	s.open = -1
+	return s.emit("content_block_stop", b)
+}
+
+func (s *anStream) delta(index int, kind, field, text string) error {
+	b := append(s.buf[:0], `{"type":"content_block_delta","index":`...)
+	b = appendInt(b, index)
+	b = append(b, `,"delta":{"type":"`...)
+	b = append(b, kind...)
+	b = append(b, `","`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = appendString(b, text)
+	b = append(b, `}}`...)
+	return s.emit("content_block_delta", b)
+}
+
+// chunk writes the content of c.
+func (s *anStream) chunk(c *provider.Chunk) error {
+	if c.Text != "" {
+		if s.open < 0 || !s.openText {
+			if err := s.closeBlock(); err != nil {
+				return err
+			}
+			s.open, s.openText = s.next, true
+			s.next++
+			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
+			b = appendInt(b, s.open)
+			b = append(b, `,"content_block":{"type":"text","text":""}}`...)
+			if err := s.emit("content_block_start", b); err != nil {
+				return err
+			}
+		}
+		if err := s.delta(s.open, "text_delta", "text", c.Text); err != nil {
+			return err
+		}
+	}
+	if tc := c.ToolCall; tc != nil {
+		idx, ok := s.tools[tc.Index]
+		if !ok {
+			if err := s.closeBlock(); err != nil {
+				return err
+			}
+			if s.tools == nil {
+				s.tools = make(map[int]int)
+			}
+			idx = s.next
+			s.next++
+			s.tools[tc.Index] = idx
+			s.open, s.openText = idx, false
+			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
+			b = appendInt(b, idx)
+			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
+			b = appendString(b, tc.ID)
+			b = append(b, `,"name":`...)
+			b = appendString(b, tc.Name)
+			b = append(b, `,"input":{}}}`...)
+			if err := s.emit("content_block_start", b); err != nil {
+				return err
+			}
+		}
+		if tc.Arguments != "" {
+			if err := s.delta(idx, "input_json_delta", "partial_json", tc.Arguments); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// finish closes the open block and writes message_delta and message_stop.
+func (s *anStream) finish(reason string, u provider.Usage) error {
+	if err := s.closeBlock(); err != nil {
+		return err
+	}
+	in := u.InputTokens
+	if in == 0 {
+		in = s.inTokens
+	}
+	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
+	b = appendString(b, anStopReason(reason))
+	b = append(b, `,"stop_sequence":null},"usage":{"input_tokens":`...)
+	b = appendInt(b, in)
+	b = append(b, `,"output_tokens":`...)
+	b = appendInt(b, u.OutputTokens)
+	b = append(b, `}}`...)
+	if err := s.emit("message_delta", b); err != nil {
+		return err
+	}
+	return s.emit("message_stop", append(s.buf[:0], `{"type":"message_stop"}`...))
+}
+
+// fail writes an error event (the SDKs throw on it).
+func (s *anStream) fail(e *apiError) error {
+	return s.emit("error", appendAnthropicError(s.buf[:0], e))
+}

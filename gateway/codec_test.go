@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+func TestDecodeOpenAI(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want *inbound
+	}{
+		{
+			name: "plain",
+			body: `{"model":"default","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"max_tokens":20,"temperature":0.5,"stop":"END","stream":true,"stream_options":{"include_usage":true}}`,
+			want: &inbound{dialect: "openai", model: "default", includeUsage: true, req: &provider.Request{
+				System: "be brief", MaxTokens: 20, Temperature: ptr(0.5), Stop: []string{"END"}, Stream: true, Dialect: "openai",
+				Messages: []provider.Message{{Role: "user", Content: []provider.Part{{Type: "text", Text: "hi"}}}}}},
+		},
+		{
+			name: "tools, tool calls, tool results, images and unknown fields",
+			body: `{"model":"openai/gpt-4o","messages":[
+				{"role":"developer","content":[{"type":"text","text":"sys"}]},
+				{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA","detail":"high"}}]},
+				{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get","arguments":"{\"q\":1}"}},{"id":"call_2","type":"function","function":{"name":"put","arguments":""}}]},
+				{"role":"tool","tool_call_id":"call_1","content":"one"},
+				{"role":"tool","tool_call_id":"call_2","content":[{"type":"text","text":"two"}]}],
+				"tools":[{"type":"function","function":{"name":"get","description":"d","parameters":{"type":"object"}}}],
+				"tool_choice":{"type":"function","function":{"name":"get"}},
+				"response_format":{"type":"json_object"},"seed":7,"max_completion_tokens":99,
+				"fallbacks":["anthropic/claude"],"models":"groq/llama"}`,
+			want: &inbound{dialect: "openai", model: "openai/gpt-4o", fallbacks: []string{"anthropic/claude", "groq/llama"},
+				req: &provider.Request{System: "sys", MaxTokens: 99, Dialect: "openai",
+					Messages: []provider.Message{
+						{Role: "user", Content: []provider.Part{{Type: "text", Text: "look"},
+							{Type: "image", Image: &provider.Image{MediaType: "image/png", Data: "AAAA"}, Extra: map[string]json.RawMessage{"detail": raw(`"high"`)}}}},
+						{Role: "assistant", Content: []provider.Part{
+							{Type: "tool_call", ToolCall: &provider.ToolCall{ID: "call_1", Name: "get", Arguments: raw(`{"q":1}`)}},
+							{Type: "tool_call", ToolCall: &provider.ToolCall{ID: "call_2", Name: "put", Arguments: raw(`{}`)}}}},
+						{Role: "tool", Content: []provider.Part{
+							{Type: "tool_result", ToolResult: &provider.ToolResult{CallID: "call_1", Content: "one"}},
+							{Type: "tool_result", ToolResult: &provider.ToolResult{CallID: "call_2", Content: "two"}}}},
+					},
+					Tools:      []provider.Tool{{Name: "get", Description: "d", Parameters: raw(`{"type":"object"}`)}},
+					ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "get"},
+					Extra:      map[string]json.RawMessage{"response_format": raw(`{"type":"json_object"}`), "seed": raw(`7`)}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeOpenAI([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(inbound{})); d != "" {
+				t.Errorf("decodeOpenAI (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestDecodeAnthropic(t *testing.T) {
+	body := `{"model":"anthropic/claude-sonnet-4-5","max_tokens":1024,
+		"system":[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}],
+		"thinking":{"type":"enabled","budget_tokens":2000},"top_k":5,"x_unknown":true,
+		"metadata":{"user_id":"u1"},"stop_sequences":["STOP"],
+		"tools":[{"name":"get","description":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],
+		"tool_choice":{"type":"any","disable_parallel_tool_use":true},
+		"messages":[
+			{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}},{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"BBBB"}}]},
+			{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"tool_use","id":"toolu_1","name":"get","input":{"q":1}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"res"}],"is_error":true},{"type":"text","text":"go on"}]}],
+		"fallbacks":[]}`
+	got, err := decodeAnthropic([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &inbound{dialect: "anthropic", model: "anthropic/claude-sonnet-4-5", req: &provider.Request{
+		System: "sys", MaxTokens: 1024, Stop: []string{"STOP"}, Metadata: map[string]string{"user_id": "u1"}, Dialect: "anthropic",
+		Messages: []provider.Message{
+			{Role: "user", Content: []provider.Part{{Type: "text", Text: "hi", Extra: map[string]json.RawMessage{"cache_control": raw(`{"type":"ephemeral"}`)}},
+				{Type: "image", Image: &provider.Image{MediaType: "image/jpeg", Data: "BBBB"}}}},
+			{Role: "assistant", Content: []provider.Part{
+				{Type: "thinking", Extra: map[string]json.RawMessage{"thinking": raw(`"hmm"`), "signature": raw(`"sig"`)}},
+				{Type: "tool_call", ToolCall: &provider.ToolCall{ID: "toolu_1", Name: "get", Arguments: raw(`{"q":1}`)}}}},
+			{Role: "tool", Content: []provider.Part{{Type: "tool_result", ToolResult: &provider.ToolResult{CallID: "toolu_1", Content: "res", IsError: true}}}},
+			{Role: "user", Content: []provider.Part{{Type: "text", Text: "go on"}}},
+		},
+		Tools:      []provider.Tool{{Name: "get", Description: "d", Parameters: raw(`{"type":"object"}`)}},
+		ToolChoice: &provider.ToolChoice{Mode: "required"},
+		Extra: map[string]json.RawMessage{
+			"system":      raw(`[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}]`),
+			"thinking":    raw(`{"type":"enabled","budget_tokens":2000}`),
+			"top_k":       raw(`5`),
+			"x_unknown":   raw(`true`),
+			"tools":       raw(`[{"name":"get","description":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]`),
+			"tool_choice": raw(`{"type":"any","disable_parallel_tool_use":true}`),
+		}}}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(inbound{})); d != "" {
+		t.Errorf("decodeAnthropic (-want +got):\n%s", d)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"not json", `{"model":`, "not a JSON object"},
+		{"no model", `{"messages":[{"role":"user","content":"x"}]}`, `missing "model"`},
+		{"no messages", `{"model":"m"}`, `missing "messages"`},
+		{"bad role", `{"model":"m","messages":[{"role":"robot","content":"x"}]}`, "unknown role"},
+		{"bad max_tokens", `{"model":"m","max_tokens":"many","messages":[{"role":"user","content":"x"}]}`, `invalid "max_tokens"`},
+	}
+	for _, tt := range tests {
+		for _, dec := range []struct {
+			name string
+			fn   func([]byte) (*inbound, error)
+		}{{"openai", decodeOpenAI}, {"anthropic", decodeAnthropic}} {
+			t.Run(tt.name+"/"+dec.name, func(t *testing.T) {
+				_, err := dec.fn([]byte(tt.body))
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want containing %q", err, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestEncodeResponses(t *testing.T) {
+	res := &provider.Response{Model: "m-1", Text: "Hi \"there\"\n", FinishReason: "tool_calls",
+		ToolCalls: []provider.ToolCall{{ID: "c1", Name: "get", Arguments: raw(`{"q":"x"}`)}},
+		Usage:     provider.Usage{InputTokens: 3, OutputTokens: 4}}
+	t.Run("openai", func(t *testing.T) {
+		var got map[string]any
+		if err := json.Unmarshal(appendOpenAIResponse(nil, res, "chatcmpl-1", 42), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 42.0, "model": "m-1",
+			"choices": []any{map[string]any{"index": 0.0, "logprobs": nil, "finish_reason": "tool_calls",
+				"message": map[string]any{"role": "assistant", "content": "Hi \"there\"\n", "refusal": nil,
+					"tool_calls": []any{map[string]any{"id": "c1", "type": "function",
+						"function": map[string]any{"name": "get", "arguments": `{"q":"x"}`}}}}}},
+			"usage": map[string]any{"prompt_tokens": 3.0, "completion_tokens": 4.0, "total_tokens": 7.0}}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Error(d)
+		}
+	})
+	t.Run("anthropic", func(t *testing.T) {
+		var got map[string]any
+		if err := json.Unmarshal(appendAnthropicResponse(nil, res, "msg_1"), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "m-1",
+			"content": []any{map[string]any{"type": "text", "text": "Hi \"there\"\n"},
+				map[string]any{"type": "tool_use", "id": "c1", "name": "get", "input": map[string]any{"q": "x"}}},
+			"stop_reason": "tool_use", "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 3.0, "output_tokens": 4.0}}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Error(d)
+		}
+	})
+}
+
+// event is an SSE event as a test sees it.
+type event struct {
+	Name string
+	Data any
+}
+
+func readEvents(t *testing.T, r io.Reader) []event {
+	t.Helper()
+	var out []event
+	rd := sse.NewReader(r)
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any = string(ev.Data)
+		if string(ev.Data) != "[DONE]" {
+			if err := json.Unmarshal(ev.Data, &v); err != nil {
+				t.Fatalf("event %q: %v", ev.Data, err)
+			}
+		}
+		out = append(out, event{ev.Name, v})
+	}
+}
+
+func TestStreamEncoders(t *testing.T) {
+	chunks := []provider.Chunk{
+		{Text: "Hel"}, {Text: "lo"},
+		{ToolCall: &provider.ToolCallDelta{Index: 0, ID: "c1", Name: "get", Arguments: `{"q":`}},
+		{ToolCall: &provider.ToolCallDelta{Index: 0, Arguments: `1}`}},
+		{FinishReason: "tool_calls"},
+	}
+	usage := provider.Usage{InputTokens: 5, OutputTokens: 6}
+	run := func(enc streamEncoder) {
+		if err := enc.start("m-1", &provider.Usage{InputTokens: 5}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range chunks {
+			if err := enc.chunk(&chunks[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := enc.finish("tool_calls", usage); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("openai", func(t *testing.T) {
+		var buf bytes.Buffer
+		run(&oaStream{w: sse.NewWriter(&buf), id: "chatcmpl-1", created: 1, includeUsage: true})
+		got := readEvents(t, &buf)
+		ch := func(delta map[string]any, finish any) event {
+			return event{"", map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1.0, "model": "m-1",
+				"choices": []any{map[string]any{"index": 0.0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}}
+		}
+		want := []event{
+			ch(map[string]any{"role": "assistant", "content": ""}, nil),
+			ch(map[string]any{"content": "Hel"}, nil),
+			ch(map[string]any{"content": "lo"}, nil),
+			ch(map[string]any{"tool_calls": []any{map[string]any{"index": 0.0, "id": "c1", "type": "function",
+				"function": map[string]any{"name": "get", "arguments": `{"q":`}}}}, nil),
+			ch(map[string]any{"tool_calls": []any{map[string]any{"index": 0.0, "function": map[string]any{"arguments": `1}`}}}}, nil),
+			ch(map[string]any{}, "tool_calls"),
+			{"", map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1.0, "model": "m-1", "choices": []any{},
+				"usage": map[string]any{"prompt_tokens": 5.0, "completion_tokens": 6.0, "total_tokens": 11.0}}},
+			{"", "[DONE]"},
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Error(d)
+		}
+	})
+	t.Run("anthropic", func(t *testing.T) {
+		var buf bytes.Buffer
+		run(&anStream{w: sse.NewWriter(&buf), id: "msg_1"})
+		got := readEvents(t, &buf)
+		want := []event{
+			{"message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message",
+				"role": "assistant", "model": "m-1", "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+				"usage": map[string]any{"input_tokens": 5.0, "output_tokens": 0.0}}}},
+			{"ping", map[string]any{"type": "ping"}},
+			{"content_block_start", map[string]any{"type": "content_block_start", "index": 0.0, "content_block": map[string]any{"type": "text", "text": ""}}},
+			{"content_block_delta", map[string]any{"type": "content_block_delta", "index": 0.0, "delta": map[string]any{"type": "text_delta", "text": "Hel"}}},
+			{"content_block_delta", map[string]any{"type": "content_block_delta", "index": 0.0, "delta": map[string]any{"type": "text_delta", "text": "lo"}}},
+			{"content_block_stop", map[string]any{"type": "content_block_stop", "index": 0.0}},
+			{"content_block_start", map[string]any{"type": "content_block_start", "index": 1.0, "content_block": map[string]any{"type": "tool_use", "id": "c1", "name": "get", "input": map[string]any{}}}},
+			{"content_block_delta", map[string]any{"type": "content_block_delta", "index": 1.0, "delta": map[string]any{"type": "input_json_delta", "partial_json": `{"q":`}}},
+			{"content_block_delta", map[string]any{"type": "content_block_delta", "index": 1.0, "delta": map[string]any{"type": "input_json_delta", "partial_json": `1}`}}},
+			{"content_block_stop", map[string]any{"type": "content_block_stop", "index": 1.0}},
+			{"message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil},
+				"usage": map[string]any{"input_tokens": 5.0, "output_tokens": 6.0}}},
+			{"message_stop", map[string]any{"type": "message_stop"}},
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Error(d)
+		}
+	})
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\ nl\n tab\t", "\x00\x1f\x7f", "\u2028\u2029", "é😀", "\xff\xfe bad", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendString(nil, s)
+		if !utf8.Valid(b) {
+			t.Fatalf("output not UTF-8: %q", b)
+		}
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("appendString(%q) = %s: %v", s, b, err)
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); got != want {
+			// ToValidUTF8 collapses runs of invalid bytes into one U+FFFD;
+			// appendString writes one per byte, as encoding/json does.
+			var std string
+			sb, _ := json.Marshal(s)
+			_ = json.Unmarshal(sb, &std)
+			if got != std {
+				t.Fatalf("round trip of %q = %q, want %q", s, got, std)
+			}
+		}
+	})
+}

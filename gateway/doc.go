@@ -1,0 +1,27 @@
+// Package gateway is llmguard's OpenAI- and Anthropic-compatible HTTP
+// gateway (`llmguard serve`): POST /v1/chat/completions, POST /v1/messages
+// and GET /v1/models in front of the resilience engine, so existing clients
+// (the official SDKs, Claude Code with ANTHROPIC_BASE_URL) get retries,
+// fallbacks and breakers without code changes.
+//
+// A request's "model" names a route, a "provider/model" target (run under
+// the default route's policies) or a bare model for default_provider; the
+// body's "fallbacks" or "models" list appends targets for that request. Any
+// dialect reaches any provider: requests, responses and streams are
+// translated, tool calls included, and a request whose target speaks its own
+// dialect passes through without loss (fields the canonical form lacks ride
+// in provider.Request.Extra and Part.Extra).
+//
+// Failures come back in the client's dialect; errors.go is the one place
+// that maps engine outcomes to statuses and headers (429 with retry-after
+// when every target is rate limited, 503 when all are down, the request's
+// own 400/401/402/413 passed through, x-should-retry: false on terminal
+// errors). Streams send nothing before the first token; a stream that breaks
+// after tokens went out is continued on a later target that accepts an
+// assistant prefill, or ended with an error event in the client's dialect.
+//
+//	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg})
+//	if err != nil { ... }
+//	ln, _ := net.Listen("tcp", "127.0.0.1:8080")
+//	err = srv.Run(ctx, ln, nil) // until ctx is done, then a graceful shutdown
+package gateway

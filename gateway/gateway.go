@@ -1,0 +1,542 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// Engine is what the gateway needs of *resilience.Engine (which implements
+// it). Implementations must be safe for concurrent use.
+type Engine interface {
+	Chat(ctx context.Context, c *resilience.Call) (*resilience.Result, error)
+	Stream(ctx context.Context, c *resilience.Call) (*resilience.StreamResult, error)
+	Status() []resilience.TargetStatus
+	// Routes maps each route name to its "provider/model" targets.
+	Routes() map[string][]string
+}
+
+// DefaultMaxBodyBytes is the default request body limit (10 MiB).
+const DefaultMaxBodyBytes = 10 << 20
+
+// Options configures a Server. Engine and Config are required; every other
+// zero value means the documented default.
+type Options struct {
+	// Engine runs the calls.
+	Engine Engine
+	// Config supplies default_provider, the providers and the model
+	// catalogue (which targets accept an assistant prefill).
+	Config *config.Config
+	// Keys are the accepted gateway keys, sent as "Authorization: Bearer
+	// <key>" or "x-api-key: <key>" (nil or empty = no authentication).
+	Keys []string
+	// MaxBodyBytes bounds a request body (0 = DefaultMaxBodyBytes); larger
+	// bodies get 413.
+	MaxBodyBytes int64
+	// ReadHeaderTimeout bounds reading a request's headers (0 = 10s).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included (0 = 60s).
+	ReadTimeout time.Duration
+	// IdleTimeout closes idle keep-alive connections (0 = 120s).
+	IdleTimeout time.Duration
+	// ShutdownTimeout bounds the wait for in-flight requests on shutdown
+	// (0 = 30s); connections still open after it are closed.
+	ShutdownTimeout time.Duration
+	// StreamIdleTimeout ends a stream whose upstream sent nothing for this
+	// long, as a last guard behind the engine's own idle timeout
+	// (0 = 2 minutes).
+	StreamIdleTimeout time.Duration
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+	// Logger receives request failures (nil = slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is the OpenAI- and Anthropic-compatible gateway. Create it with New;
+// it is safe for concurrent use. The zero value is not usable.
+type Server struct {
+	eng      Engine
+	cfg      *config.Config
+	keys     [][sha256.Size]byte
+	maxBody  int64
+	opts     Options
+	now      func() time.Time
+	log      *slog.Logger
+	draining atomic.Bool
+	bufs     sync.Pool // *[]byte
+}
+
+// New returns a Server. It does not listen; use Handler, AdminHandler or Run.
+func New(opts *Options) (*Server, error) {
+	if opts == nil || opts.Engine == nil {
+		return nil, errors.New("gateway: Options.Engine is required")
+	}
+	if opts.Config == nil {
+		return nil, errors.New("gateway: Options.Config is required")
+	}
+	s := &Server{eng: opts.Engine, cfg: opts.Config, opts: *opts, now: opts.Now, log: opts.Logger,
+		maxBody: opts.MaxBodyBytes}
+	for _, k := range opts.Keys {
+		if k == "" {
+			return nil, errors.New("gateway: empty gateway key")
+		}
+		s.keys = append(s.keys, sha256.Sum256([]byte(k)))
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&s.opts.ReadHeaderTimeout, 10*time.Second)
+	def(&s.opts.ReadTimeout, 60*time.Second)
+	def(&s.opts.IdleTimeout, 120*time.Second)
+	def(&s.opts.ShutdownTimeout, 30*time.Second)
+	def(&s.opts.StreamIdleTimeout, 2*time.Minute)
+	s.bufs.New = func() any { b := make([]byte, 0, 8<<10); return &b }
+	return s, nil
+}
+
+// Handler returns the API handler: POST /v1/chat/completions, POST
+// /v1/messages, GET /v1/models, plus the admin endpoints (/healthz, /readyz,
+// /status) on the same listener.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/chat/completions", s.api(DialectOpenAI, s.serveChat))
+	mux.Handle("/v1/messages", s.api(DialectAnthropic, s.serveChat))
+	mux.Handle("/v1/models", s.api(DialectOpenAI, s.serveModels))
+	s.admin(mux)
+	return mux
+}
+
+// AdminHandler returns only the admin endpoints, for a separate listener.
+func (s *Server) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	s.admin(mux)
+	return mux
+}
+
+func (s *Server) admin(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"draining"}`))
+			return
+		}
+		writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		b, err := json.Marshal(struct {
+			Targets []resilience.TargetStatus `json:"targets"`
+			Routes  map[string][]string       `json:"routes"`
+		}{s.eng.Status(), s.eng.Routes()})
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, []byte(`{"error":"status unavailable"}`))
+			return
+		}
+		writeJSON(w, http.StatusOK, b)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// Run serves the API on ln (and the admin endpoints on adminLn when it is
+// not nil, else on ln) until ctx is done, then shuts down gracefully:
+// /readyz turns 503, listeners close, and in-flight requests (streams
+// included) get ShutdownTimeout to finish. It returns nil after a clean
+// shutdown.
+func (s *Server) Run(ctx context.Context, ln, adminLn net.Listener) error {
+	mk := func(h http.Handler) *http.Server {
+		return &http.Server{Handler: h, ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+			ReadTimeout: s.opts.ReadTimeout, IdleTimeout: s.opts.IdleTimeout,
+			ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	}
+	servers := []*http.Server{mk(s.Handler())}
+	lns := []net.Listener{ln}
+	if adminLn != nil {
+		servers = append(servers, mk(s.AdminHandler()))
+		lns = append(lns, adminLn)
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(lns[i]) }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	s.draining.Store(true)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if e := srv.Shutdown(sctx); e != nil {
+			_ = srv.Close()
+			if err == nil {
+				err = fmt.Errorf("gateway: shutdown: %w", e)
+			}
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// api wraps an API handler: panic recovery, method check and gateway keys.
+func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Request, dialect string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := dialect
+		if d == DialectOpenAI && r.URL.Path == "/v1/models" && r.Header.Get("anthropic-version") != "" {
+			d = DialectAnthropic
+		}
+		tw := &trackingWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil || v == http.ErrAbortHandler {
+				if v != nil {
+					panic(v)
+				}
+				return
+			}
+			s.log.Error("gateway: handler panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+			if tw.wrote {
+				// Part of a response went out: break the connection so
+				// the client sees a failure, never a truncated success.
+				panic(http.ErrAbortHandler)
+			}
+			writeError(w, d, errInternal("internal gateway error"))
+		}()
+		want := http.MethodPost
+		if r.URL.Path == "/v1/models" {
+			want = http.MethodGet
+		}
+		if r.Method != want {
+			tw.Header().Set("Allow", want)
+			writeError(tw, d, &apiError{status: http.StatusMethodNotAllowed, kind: kindInvalidRequest,
+				message: "method " + r.Method + " not allowed; use " + want, retry: "false"})
+			return
+		}
+		if !s.authorized(r) {
+			writeError(tw, d, errUnauthorized())
+			return
+		}
+		h(tw, r, d)
+	})
+}
+
+// authorized checks the gateway key in constant time against every key.
+func (s *Server) authorized(r *http.Request) bool {
+	if len(s.keys) == 0 {
+		return true
+	}
+	got := r.Header.Get("x-api-key")
+	if a := r.Header.Get("Authorization"); got == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = strings.TrimSpace(a[7:])
+	}
+	if got == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	ok := 0
+	for i := range s.keys {
+		ok |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
+	}
+	return ok == 1
+}
+
+// trackingWriter records whether the response started.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher.
+func (t *trackingWriter) Flush() {
+	t.wrote = true
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// readBody reads the request body into a pooled buffer, enforcing the limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*[]byte, *apiError) {
+	if r.ContentLength > s.maxBody {
+		return nil, errTooLarge(s.maxBody)
+	}
+	bp := s.bufs.Get().(*[]byte)
+	buf := bytes.NewBuffer((*bp)[:0])
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxBody))
+	*bp = buf.Bytes()
+	if err != nil {
+		s.putBuf(bp)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errTooLarge(s.maxBody)
+		}
+		return nil, errBadRequest("reading request body: " + err.Error())
+	}
+	return bp, nil
+}
+
+func (s *Server) putBuf(bp *[]byte) {
+	if cap(*bp) > 1<<20 {
+		return
+	}
+	*bp = (*bp)[:0]
+	s.bufs.Put(bp)
+}
+
+// resolve maps a client's model name to an engine route: a route name, a
+// "provider/model" target of a configured provider, or a bare model name
+// sent to default_provider. ok is false for an unknown name.
+func (s *Server) resolve(model string, routes map[string][]string) (string, bool) {
+	if _, ok := routes[model]; ok {
+		return model, true
+	}
+	if p, m, ok := strings.Cut(model, "/"); ok && p != "" && m != "" && s.cfg.Providers[p] != nil {
+		return model, true
+	}
+	if s.cfg.DefaultProvider != "" {
+		return s.cfg.DefaultProvider + "/" + model, true
+	}
+	return "", false
+}
+
+// expand turns per-request fallback names into targets: a route name adds
+// its targets, anything else is resolved like a model name.
+func (s *Server) expand(names []string, routes map[string][]string) ([]string, string) {
+	var out []string
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if ts, ok := routes[n]; ok {
+			out = append(out, ts...)
+			continue
+		}
+		t, ok := s.resolve(n, routes)
+		if !ok {
+			return nil, n
+		}
+		out = append(out, t)
+	}
+	return out, ""
+}
+
+func routeNames(routes map[string][]string) []string {
+	names := make([]string, 0, len(routes))
+	for n := range routes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// serveChat serves /v1/chat/completions and /v1/messages.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect string) {
+	bp, aerr := s.readBody(w, r)
+	if aerr != nil {
+		writeError(w, dialect, aerr)
+		return
+	}
+	var in *inbound
+	var err error
+	if dialect == DialectAnthropic {
+		in, err = decodeAnthropic(*bp)
+	} else {
+		in, err = decodeOpenAI(*bp)
+	}
+	s.putBuf(bp)
+	if err != nil {
+		writeError(w, dialect, errBadRequest(err.Error()))
+		return
+	}
+	routes := s.eng.Routes()
+	route, ok := s.resolve(in.model, routes)
+	if !ok {
+		writeError(w, dialect, errUnknownModel(in.model, routeNames(routes)))
+		return
+	}
+	fallbacks, bad := s.expand(in.fallbacks, routes)
+	if bad != "" {
+		writeError(w, dialect, errUnknownModel(bad, routeNames(routes)))
+		return
+	}
+	if _, m, ok := strings.Cut(route, "/"); ok {
+		in.req.Model = m
+	} else {
+		in.req.Model = in.model
+	}
+	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
+		IdempotencyKey: r.Header.Get("Idempotency-Key")}
+	if in.req.Stream {
+		s.serveStream(w, r, in, call)
+		return
+	}
+	res, err := s.eng.Chat(r.Context(), call)
+	if err != nil {
+		s.fail(w, r, dialect, route, err)
+		return
+	}
+	h := w.Header()
+	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
+	if res.Cached {
+		h.Set("X-Llmguard-Cached", "true")
+		h.Set("Idempotent-Replayed", "true")
+	}
+	if res.Static {
+		h.Set("X-Llmguard-Static", "true")
+	}
+	bp = s.bufs.Get().(*[]byte)
+	resp := res.Response
+	if resp.Model == "" {
+		_, resp.Model, _ = strings.Cut(res.Target, "/")
+	}
+	if dialect == DialectAnthropic {
+		*bp = appendAnthropicResponse((*bp)[:0], resp, responseID(dialect, resp.ID))
+	} else {
+		*bp = appendOpenAIResponse((*bp)[:0], resp, responseID(dialect, resp.ID), s.now().Unix())
+	}
+	writeJSON(w, http.StatusOK, *bp)
+	s.putBuf(bp)
+}
+
+// fail writes an engine failure (nothing has been sent yet).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route string, err error) {
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	e := fromEngine(err, s.now())
+	s.log.Warn("gateway: call failed", "route", route, "status", e.status, "err", err.Error())
+	writeError(w, dialect, e)
+}
+
+func setResultHeaders(h http.Header, dialect, target string, attempts, fallbacks int, requestID string) {
+	h.Set("X-Llmguard-Target", target)
+	h.Set("X-Llmguard-Attempts", strconv.Itoa(attempts))
+	h.Set("X-Llmguard-Fallbacks", strconv.Itoa(fallbacks))
+	if requestID != "" {
+		h.Set("X-Llmguard-Upstream-Request-Id", requestID)
+		if dialect == DialectAnthropic {
+			h.Set("Request-Id", requestID)
+		} else {
+			h.Set("X-Request-Id", requestID)
+		}
+	}
+}
+
+// responseID keeps the upstream id when it has the dialect's prefix, else
+// makes one.
+func responseID(dialect, upstream string) string {
+	prefix := "chatcmpl-"
+	if dialect == DialectAnthropic {
+		prefix = "msg_"
+	}
+	if strings.HasPrefix(upstream, prefix) {
+		return upstream
+	}
+	return prefix + rand.Text()
+}
+
+// serveModels lists routes and targets in a shape both SDKs accept.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, dialect string) {
+	routes := s.eng.Routes()
+	seen := map[string]bool{}
+	var ids []string
+	for _, n := range routeNames(routes) {
+		ids = append(ids, n)
+		seen[n] = true
+	}
+	for _, n := range routeNames(routes) {
+		for _, t := range routes[n] {
+			if !seen[t] {
+				seen[t] = true
+				ids = append(ids, t)
+			}
+		}
+	}
+	b := []byte(`{"object":"list","data":[`)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, id)
+		b = append(b, `,"object":"model","type":"model","created":0,"created_at":"1970-01-01T00:00:00Z","owned_by":"llmguard","display_name":`...)
+		b = appendString(b, id)
+		b = append(b, '}')
+	}
+	b = append(b, `],"has_more":false,"first_id":`...)
+	if len(ids) > 0 {
+		b = appendString(b, ids[0])
+		b = append(b, `,"last_id":`...)
+		b = appendString(b, ids[len(ids)-1])
+	} else {
+		b = append(b, `null,"last_id":null`...)
+	}
+	b = append(b, '}')
+	writeJSON(w, http.StatusOK, b)
+}
+
+// eventWriter is the part of *sse.Writer the stream encoders use.
+type eventWriter interface {
+	Event(name string, data []byte) error
+}
+
+var _ io.Writer = (*trackingWriter)(nil)
+
+// clone returns a copy of req whose Messages may be appended to freely.
+func clone(req *provider.Request) *provider.Request {
+	c := *req
+	c.Messages = slices.Clip(slices.Clone(req.Messages))
+	return &c
+}

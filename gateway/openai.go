@@ -1,0 +1,502 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/llmguard/llmguard/provider"
+)
+
+// Dialect names, as in provider.Request.Dialect.
+const (
+	DialectOpenAI    = "openai"
+	DialectAnthropic = "anthropic"
+)
+
+// inbound is a decoded client request: the canonical request plus what only
+// the gateway uses (the requested model, per-request fallbacks, stream options).
+type inbound struct {
+	dialect      string
+	model        string
+	req          *provider.Request
+	fallbacks    []string
+	includeUsage bool // OpenAI stream_options.include_usage
+}
+
+// requestError is a client-side fault found while decoding (status 400).
+type requestError struct{ msg string }
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &requestError{msg: fmt.Sprintf(format, a...)}
+}
+
+// ---- OpenAI request decoding ----
+
+type oaMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []oaToolCall    `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+}
+
+type oaToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type oaTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// decodeOpenAI decodes an OpenAI chat-completions request body. Top-level
+// fields the canonical request lacks are kept in Request.Extra; part fields in
+// Part.Extra; gateway-only fields (fallbacks, models) are removed.
+func decodeOpenAI(body []byte) (*inbound, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, badRequest("request body is not a JSON object: %v", err)
+	}
+	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
+	r := in.req
+	for k, v := range top {
+		var err error
+		switch k {
+		case "model":
+			err = json.Unmarshal(v, &in.model)
+		case "messages":
+			err = decodeOAMessages(v, r)
+		case "max_tokens", "max_completion_tokens":
+			var n int
+			if err = json.Unmarshal(v, &n); err == nil && (k == "max_tokens" || r.MaxTokens == 0) {
+				r.MaxTokens = n
+			}
+		case "temperature":
+			err = json.Unmarshal(v, &r.Temperature)
+		case "top_p":
+			err = json.Unmarshal(v, &r.TopP)
+		case "stop":
+			r.Stop, err = stringOrList(v)
+		case "stream":
+			err = json.Unmarshal(v, &r.Stream)
+		case "stream_options":
+			var so struct {
+				IncludeUsage bool `json:"include_usage"`
+			}
+			err = json.Unmarshal(v, &so)
+			in.includeUsage = so.IncludeUsage
+		case "metadata":
+			err = json.Unmarshal(v, &r.Metadata)
+		case "tools":
+			err = decodeOATools(v, r)
+		case "tool_choice":
+			err = decodeOAToolChoice(v, r)
+		case "fallbacks", "models":
+			var l []string
+			l, err = stringOrList(v)
+			in.fallbacks = append(in.fallbacks, l...)
+		default:
+			setExtra(&r.Extra, k, v)
+		}
+		if err != nil {
+			return nil, badRequest("invalid %q: %v", k, err)
+		}
+	}
+	if in.model == "" {
+		return nil, badRequest("missing \"model\"")
+	}
+	if len(r.Messages) == 0 {
+		return nil, badRequest("missing \"messages\"")
+	}
+	return in, nil
+}
+
+func setExtra(m *map[string]json.RawMessage, k string, v json.RawMessage) {
+	if *m == nil {
+		*m = make(map[string]json.RawMessage)
+	}
+	(*m)[k] = v
+}
+
+// stringOrList decodes a JSON string, array of strings or null.
+func stringOrList(v json.RawMessage) ([]string, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] == '"' {
+		var s string
+		err := json.Unmarshal(v, &s)
+		return []string{s}, err
+	}
+	var l []string
+	err := json.Unmarshal(v, &l)
+	return l, err
+}
+
+func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
+	var msgs []oaMessage
+	if err := json.Unmarshal(v, &msgs); err != nil {
+		return err
+	}
+	r.Messages = make([]provider.Message, 0, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case "system", "developer":
+			parts, err := decodeOAContent(m.Content)
+			if err != nil {
+				return fmt.Errorf("message %d: %w", i, err)
+			}
+			for _, p := range parts {
+				if p.Type != provider.PartText {
+					continue
+				}
+				if r.System != "" {
+					r.System += "\n\n"
+				}
+				r.System += p.Text
+			}
+		case "user", "assistant":
+			parts, err := decodeOAContent(m.Content)
+			if err != nil {
+				return fmt.Errorf("message %d: %w", i, err)
+			}
+			for _, tc := range m.ToolCalls {
+				args := json.RawMessage(tc.Function.Arguments)
+				if !json.Valid(args) {
+					args = json.RawMessage(`{}`)
+				}
+				parts = append(parts, provider.Part{Type: provider.PartToolCall,
+					ToolCall: &provider.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args}})
+			}
+			r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts})
+		case "tool", "function":
+			text, err := contentText(m.Content)
+			if err != nil {
+				return fmt.Errorf("message %d: %w", i, err)
+			}
+			p := provider.Part{Type: provider.PartToolResult,
+				ToolResult: &provider.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: text}}
+			if p.ToolResult.CallID == "" {
+				p.ToolResult.CallID = m.Name // legacy function role
+			}
+			// Consecutive tool results form one turn (parallel tool calls).
+			if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == provider.RoleTool {
+				r.Messages[n-1].Content = append(r.Messages[n-1].Content, p)
+			} else {
+				r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: []provider.Part{p}})
+			}
+		default:
+			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+	}
+	return nil
+}
+
+// contentText flattens string-or-parts content into text.
+func contentText(v json.RawMessage) (string, error) {
+	parts, err := decodeOAContent(v)
+	if err != nil {
+		return "", err
+	}
+	if len(parts) == 1 && parts[0].Type == provider.PartText {
+		return parts[0].Text, nil
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == provider.PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+// decodeOAContent decodes message content: a string, null, or an array of parts.
+func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, err
+		}
+		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
+	}
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil {
+		return nil, err
+	}
+	parts := make([]provider.Part, 0, len(raw))
+	for _, obj := range raw {
+		var typ string
+		_ = json.Unmarshal(obj["type"], &typ)
+		delete(obj, "type")
+		p := provider.Part{Type: typ}
+		switch typ {
+		case "text":
+			if err := json.Unmarshal(obj["text"], &p.Text); err != nil {
+				return nil, fmt.Errorf("text part: %w", err)
+			}
+			delete(obj, "text")
+		case "image_url":
+			var iu struct {
+				URL    string          `json:"url"`
+				Detail json.RawMessage `json:"detail"`
+			}
+			if err := json.Unmarshal(obj["image_url"], &iu); err != nil {
+				return nil, fmt.Errorf("image_url part: %w", err)
+			}
+			delete(obj, "image_url")
+			p.Type = provider.PartImage
+			p.Image = imageFromURL(iu.URL)
+			if len(iu.Detail) > 0 {
+				obj["detail"] = iu.Detail
+			}
+		}
+		if len(obj) > 0 {
+			p.Extra = obj
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// imageFromURL splits a data: URL into media type and base64 data.
+func imageFromURL(u string) *provider.Image {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok {
+			if mt, ok := strings.CutSuffix(meta, ";base64"); ok {
+				return &provider.Image{MediaType: mt, Data: data}
+			}
+		}
+	}
+	return &provider.Image{URL: u}
+}
+
+func decodeOATools(v json.RawMessage, r *provider.Request) error {
+	var tools []oaTool
+	if err := json.Unmarshal(v, &tools); err != nil {
+		return err
+	}
+	lossy := false
+	for _, t := range tools {
+		if t.Type != "function" {
+			lossy = true
+			continue
+		}
+		r.Tools = append(r.Tools, provider.Tool{Name: t.Function.Name,
+			Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	// Anything beyond name/description/parameters (strict, non-function
+	// tools) survives in Extra for a same-dialect target.
+	if lossy || bytes.Contains(v, []byte(`"strict"`)) {
+		setExtra(&r.Extra, "tools", v)
+	}
+	return nil
+}
+
+func decodeOAToolChoice(v json.RawMessage, r *provider.Request) error {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil
+	}
+	if v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return err
+		}
+		r.ToolChoice = &provider.ToolChoice{Mode: s}
+		return nil
+	}
+	var tc struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(v, &tc); err != nil {
+		return err
+	}
+	r.ToolChoice = &provider.ToolChoice{Mode: "tool", Name: tc.Function.Name}
+	return nil
+}
+
+// ---- OpenAI response encoding ----
+
+func oaFinish(f string) string {
+	switch f {
+	case provider.FinishStop, provider.FinishLength, provider.FinishToolCalls, provider.FinishFiltered:
+		return f
+	case "":
+		return provider.FinishStop
+	}
+	return f
+}
+
+// appendOpenAIResponse appends res as an OpenAI chat.completion object.
+func appendOpenAIResponse(b []byte, res *provider.Response, id string, created int64) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = appendInt(b, int(created))
+	b = append(b, `,"model":`...)
+	b = appendString(b, res.Model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	if res.Text == "" && len(res.ToolCalls) > 0 {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, res.Text)
+	}
+	if len(res.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, tc := range res.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = appendString(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, tc.Name)
+			b = append(b, `,"arguments":`...)
+			args := bytes.TrimSpace(tc.Arguments)
+			if len(args) == 0 {
+				args = []byte("{}")
+			}
+			b = appendString(b, string(args))
+			b = append(b, `}}`...)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
+	b = appendString(b, oaFinish(res.FinishReason))
+	b = append(b, `}],"usage":`...)
+	b = appendOAUsage(b, res.Usage)
+	return append(b, '}')
+}
+
+func appendOAUsage(b []byte, u provider.Usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = appendInt(b, u.InputTokens)
+	b = append(b, `,"completion_tokens":`...)
+	b = appendInt(b, u.OutputTokens)
+	b = append(b, `,"total_tokens":`...)
+	b = appendInt(b, u.InputTokens+u.OutputTokens)
+	return append(b, '}')
+}
+
+// ---- OpenAI stream encoding ----
+
+// oaStream writes canonical chunks as chat.completion.chunk events.
+type oaStream struct {
+	w            eventWriter
+	buf          []byte
+	id, model    string
+	created      int64
+	includeUsage bool
+	started      bool
+	toolSeen     map[int]bool
+}
+
+func (s *oaStream) head() []byte {
+	b := append(s.buf[:0], `{"id":`...)
+	b = appendString(b, s.id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = appendInt(b, int(s.created))
+	b = append(b, `,"model":`...)
+	b = appendString(b, s.model)
+	return b
+}
+
+func (s *oaStream) emit(b []byte) error {
+	s.buf = b
+	return s.w.Event("", b)
+}
+
+// start writes the role chunk (OpenAI streams carry no usage up front).
+func (s *oaStream) start(model string, _ *provider.Usage) error {
+	s.model = model
+	s.started = true
+	b := s.head()
+	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
+	return s.emit(b)
+}
+
+// chunk writes the content of c (text and/or a tool-call fragment).
+func (s *oaStream) chunk(c *provider.Chunk) error {
+	if c.Text != "" {
+		b := s.head()
+		b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
+		b = appendString(b, c.Text)
+		b = append(b, `},"logprobs":null,"finish_reason":null}]}`...)
+		if err := s.emit(b); err != nil {
+			return err
+		}
+	}
+	if tc := c.ToolCall; tc != nil {
+		b := s.head()
+		b = append(b, `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":`...)
+		b = appendInt(b, tc.Index)
+		if !s.toolSeen[tc.Index] {
+			if s.toolSeen == nil {
+				s.toolSeen = make(map[int]bool)
+			}
+			s.toolSeen[tc.Index] = true
+			b = append(b, `,"id":`...)
+			b = appendString(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, tc.Name)
+			b = append(b, `,"arguments":`...)
+		} else {
+			b = append(b, `,"function":{"arguments":`...)
+		}
+		b = appendString(b, tc.Arguments)
+		b = append(b, `}}]},"logprobs":null,"finish_reason":null}]}`...)
+		if err := s.emit(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish writes the finish chunk, the usage chunk when asked for, and [DONE].
+func (s *oaStream) finish(reason string, u provider.Usage) error {
+	b := s.head()
+	b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
+	b = appendString(b, oaFinish(reason))
+	b = append(b, `}]}`...)
+	if err := s.emit(b); err != nil {
+		return err
+	}
+	if s.includeUsage {
+		b = s.head()
+		b = append(b, `,"choices":[],"usage":`...)
+		b = appendOAUsage(b, u)
+		b = append(b, '}')
+		if err := s.emit(b); err != nil {
+			return err
+		}
+	}
+	return s.w.Event("", []byte("[DONE]"))
+}
+
+// fail writes an error chunk (the SDKs throw on a chunk carrying "error").
+func (s *oaStream) fail(e *apiError) error {
+	b := appendOpenAIError(s.buf[:0], e)
+	return s.emit(b)
+}
