@@ -1,0 +1,261 @@
+package mock
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/llmguard/llmguard/internal/sse"
+)
+
+// exchange is one request being answered.
+type exchange struct {
+	s      *Server
+	w      http.ResponseWriter
+	r      *http.Request
+	rt     route
+	key    string
+	n      uint64 // per-server request number, for ids
+	model  string
+	stream bool
+	chat   *chat
+	rid    string
+}
+
+func pad(b []byte, n uint64, width int, base int) []byte {
+	var tmp [24]byte
+	d := strconv.AppendUint(tmp[:0], n, base)
+	for i := len(d); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}
+
+// requestID returns the provider-shaped request id for this exchange:
+// Anthropic "req_011CMock…" (28 chars like the real ones), OpenAI and Azure
+// "req_" + 32 hex digits, Gemini none.
+func (x *exchange) requestID() string {
+	switch x.rt.dialect {
+	case dialectAnthropic:
+		return string(pad([]byte("req_011CMock"), x.n, 16, 10))
+	case dialectOpenAI, dialectAzure:
+		return string(pad([]byte("req_"), x.n, 32, 16))
+	}
+	return ""
+}
+
+func (x *exchange) id(prefix string) []byte { return pad([]byte(prefix), x.n, 16, 10) }
+
+func (x *exchange) setHeaders(contentType string) {
+	h := x.w.Header()
+	h["Content-Type"] = []string{contentType}
+	switch x.rt.dialect {
+	case dialectAnthropic:
+		h["Request-Id"] = []string{x.rid}
+	case dialectOpenAI:
+		h["X-Request-Id"] = []string{x.rid}
+	case dialectAzure:
+		h["X-Request-Id"] = []string{x.rid}
+		h["Apim-Request-Id"] = []string{x.rid}
+	}
+}
+
+func (x *exchange) host() string {
+	switch x.rt.dialect {
+	case dialectAnthropic:
+		return "api.anthropic.com"
+	case dialectGemini:
+		return "generativelanguage.googleapis.com"
+	case dialectAzure:
+		return "mock.openai.azure.com"
+	}
+	return "api.openai.com"
+}
+
+// serve answers with step st.
+func (x *exchange) serve(st Step) {
+	x.rid = x.requestID()
+	kind := st.kind()
+	if x.rt.endpoint == endpointModels && (kind == KindMidstream || kind == KindTruncated) {
+		kind = KindOK
+	}
+	switch kind {
+	case KindOK, KindMidstream, KindTruncated:
+		x.s.record(x, st.String(), http.StatusOK)
+	case KindReset, KindHang:
+		x.s.record(x, st.String(), 0)
+	default:
+		t := x.s.cat.lookup(x.rt.dialect, kind)
+		x.s.record(x, st.String(), statusOf(t, st))
+	}
+	if st.Latency > 0 {
+		if x.s.sleep(x.r.Context(), st.Latency) != nil {
+			return
+		}
+	}
+	switch kind {
+	case KindOK, KindMidstream, KindTruncated:
+		if x.rt.endpoint == endpointModels {
+			x.setHeaders(ctJSON)
+			x.w.Write(x.s.models[x.rt.dialect])
+			return
+		}
+		x.success(kind, st)
+	case KindReset:
+		reset(x.w)
+	case KindHang:
+		t := time.NewTimer(x.s.hangMax)
+		defer t.Stop()
+		select {
+		case <-x.r.Context().Done():
+		case <-x.s.closed:
+		case <-t.C:
+		}
+		panic(http.ErrAbortHandler)
+	default:
+		x.writeTemplate(x.s.cat.lookup(x.rt.dialect, kind), st)
+	}
+}
+
+func statusOf(t *errTemplate, st Step) int {
+	if st.Status != 0 {
+		return st.Status
+	}
+	return t.status
+}
+
+// serveTemplate records and writes an error template outside the scenario.
+func (x *exchange) serveTemplate(t *errTemplate, st Step, fault string) {
+	x.rid = x.requestID()
+	x.s.record(x, fault, t.status)
+	x.writeTemplate(t, st)
+}
+
+func (x *exchange) writeTemplate(t *errTemplate, st Step) {
+	v := tvars{rid: x.rid, model: x.model, key4: last4(x.key), host: x.host(), retry: st.arg(t.retry), json: t.isJSON}
+	h := x.w.Header()
+	x.setHeaders(t.contentType)
+	hasRetry := false
+	for _, hs := range t.headerSegs() {
+		name := hs[0][0].lit
+		if name == "retry-after" {
+			hasRetry = true
+		}
+		hv := tvars{retry: v.retry}
+		h.Set(name, string(render(nil, hs[1], &hv)))
+	}
+	if st.HasArg && !hasRetry {
+		h.Set("Retry-After", strconv.Itoa(st.Arg))
+	}
+	body := render(make([]byte, 0, 512), t.body, &v)
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	x.w.WriteHeader(statusOf(t, st))
+	x.w.Write(body)
+}
+
+// success writes a success response, cut short for truncated and midstream.
+func (x *exchange) success(kind string, st Step) {
+	c := x.chat
+	text := ""
+	tl := c.pickTool()
+	if tl == nil {
+		text = answerText(c)
+	}
+	if !x.stream {
+		var body []byte
+		switch x.rt.dialect {
+		case dialectAnthropic:
+			body = x.anthropicMessage(text, tl)
+		case dialectGemini:
+			body = x.geminiResponse(text, tl)
+		default:
+			body = x.openaiCompletion(text, tl)
+		}
+		x.setHeaders(ctJSON)
+		x.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
+		if kind != KindOK {
+			x.w.Write(body[:len(body)/2])
+			http.NewResponseController(x.w).Flush()
+			panic(http.ErrAbortHandler)
+		}
+		x.w.Write(body)
+		return
+	}
+	cut := -1 // tokens before the stream stops
+	switch kind {
+	case KindMidstream:
+		cut = st.arg(3)
+	case KindTruncated:
+		cut = st.arg(2)
+	}
+	s := &streamer{x: x, cut: cut, fail: kind == KindMidstream}
+	switch x.rt.dialect {
+	case dialectAnthropic:
+		s.anthropic(text, tl)
+	case dialectGemini:
+		s.gemini(text, tl)
+	default:
+		s.openai(text, tl)
+	}
+}
+
+// streamer writes one stream, stopping after cut content deltas (cut < 0:
+// never) with an in-stream error (fail) or a dropped connection.
+type streamer struct {
+	x     *exchange
+	sw    *sse.Writer
+	cut   int
+	sent  int
+	fail  bool
+	array bool // Gemini without alt=sse: a JSON array
+	first bool
+}
+
+// delta reports whether another content delta may be sent; at the cut it
+// writes the failure and returns false.
+func (s *streamer) delta() bool {
+	if s.cut >= 0 && s.sent >= s.cut {
+		s.stop()
+		return false
+	}
+	s.sent++
+	return true
+}
+
+// stop ends the stream at the cut.
+func (s *streamer) stop() {
+	if s.fail {
+		x := s.x
+		switch x.rt.dialect {
+		case dialectAnthropic:
+			b := append([]byte(`{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"},"request_id":`), appendJSONString(nil, x.rid)...)
+			s.sw.Event("error", append(b, '}'))
+		case dialectGemini:
+			s.data([]byte(`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`))
+			if s.array {
+				x.w.Write([]byte("]"))
+			}
+		default:
+			s.sw.Data([]byte(`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`))
+		}
+		return
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// data writes one unnamed event (or one JSON array element for Gemini
+// without alt=sse).
+func (s *streamer) data(b []byte) {
+	if !s.array {
+		s.sw.Data(b)
+		return
+	}
+	if s.first {
+		s.x.w.Write([]byte("[\n"))
+		s.first = false
+	} else {
+		s.x.w.Write([]byte(",\n"))
+	}
+	s.x.w.Write(b)
+	http.NewResponseController(s.x.w).Flush()
+}

@@ -1,0 +1,537 @@
+package mock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Endpoints a request can hit.
+const (
+	endpointGenerate = "generate" // messages, chat completions, generateContent
+	endpointModels   = "models"   // GET …/models
+)
+
+// FaultHeader selects faults for a request without a scenario file: a
+// comma-separated sequence such as "529,529,200". Requests carrying the
+// same header value to the same provider advance one shared sequence.
+const FaultHeader = "X-Mock-Fault"
+
+// ModelFaultMarker appended to a model name selects faults the same way as
+// FaultHeader: model "claude-sonnet-4-5+fault=529,529,200". The mock echoes
+// the model without the marker.
+const ModelFaultMarker = "+fault="
+
+// Config configures a Server. A nil *Config means all defaults.
+type Config struct {
+	// Scenario scripts faults; nil is healthy (every request succeeds).
+	Scenario *Scenario
+	// Seed seeds the random source for fault rates and latency
+	// distributions. Zero uses Scenario.Seed, and 1 when that is zero too.
+	Seed uint64
+	// Logger receives one Info record per request (method, path, provider,
+	// model, masked key, fault, status). Nil logs nothing.
+	Logger *slog.Logger
+	// MaxRequests bounds the in-memory request log; the oldest entries are
+	// dropped first. Zero means 10000.
+	MaxRequests int
+	// AllowNoKey accepts requests without an API key. The zero value
+	// answers them with the provider's missing-key error, as the real APIs do.
+	AllowNoKey bool
+	// HangLimit bounds how long a "hang" fault holds a request when the
+	// client never gives up. Zero means 10 minutes.
+	HangLimit time.Duration
+	// Now returns the current time (timestamps in bodies and the log).
+	// Nil means time.Now.
+	Now func() time.Time
+	// Sleep waits d or until ctx is done (latency faults). Nil uses a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Request is one entry of the request log.
+type Request struct {
+	Seq      int       `json:"seq"`
+	Time     time.Time `json:"time"`
+	Method   string    `json:"method"`
+	Path     string    `json:"path"`
+	Provider string    `json:"provider"` // anthropic, openai, azure, gemini or a path-prefix name
+	Endpoint string    `json:"endpoint"` // generate or models
+	Model    string    `json:"model,omitempty"`
+	Stream   bool      `json:"stream,omitempty"`
+	// Key is the API key masked to its last 4 characters ("…abcd").
+	Key string `json:"key,omitempty"`
+	// Fault is the step served ("ok", "529", "rate_limit:2", …).
+	Fault string `json:"fault"`
+	// Status is the HTTP status sent; 0 for reset and hang.
+	Status    int    `json:"status"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Server is the fault-injecting fake upstream; it implements http.Handler.
+// It is safe for concurrent use. Create it with New.
+type Server struct {
+	cfg      Config
+	sc       *Scenario
+	cat      catalog
+	noKey    map[string]*errTemplate
+	models   map[string][]byte
+	maxLog   int
+	hangMax  time.Duration
+	now      func() time.Time
+	sleep    func(context.Context, time.Duration) error
+	ids      atomic.Uint64
+	closed   chan struct{}
+	closeOne sync.Once
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	counters map[string]int
+	log      []Request
+	seq      int
+}
+
+// New returns a Server for cfg (nil means defaults: healthy).
+func New(cfg *Config) *Server {
+	s := &Server{closed: make(chan struct{}), counters: map[string]int{}}
+	if cfg != nil {
+		s.cfg = *cfg
+	}
+	s.sc = s.cfg.Scenario
+	if s.sc == nil {
+		s.sc = &Scenario{Name: "healthy"}
+	}
+	seed := s.cfg.Seed
+	if seed == 0 {
+		seed = s.sc.Seed
+	}
+	if seed == 0 {
+		seed = 1
+	}
+	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	s.maxLog = s.cfg.MaxRequests
+	if s.maxLog <= 0 {
+		s.maxLog = 10000
+	}
+	s.hangMax = s.cfg.HangLimit
+	if s.hangMax <= 0 {
+		s.hangMax = 10 * time.Minute
+	}
+	s.now = s.cfg.Now
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.sleep = s.cfg.Sleep
+	if s.sleep == nil {
+		s.sleep = sleepCtx
+	}
+	s.cat = newCatalog()
+	s.noKey = map[string]*errTemplate{}
+	for _, d := range []string{dialectAnthropic, dialectOpenAI, dialectAzure, dialectGemini} {
+		s.noKey[d] = missingKeyTemplate(d)
+	}
+	s.models = modelLists()
+	return s
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Scenario returns the scenario the server runs (never nil).
+func (s *Server) Scenario() *Scenario { return s.sc }
+
+// Requests returns a copy of the request log, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// Reset clears the request log, every sequence counter and the id counter,
+// and reseeds the random source, so the server answers as if new.
+func (s *Server) Reset() {
+	seed := s.cfg.Seed
+	if seed == 0 {
+		seed = s.sc.Seed
+	}
+	if seed == 0 {
+		seed = 1
+	}
+	s.mu.Lock()
+	s.log = nil
+	s.seq = 0
+	clear(s.counters)
+	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	s.ids.Store(0)
+	s.mu.Unlock()
+}
+
+// Close releases requests held by "hang" faults. The server keeps serving;
+// later hangs return at once. Close is idempotent.
+func (s *Server) Close() { s.closeOne.Do(func() { close(s.closed) }) }
+
+// route is where a request goes.
+type route struct {
+	dialect, provider, endpoint string
+	model                       string // from the path (Gemini, Azure deployment)
+	stream, sse                 bool   // Gemini: streamGenerateContent, alt=sse
+}
+
+func routeOf(r *http.Request) (route, bool) {
+	p := r.URL.Path
+	if r.Method == http.MethodGet {
+		prefix, ok := strings.CutSuffix(p, "/models")
+		if !ok {
+			return route{}, false
+		}
+		rt := route{endpoint: endpointModels}
+		switch prefix {
+		case "/v1beta":
+			rt.dialect, rt.provider = dialectGemini, dialectGemini
+		case "/v1", "":
+			rt.dialect, rt.provider = dialectOpenAI, dialectOpenAI
+			if r.Header.Get("X-Api-Key") != "" || r.Header.Get("Anthropic-Version") != "" {
+				rt.dialect, rt.provider = dialectAnthropic, dialectAnthropic
+			}
+		case "/openai":
+			rt.dialect, rt.provider = dialectAzure, dialectAzure
+		default:
+			rt.dialect, rt.provider = dialectOpenAI, firstSegment(prefix)
+		}
+		return rt, true
+	}
+	if r.Method != http.MethodPost {
+		return route{}, false
+	}
+	rt := route{endpoint: endpointGenerate}
+	if prefix, ok := strings.CutSuffix(p, "/v1/messages"); ok {
+		rt.dialect, rt.provider = dialectAnthropic, dialectAnthropic
+		if prefix != "" {
+			rt.provider = firstSegment(prefix)
+		}
+		return rt, true
+	}
+	if prefix, ok := strings.CutSuffix(p, "/chat/completions"); ok {
+		rt.dialect, rt.provider = dialectOpenAI, dialectOpenAI
+		switch {
+		case prefix == "" || prefix == "/v1":
+		case strings.HasPrefix(prefix, "/openai/deployments/"):
+			rt.dialect, rt.provider = dialectAzure, dialectAzure
+			rt.model = strings.TrimPrefix(prefix, "/openai/deployments/")
+		default:
+			rt.provider = firstSegment(prefix)
+		}
+		return rt, true
+	}
+	if rest, ok := strings.CutPrefix(p, "/v1beta/models/"); ok {
+		i := strings.LastIndexByte(rest, ':')
+		if i < 0 {
+			return route{}, false
+		}
+		rt.dialect, rt.provider, rt.model = dialectGemini, dialectGemini, rest[:i]
+		switch rest[i+1:] {
+		case "generateContent":
+		case "streamGenerateContent":
+			rt.stream = true
+			rt.sse = r.URL.Query().Get("alt") == "sse"
+		default:
+			return route{}, false
+		}
+		return rt, true
+	}
+	return route{}, false
+}
+
+func firstSegment(p string) string {
+	p = strings.TrimPrefix(p, "/")
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		p = p[:i]
+	}
+	return p
+}
+
+// apiKey returns the request's key by the dialect's convention.
+func apiKey(r *http.Request, dialect string) string {
+	h := r.Header
+	switch dialect {
+	case dialectAnthropic:
+		if k := h.Get("X-Api-Key"); k != "" {
+			return k
+		}
+	case dialectAzure:
+		if k := h.Get("Api-Key"); k != "" {
+			return k
+		}
+	case dialectGemini:
+		if k := h.Get("X-Goog-Api-Key"); k != "" {
+			return k
+		}
+		if k := r.URL.Query().Get("key"); k != "" {
+			return k
+		}
+	}
+	if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+// last4 returns the last 4 characters of key, the only part of a key the
+// mock ever logs or echoes.
+func last4(key string) string {
+	if len(key) <= 4 {
+		return ""
+	}
+	return key[len(key)-4:]
+}
+
+var errBadFaultSpec = errors.New("bad fault spec")
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			if s.cfg.Logger != nil {
+				s.cfg.Logger.Error("mock: panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+			}
+			http.Error(w, "llmguard mock: internal error", http.StatusInternalServerError)
+		}
+	}()
+	if strings.HasPrefix(r.URL.Path, "/_mock/") {
+		s.admin(w, r)
+		return
+	}
+	rt, ok := routeOf(r)
+	if !ok {
+		writeMockError(w, http.StatusNotFound, "llmguard mock: no endpoint for "+r.Method+" "+r.URL.Path)
+		return
+	}
+	x := &exchange{s: s, w: w, r: r, rt: rt, key: apiKey(r, rt.dialect), n: s.ids.Add(1)}
+	x.model = rt.model
+	x.stream = rt.stream
+	var parseErr error
+	if rt.endpoint == endpointGenerate {
+		body, err := readBody(r)
+		if err != nil {
+			return // the client went away
+		}
+		switch rt.dialect {
+		case dialectAnthropic:
+			x.chat, parseErr = parseAnthropic(body)
+		case dialectOpenAI, dialectAzure:
+			x.chat, parseErr = parseOpenAI(body)
+		case dialectGemini:
+			x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
+		}
+		if x.chat != nil {
+			if x.chat.model == "" {
+				x.chat.model = rt.model
+			}
+			x.model, x.stream = x.chat.model, x.chat.stream
+		}
+	}
+	var spec string
+	if base, sp, ok := strings.Cut(x.model, ModelFaultMarker); ok {
+		x.model, spec = base, sp
+		if x.chat != nil {
+			x.chat.model = base
+		}
+	}
+	if h := r.Header.Get(FaultHeader); h != "" {
+		spec = h
+	}
+	step, err := s.choose(&x.rt, x.model, spec, x.stream)
+	switch {
+	case err != nil:
+		s.record(x, "bad_fault_spec", http.StatusBadRequest)
+		writeMockError(w, http.StatusBadRequest, "llmguard mock: "+err.Error())
+		return
+	case x.key == "" && !s.cfg.AllowNoKey:
+		x.serveTemplate(s.noKey[rt.dialect], Step{Kind: KindBadKey}, "missing_key")
+		return
+	case parseErr != nil || (x.chat != nil && x.chat.model == ""):
+		if step.kind() == KindOK {
+			x.serveTemplate(s.cat.lookup(rt.dialect, KindInvalidRequest), Step{Kind: KindInvalidRequest}, "invalid_request")
+			return
+		}
+		if x.chat == nil {
+			x.chat = &chat{}
+		}
+	}
+	x.serve(step)
+}
+
+func readBody(r *http.Request) ([]byte, error) {
+	n := r.ContentLength
+	if n < 0 || n > 1<<20 {
+		n = 4096
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+1))
+	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, 64<<20))
+	return buf.Bytes(), err
+}
+
+// choose picks the step for a request: the fault spec (header or model
+// marker) wins over the scenario's rules.
+func (s *Server) choose(rt *route, model, spec string, stream bool) (Step, error) {
+	if spec != "" {
+		steps, err := ParseSteps(spec)
+		if err != nil {
+			return Step{}, fmt.Errorf("%w: %v", errBadFaultSpec, err)
+		}
+		key := "spec|" + rt.provider + "|" + spec
+		s.mu.Lock()
+		i := s.counters[key]
+		s.counters[key] = i + 1
+		s.mu.Unlock()
+		return steps[min(i, len(steps)-1)], nil
+	}
+	for ri := range s.sc.Rules {
+		rule := &s.sc.Rules[ri]
+		if !rule.Match.matches(rt.provider, rt.dialect, model, rt.endpoint, stream) {
+			continue
+		}
+		return s.next(ri, rule, rt.provider, model), nil
+	}
+	return Step{}, nil
+}
+
+func (s *Server) next(ri int, rule *Rule, provider, model string) Step {
+	key := strconv.Itoa(ri)
+	switch rule.Per {
+	case "", "provider":
+		key += "|" + provider
+	case "model":
+		key += "|" + provider + "|" + model
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.counters[key]
+	s.counters[key] = i + 1
+	var st Step
+	switch n := len(rule.Sequence); {
+	case i < n:
+		st = rule.Sequence[i]
+	case n > 0 && rule.Repeat:
+		st = rule.Sequence[i%n]
+	case len(rule.Faults) > 0:
+		u := s.rng.Float64()
+		for _, f := range rule.Faults {
+			if u < f.Rate {
+				st = f.Step
+				break
+			}
+			u -= f.Rate
+		}
+	case n > 0:
+		st = rule.Sequence[n-1]
+	}
+	if st.Latency == 0 && !rule.Latency.zero() {
+		st.Latency = rule.Latency.sample(s.rng)
+	}
+	return st
+}
+
+func (s *Server) record(x *exchange, fault string, status int) {
+	now := s.now()
+	req := Request{Time: now, Method: x.r.Method, Path: x.r.URL.Path, Provider: x.rt.provider,
+		Endpoint: x.rt.endpoint, Model: x.model, Stream: x.stream, Fault: fault, Status: status, RequestID: x.rid}
+	if x.key != "" {
+		req.Key = "…" + last4(x.key)
+	}
+	s.mu.Lock()
+	s.seq++
+	req.Seq = s.seq
+	if len(s.log) >= s.maxLog {
+		n := copy(s.log, s.log[len(s.log)-s.maxLog+1:])
+		s.log = s.log[:n]
+	}
+	s.log = append(s.log, req)
+	s.mu.Unlock()
+	if l := s.cfg.Logger; l != nil {
+		l.LogAttrs(x.r.Context(), slog.LevelInfo, "mock request",
+			slog.String("method", req.Method), slog.String("path", req.Path), slog.String("provider", req.Provider),
+			slog.String("model", req.Model), slog.Bool("stream", req.Stream), slog.String("key", req.Key),
+			slog.String("fault", fault), slog.Int("status", status))
+	}
+}
+
+// admin serves /_mock/requests (GET: the log as JSON, filterable with
+// ?provider=, ?model= and ?path=), /_mock/reset (POST) and /_mock/scenario (GET).
+func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/_mock/requests" && r.Method == http.MethodGet:
+		q := r.URL.Query()
+		reqs := make([]Request, 0)
+		for _, e := range s.Requests() {
+			if (q.Get("provider") == "" || q.Get("provider") == e.Provider) &&
+				(q.Get("model") == "" || q.Get("model") == e.Model) &&
+				(q.Get("path") == "" || q.Get("path") == e.Path) {
+				reqs = append(reqs, e)
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"count": len(reqs), "requests": reqs})
+	case r.URL.Path == "/_mock/reset" && r.Method == http.MethodPost:
+		s.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	case r.URL.Path == "/_mock/scenario" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"name": s.sc.Name, "description": s.sc.Description, "rules": len(s.sc.Rules)})
+	default:
+		writeMockError(w, http.StatusNotFound, "llmguard mock: no admin endpoint "+r.Method+" "+r.URL.Path)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ctJSON)
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// writeMockError answers a request the mock itself cannot serve (not a
+// simulated provider error).
+func writeMockError(w http.ResponseWriter, status int, msg string) {
+	b := append([]byte(`{"error":{"type":"mock_error","message":`), appendJSONString(nil, msg)...)
+	b = append(b, "}}"...)
+	w.Header().Set("Content-Type", ctJSON)
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// reset closes the connection with a TCP RST, without a response.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
