@@ -34,6 +34,9 @@ type Engine struct {
 	onEvent  func(Event)
 	log      *slog.Logger
 	store    state.Store
+	// provisioned: the config came from config.Load/FromEnv (Source set),
+	// so its zeros are explicit.
+	provisioned bool
 
 	routes       map[string]*routePlan
 	defaultRoute *config.Route
@@ -81,6 +84,7 @@ func New(opts Options) (*Engine, error) {
 		runtimes: make(map[string]*targetRuntime),
 		dynamic:  make(map[string]*routePlan),
 	}
+	e.provisioned = opts.Config.Source != ""
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -331,7 +335,7 @@ func cost(t *targetPlan, u provider.Usage) float64 {
 	if !t.priced {
 		return 0
 	}
-	return (t.price.In*float64(u.InputTokens) + t.price.Out*float64(u.OutputTokens)) / 1e6
+	return t.price.Cost(u.InputTokens, u.OutputTokens)
 }
 
 // timeoutError is the verdict for an attempt the engine timed out itself.

@@ -1,11 +1,19 @@
 package resilience
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
 )
 
 func TestChatRetryThenFallback(t *testing.T) {
@@ -27,5 +35,482 @@ func TestChatRetryThenFallback(t *testing.T) {
 	}
 	if got := h.ads["a"].Calls("m1"); got != 2 {
 		t.Errorf("a/m1 calls = %d, want 2", got)
+	}
+}
+
+func TestNonRetryableMakesOneAttempt(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        *provider.Error
+		wantB      bool // whether b/m2 is tried after
+		wantSentin error
+	}{
+		{"invalid_request never falls back", errInvalid, false, ErrRejected},
+		{"content_filtered without opt-in", errFiltered, false, ErrRejected},
+		{"not_found without fallback", errNotFoundNoF, false, ErrRejected},
+		{"auth falls back to another key", errAuth, true, nil},
+		{"quota falls back to another key", quota(time.Time{}), true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, map[string]*config.Route{
+				"default": {Targets: targets("a/m1", "b/m2")},
+			}, nil)
+			h.ads["a"].on("m1", reply{err: tt.err})
+			res, err := h.chat("default")
+			if got := h.ads["a"].Calls("m1"); got != 1 {
+				t.Errorf("a/m1 attempts = %d, want exactly 1", got)
+			}
+			if got := h.ads["b"].Calls("m2") == 1; got != tt.wantB {
+				t.Errorf("b/m2 tried = %v, want %v", got, tt.wantB)
+			}
+			if tt.wantB {
+				if err != nil || res.Target != "b/m2" {
+					t.Fatalf("res=%+v err=%v", res, err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantSentin) {
+				t.Fatalf("err = %v, want %v", err, tt.wantSentin)
+			}
+			if len(h.clock.Sleeps()) != 0 {
+				t.Errorf("slept %v for a non-retryable error", h.clock.Sleeps())
+			}
+		})
+	}
+}
+
+func TestWaitNeverBelowHint(t *testing.T) {
+	tests := []struct {
+		name string
+		hint time.Duration
+	}{
+		{"short hint", 1500 * time.Millisecond},
+		{"hint above max_delay", 20 * time.Second},
+	}
+	for _, tt := range tests {
+		for seed := uint64(0); seed < 20; seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", tt.name, seed), func(t *testing.T) {
+				h := newHarness(t, map[string]*config.Route{
+					"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 10 * time.Second}},
+				}, func(o *Options) { o.Rand = rand.New(rand.NewPCG(seed, seed)) })
+				h.ads["a"].on("m1", reply{err: rateLimited(tt.hint)}, reply{err: rateLimited(tt.hint)}, reply{})
+				res, err := h.chat("default")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sleeps := h.clock.Sleeps()
+				if len(sleeps) != 2 || res.Attempts != 3 {
+					t.Fatalf("sleeps %v, attempts %d; want 2 sleeps, 3 attempts", sleeps, res.Attempts)
+				}
+				for _, d := range sleeps {
+					if d < tt.hint {
+						t.Errorf("slept %s, below the server's %s", d, tt.hint)
+					}
+					if d > max(10*time.Second, tt.hint) {
+						t.Errorf("slept %s, above max(max_delay, hint)", d)
+					}
+				}
+				var waited time.Duration
+				for _, ev := range h.Events() {
+					if ev.Kind == EventRetry {
+						waited += ev.Wait
+						if ev.Verdict == nil || ev.Verdict.Class != classify.RateLimited {
+							t.Errorf("retry event without its verdict: %+v", ev)
+						}
+					}
+				}
+				if waited != res.Waited {
+					t.Errorf("retry events wait %s, Result.Waited %s", waited, res.Waited)
+				}
+			})
+		}
+	}
+}
+
+func TestWaitThatDoesNotFitMovesOn(t *testing.T) {
+	tests := []struct {
+		name    string
+		route   *config.Route
+		hint    time.Duration
+		wantB   bool
+		wantErr error
+	}{
+		{"beyond max_wait, next target", &config.Route{Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxWait: 30 * time.Second}}, 45 * time.Second, true, nil},
+		{"beyond deadline, next target", &config.Route{Targets: targets("a/m1", "b/m2"), Timeout: 10 * time.Second}, 20 * time.Second, true, nil},
+		{"beyond max_wait, none left", &config.Route{Targets: targets("a/m1"), Retry: config.Retry{MaxWait: 30 * time.Second}}, 45 * time.Second, false, ErrExhausted},
+		{"beyond deadline, none left", &config.Route{Targets: targets("a/m1"), Timeout: 10 * time.Second}, 20 * time.Second, false, ErrExhausted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, map[string]*config.Route{"default": tt.route}, nil)
+			h.ads["a"].on("m1", reply{err: rateLimited(tt.hint)})
+			start := h.clock.Now()
+			res, err := h.chat("default")
+			if len(h.clock.Sleeps()) != 0 {
+				t.Errorf("slept %v although the wait does not fit", h.clock.Sleeps())
+			}
+			if h.ads["a"].Calls("m1") != 1 {
+				t.Errorf("a/m1 attempts = %d, want 1", h.ads["a"].Calls("m1"))
+			}
+			if tt.wantB {
+				if err != nil || res.Target != "b/m2" {
+					t.Fatalf("res=%+v err=%v", res, err)
+				}
+				return
+			}
+			var re *RouteError
+			if !errors.As(err, &re) || !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v", err)
+			}
+			if want := start.Add(tt.hint); !re.RetryAt.Equal(want) {
+				t.Errorf("RetryAt = %v, want %v (when the server said to come back)", re.RetryAt, want)
+			}
+			if !re.AllRateLimited() {
+				t.Error("AllRateLimited() = false")
+			}
+		})
+	}
+}
+
+func TestDeadlineNeverExceeded(t *testing.T) {
+	for seed := uint64(0); seed < 30; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			h := newHarness(t, map[string]*config.Route{
+				"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Timeout: 20 * time.Second,
+					Retry: config.Retry{MaxAttempts: 10, MaxTotalAttempts: 100, BaseDelay: time.Second, MaxDelay: 8 * time.Second}},
+			}, func(o *Options) { o.Rand = rand.New(rand.NewPCG(seed, 3)) })
+			// Every attempt takes 1.5s of (fake) time and fails retryably.
+			for _, n := range []string{"a", "b", "c"} {
+				h.ads[n].on("m"+map[string]string{"a": "1", "b": "2", "c": "3"}[n],
+					reply{err: errServer, latency: 1500 * time.Millisecond})
+			}
+			start := h.clock.Now()
+			_, err := h.chat("default")
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			var waited time.Duration
+			for _, d := range h.clock.Sleeps() {
+				waited += d
+			}
+			// Sleeps never run past the deadline: each was scheduled only
+			// when it fit the time left.
+			elapsedBeforeLast := h.clock.Now().Sub(start) - 1500*time.Millisecond
+			if elapsedBeforeLast > 20*time.Second {
+				t.Errorf("last attempt started at +%s, after the 20s deadline (waited %s)", elapsedBeforeLast, waited)
+			}
+		})
+	}
+}
+
+func TestKeyScopeSkipsSiblings(t *testing.T) {
+	reset := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "a/m2", "b/m3")},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: quota(reset)}, reply{})
+	res, err := h.chat("default")
+	if err != nil || res.Target != "b/m3" {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	if n := h.ads["a"].Calls("m2"); n != 0 {
+		t.Errorf("a/m2 (same key) was called %d times after a key-scope failure", n)
+	}
+	var skipped bool
+	for _, ev := range h.Events() {
+		if ev.Kind == EventSkip && ev.Target == "a/m2" {
+			skipped = true
+		}
+	}
+	if !skipped {
+		t.Error("no skip event for a/m2")
+	}
+	// Until the quota resets, every a/* target is skipped at zero cost.
+	h.clock.Advance(time.Hour)
+	if _, err := h.chat("default"); err != nil {
+		t.Fatal(err)
+	}
+	if h.ads["a"].Calls("m1") != 1 || h.ads["a"].Calls("m2") != 0 {
+		t.Errorf("key still open: a/m1 %d calls, a/m2 %d", h.ads["a"].Calls("m1"), h.ads["a"].Calls("m2"))
+	}
+	st := statusOf(h.eng, "a/m2")
+	if st.Breaker != "open" || !st.OpenUntil.Equal(reset) {
+		t.Errorf("status of a/m2 = %+v, want open until %v", st, reset)
+	}
+	// After the reset: a half-open probe goes through and closes the key.
+	h.clock.Advance(reset.Sub(h.clock.Now()))
+	res, err = h.chat("default")
+	if err != nil || res.Target != "a/m1" {
+		t.Fatalf("after reset: res=%+v err=%v", res, err)
+	}
+	if st := statusOf(h.eng, "a/m1"); st.Breaker != "closed" {
+		t.Errorf("after a successful probe: %+v", st)
+	}
+}
+
+func statusOf(e *Engine, target string) TargetStatus {
+	for _, s := range e.Status() {
+		if s.Target == target {
+			return s
+		}
+	}
+	return TargetStatus{}
+}
+
+func TestModelBreakerOpensAndSkipsAtZeroCost(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
+			Breaker: config.Breaker{Failures: 2, Cooldown: 30 * time.Second}},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errOverloaded}, reply{err: errOverloaded}, reply{})
+	for range 2 {
+		if _, err := h.chat("default"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := statusOf(h.eng, "a/m1"); st.Breaker != "open" || st.Failures != 2 {
+		t.Fatalf("after 2 failures: %+v", st)
+	}
+	res, err := h.chat("default")
+	if err != nil || res.Target != "b/m2" || res.Attempts != 1 {
+		t.Fatalf("open target not skipped at zero cost: res=%+v err=%v", res, err)
+	}
+	if h.ads["a"].Calls("m1") != 2 {
+		t.Errorf("a/m1 called %d times, want 2", h.ads["a"].Calls("m1"))
+	}
+	// A sibling on the same key is unaffected by a model-scope failure.
+	if st := statusOf(h.eng, "b/m2"); st.Breaker != "closed" {
+		t.Errorf("b/m2 = %+v", st)
+	}
+	h.clock.Advance(30 * time.Second)
+	res, err = h.chat("default")
+	if err != nil || res.Target != "a/m1" {
+		t.Fatalf("after cooldown: res=%+v err=%v", res, err)
+	}
+	var transitions []string
+	for _, ev := range h.Events() {
+		if ev.Kind == EventBreaker {
+			transitions = append(transitions, ev.From+"->"+ev.To)
+		}
+	}
+	if diff := cmp.Diff([]string{"closed->open", "open->half_open", "half_open->closed"}, transitions); diff != "" {
+		t.Errorf("breaker events (-want +got):\n%s", diff)
+	}
+}
+
+func TestRateLimitIsCooldownNotIllHealth(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
+			Breaker: config.Breaker{Failures: 1}},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: rateLimited(5 * time.Second)}, reply{})
+	if res, err := h.chat("default"); err != nil || res.Target != "b/m2" {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	if st := statusOf(h.eng, "a/m1"); st.Breaker != "closed" {
+		t.Errorf("a rate limit opened the breaker: %+v", st)
+	}
+	// Within the hinted time the target is skipped...
+	h.clock.Advance(4 * time.Second)
+	if res, err := h.chat("default"); err != nil || res.Target != "b/m2" {
+		t.Fatalf("during cooldown: res=%+v err=%v", res, err)
+	}
+	// ...and after it, used again.
+	h.clock.Advance(time.Second)
+	if res, err := h.chat("default"); err != nil || res.Target != "a/m1" {
+		t.Fatalf("after cooldown: res=%+v err=%v", res, err)
+	}
+}
+
+func TestRequestScopeCountsNothing(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1"), Breaker: config.Breaker{Failures: 1}},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errInvalid}, reply{err: errInvalid}, reply{})
+	for range 2 {
+		if _, err := h.chat("default"); !errors.Is(err, ErrRejected) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if res, err := h.chat("default"); err != nil || res.Target != "a/m1" {
+		t.Fatalf("request-scope failures opened the breaker: res=%+v err=%v", res, err)
+	}
+}
+
+func TestContextLengthFallsBackOnlyToLargerWindows(t *testing.T) {
+	cfg := map[string]*config.Route{
+		"default": {Targets: targets("a/small", "b/same", "c/large")},
+	}
+	h := newHarness(t, cfg, func(o *Options) {
+		o.Config.Models = map[string]config.ModelInfo{
+			"a/small": {ContextWindow: 8000}, "b/same": {ContextWindow: 8000}, "c/large": {ContextWindow: 200000},
+		}
+	})
+	h.ads["a"].on("small", reply{err: errContextLen})
+	res, err := h.chat("default")
+	if err != nil || res.Target != "c/large" {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	if h.ads["b"].Calls("same") != 0 {
+		t.Error("fell back to a target with the same context window")
+	}
+}
+
+func TestContentFilteredOptIn(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "b/m2"), FallbackOnContentFilter: true},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errFiltered})
+	if res, err := h.chat("default"); err != nil || res.Target != "b/m2" {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+}
+
+func TestRetryBudget(t *testing.T) {
+	tests := []struct {
+		name         string
+		retry        config.Retry
+		wantAttempts int
+		wantSkip     string
+	}{
+		{"lone caller gets its retries from the floor", config.Retry{MaxAttempts: 3, Budget: 0.2, MinRetryConcurrency: 3}, 3, ""},
+		{"no floor, 20% of one call is no retry", config.Retry{MaxAttempts: 3, Budget: 0.2, MinRetryConcurrency: -1}, 1, "retry budget exhausted"},
+		{"max_total_attempts caps the route", config.Retry{MaxAttempts: 3, MaxTotalAttempts: 2}, 2, "max_total_attempts reached"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, map[string]*config.Route{
+				"default": {Targets: targets("a/m1"), Retry: tt.retry, Breaker: config.Breaker{Failures: 100}},
+			}, nil)
+			h.ads["a"].on("m1", reply{err: errServer})
+			_, err := h.chat("default")
+			var re *RouteError
+			if !errors.As(err, &re) {
+				t.Fatalf("err = %v", err)
+			}
+			if len(re.Attempts) != tt.wantAttempts || h.ads["a"].Calls("m1") != tt.wantAttempts {
+				t.Errorf("attempts = %d (adapter saw %d), want %d", len(re.Attempts), h.ads["a"].Calls("m1"), tt.wantAttempts)
+			}
+			if tt.wantSkip != "" && !strings.Contains(err.Error(), tt.wantSkip) {
+				t.Errorf("error %q does not say %q", err, tt.wantSkip)
+			}
+		})
+	}
+}
+
+func TestBudgetUnderConcurrency(t *testing.T) {
+	// 10 calls in flight on one target, budget 20%, no floor: at most 2
+	// retries may run at once.
+	rt := &targetRuntime{}
+	tp := &targetPlan{rt: rt, retry: retryPolicy{budget: 0.2}}
+	rt.active.Store(10)
+	granted := 0
+	for range 10 {
+		if budgetAllows(tp) {
+			rt.retrying.Add(1)
+			granted++
+		}
+	}
+	if granted != 2 {
+		t.Errorf("granted %d concurrent retries, want 2", granted)
+	}
+	tp.retry.minConcurrency = 3
+	if !budgetAllows(tp) {
+		t.Error("floor of 3 not honoured")
+	}
+}
+
+func TestStaticFallbackIsLabelled(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1},
+			StaticFallback: map[string]string{"help": "Available commands: /help", "*": "Service busy"}},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errOverloaded})
+	for _, tc := range []struct{ prompt, want string }{{"  HELP ", "Available commands: /help"}, {"what?", "Service busy"}} {
+		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq(tc.prompt)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Static || res.Target != "static" || res.Response.Text != tc.want || res.Response.Model != "static" {
+			t.Errorf("%q: static result not labelled: %+v %+v", tc.prompt, res, res.Response)
+		}
+	}
+	sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("help")})
+	if err != nil || sr.Target != "static" {
+		t.Fatalf("stream static: %+v %v", sr, err)
+	}
+	c, _ := sr.Stream.Recv()
+	if c.Text != "Available commands: /help" {
+		t.Errorf("static stream chunk %+v", c)
+	}
+}
+
+func TestRouteErrorLine(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Retry: config.Retry{MaxAttempts: 2, MaxWait: 10 * time.Second},
+			Breaker: config.Breaker{Failures: 100}},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errOverloaded})
+	h.ads["b"].on("m2", reply{err: rateLimited(20 * time.Second)})
+	h.ads["c"].on("m3", reply{err: errServer})
+	_, err := h.chat("default")
+	want := "route default: every target failed: a/m1 overloaded 529 ×2; b/m2 rate_limited 429 (wait 20s); c/m3 server_error 500 ×2; " +
+		"b/m2 skipped (server asked to wait 20s, more than max_wait 10s); last request id req_server_error_500"
+	if err == nil || err.Error() != want {
+		t.Errorf("Error() =\n%v\nwant\n%s", err, want)
+	}
+	var re *RouteError
+	errors.As(err, &re)
+	if re.Last() == nil || re.Last().Verdict.Class != classify.ServerError || re.AllRateLimited() {
+		t.Errorf("Last/AllRateLimited wrong: %+v", re)
+	}
+	var pe *provider.Error
+	if !errors.As(err, &pe) || !errors.Is(err, ErrExhausted) {
+		t.Error("RouteError does not unwrap to its sentinel and *provider.Error")
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Error("multi-line error")
+	}
+}
+
+func TestUnknownRouteAndBareModel(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, func(o *Options) { o.Config.DefaultProvider = "b" })
+	if _, err := h.chat("nope/"); !errors.Is(err, ErrUnknownRoute) {
+		t.Errorf("bad target: err = %v", err)
+	}
+	res, err := h.chat("c/direct")
+	if err != nil || res.Target != "c/direct" {
+		t.Errorf("provider/model route: %+v %v", res, err)
+	}
+	res, err = h.chat("bare-model")
+	if err != nil || res.Target != "b/bare-model" {
+		t.Errorf("bare model to default provider: %+v %v", res, err)
+	}
+	res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x"), Fallbacks: []string{"c/fb"}})
+	if err != nil || res.Target != "a/m1" {
+		t.Errorf("with call fallbacks: %+v %v", res, err)
+	}
+	if got := h.eng.Routes(); !cmp.Equal(got, map[string][]string{"default": {"a/m1"}}) {
+		t.Errorf("Routes() = %v", got)
+	}
+}
+
+func TestCostOrderAndCost(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"cheap": {Targets: targets("a/pricey", "b/cheap", "c/unknown"), Order: "cost"},
+	}, func(o *Options) {
+		o.Config.Pricing = map[string]config.Price{"a/pricey": {In: 10, Out: 30}, "b/cheap": {In: 0.1, Out: 0.4}}
+	})
+	if got := h.eng.Routes()["cheap"]; !cmp.Equal(got, []string{"b/cheap", "a/pricey", "c/unknown"}) {
+		t.Errorf("cost order = %v", got)
+	}
+	res, err := h.chat("cheap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000 in × $0.1/M + 500 out × $0.4/M
+	if want := 0.0003; res.Cost < want-1e-12 || res.Cost > want+1e-12 {
+		t.Errorf("cost = %v, want %v", res.Cost, want)
 	}
 }

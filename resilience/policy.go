@@ -10,26 +10,27 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
-// Defaults applied to zero config values. They match config's documented defaults.
+// Defaults applied to zero config values: config's documented defaults.
 const (
-	DefaultTimeout             = 60 * time.Second
-	DefaultMaxAttempts         = 4
-	DefaultMaxTotalAttempts    = 10
-	DefaultBaseDelay           = 500 * time.Millisecond
-	DefaultMaxDelay            = 30 * time.Second
-	DefaultMaxWait             = 60 * time.Second
-	DefaultBudget              = 0.2
-	DefaultMinRetryConcurrency = 3
-	DefaultFirstTokenTimeout   = 15 * time.Second
-	DefaultIdleTimeout         = 20 * time.Second
-	DefaultHeaderTimeout       = 30 * time.Second
-	DefaultBreakerFailures     = 5
-	DefaultBreakerWindow       = 30 * time.Second
-	DefaultBreakerCooldown     = 60 * time.Second
-	DefaultBreakerProbes       = 1
-	DefaultQueueTimeout        = 5 * time.Second
-	DefaultCacheMaxEntries     = 10000
-	DefaultCacheMaxBytes       = 64 << 20
+	DefaultTimeout             = config.DefaultTimeout
+	DefaultMaxAttempts         = config.DefaultMaxAttempts
+	DefaultMaxTotalAttempts    = config.DefaultMaxTotalAttempts
+	DefaultBaseDelay           = config.DefaultBaseDelay
+	DefaultMaxDelay            = config.DefaultMaxDelay
+	DefaultMaxWait             = config.DefaultMaxWait
+	DefaultBudget              = config.DefaultBudget
+	DefaultMinRetryConcurrency = config.DefaultMinRetryConcurrency
+	DefaultFirstTokenTimeout   = config.DefaultFirstTokenTimeout
+	DefaultIdleTimeout         = config.DefaultIdleTimeout
+	DefaultHeaderTimeout       = config.DefaultHeaderTimeout
+	DefaultBreakerFailures     = config.DefaultBreakerFailures
+	DefaultBreakerMinCalls     = config.DefaultBreakerMinCalls
+	DefaultBreakerWindow       = config.DefaultBreakerWindow
+	DefaultBreakerCooldown     = config.DefaultBreakerCooldown
+	DefaultBreakerProbes       = config.DefaultBreakerProbes
+	DefaultQueueTimeout        = config.DefaultQueueTimeout
+	DefaultCacheMaxEntries     = config.DefaultCacheMaxEntries
+	DefaultCacheMaxBytes       = config.DefaultCacheMaxBytes
 	// DefaultIdempotencyTTL keeps results of calls with an explicit
 	// IdempotencyKey when their route has no cache TTL.
 	DefaultIdempotencyTTL = 10 * time.Minute
@@ -105,9 +106,11 @@ func intOr(n, def int) int {
 	return def
 }
 
-// resolveRetry applies defaults. Budget and MinRetryConcurrency take a
-// negative value to mean zero (0 means the default).
-func resolveRetry(r config.Retry) retryPolicy {
+// resolveRetry applies defaults. For Budget and MinRetryConcurrency a zero
+// is explicit when the config was loaded (provisioned: config.Load and
+// config.FromEnv fill every absent key, so zero is what the user wrote) and
+// means the default for a Config built in Go; a negative value always means zero.
+func resolveRetry(r config.Retry, provisioned bool) retryPolicy {
 	p := retryPolicy{
 		maxAttempts:    intOr(r.MaxAttempts, DefaultMaxAttempts),
 		maxTotal:       intOr(r.MaxTotalAttempts, DefaultMaxTotalAttempts),
@@ -118,13 +121,13 @@ func resolveRetry(r config.Retry) retryPolicy {
 		minConcurrency: r.MinRetryConcurrency,
 	}
 	switch {
-	case p.budget == 0:
+	case p.budget == 0 && !provisioned:
 		p.budget = DefaultBudget
 	case p.budget < 0:
 		p.budget = 0
 	}
 	switch {
-	case p.minConcurrency == 0:
+	case p.minConcurrency == 0 && !provisioned:
 		p.minConcurrency = DefaultMinRetryConcurrency
 	case p.minConcurrency < 0:
 		p.minConcurrency = 0
@@ -136,7 +139,7 @@ func resolveBreaker(b config.Breaker) breakerPolicy {
 	return breakerPolicy{
 		failures: intOr(b.Failures, DefaultBreakerFailures),
 		ratio:    b.FailureRatio,
-		minCalls: intOr(b.MinCalls, 1),
+		minCalls: intOr(b.MinCalls, DefaultBreakerMinCalls),
 		window:   durOr(b.Window, DefaultBreakerWindow),
 		cooldown: durOr(b.Cooldown, DefaultBreakerCooldown),
 		probes:   intOr(b.Probes, DefaultBreakerProbes),
@@ -205,30 +208,6 @@ func splitTarget(s string) (prov, model string, ok bool) {
 	return prov, model, ok && prov != "" && model != ""
 }
 
-// lookupModel finds a model's catalogue entry: "provider/model" first, then "model".
-func lookupModel(cfg *config.Config, prov, model string) (config.ModelInfo, bool) {
-	if cfg == nil {
-		return config.ModelInfo{}, false
-	}
-	if mi, ok := cfg.Models[prov+"/"+model]; ok {
-		return mi, true
-	}
-	mi, ok := cfg.Models[model]
-	return mi, ok
-}
-
-// lookupPrice finds a model's price: "provider/model" first, then "model".
-func lookupPrice(cfg *config.Config, prov, model string) (config.Price, bool) {
-	if cfg == nil {
-		return config.Price{}, false
-	}
-	if p, ok := cfg.Pricing[prov+"/"+model]; ok {
-		return p, true
-	}
-	p, ok := cfg.Pricing[model]
-	return p, ok
-}
-
 // newRoutePlan resolves a route. targets may be nil to use r.Targets.
 func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Target) (*routePlan, error) {
 	if r == nil {
@@ -245,7 +224,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		cacheTTL:          r.Cache.TTL,
 		fallbackOnFilter:  r.FallbackOnContentFilter,
 		static:            r.StaticFallback,
-		retry:             resolveRetry(r.Retry),
+		retry:             resolveRetry(r.Retry, e.provisioned),
 		breaker:           resolveBreaker(r.Breaker),
 		maxConcurrency:    r.MaxConcurrency,
 		cfgRoute:          r,
@@ -279,13 +258,11 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 			provider: prov,
 			model:    model,
 			adapter:  ad,
-			retry:    resolveRetry(mergeRetry(r.Retry, ct.Retry)),
+			retry:    resolveRetry(mergeRetry(r.Retry, ct.Retry), e.provisioned),
 			breaker:  resolveBreaker(mergeBreaker(r.Breaker, ct.Breaker)),
 		}
-		if mi, ok := lookupModel(e.cfg, prov, model); ok {
-			tp.window = mi.ContextWindow
-		}
-		tp.price, tp.priced = lookupPrice(e.cfg, prov, model)
+		tp.window = e.cfg.Model(prov, model).ContextWindow
+		tp.price, tp.priced = e.cfg.Price(prov, model)
 		maxc := ct.MaxConcurrency
 		if maxc == 0 {
 			maxc = r.MaxConcurrency
@@ -299,7 +276,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 			if a.priced != b.priced {
 				return a.priced // priced targets first, unknown prices last
 			}
-			return a.price.In+a.price.Out < b.price.In+b.price.Out
+			return a.price.Blended() < b.price.Blended()
 		})
 	}
 	for _, t := range rp.targets {
