@@ -1,6 +1,3 @@
-// Package config is llmguard's YAML configuration: the schema, Load (read,
-// expand ${VAR}, strict decode, defaults, Validate with field paths) and the
-// zero-config route built from provider keys in the environment.
 package config
 
 import "time"
@@ -81,6 +78,8 @@ type Route struct {
 	// decoded: the route came from YAML, which pre-filled the defaults, so a
 	// zero value is an explicit zero and Provision must not replace it.
 	decoded bool
+	// auto: Provision built this route (route "default" absent from the file).
+	auto bool
 }
 
 // Target is one provider/model in a route, with optional per-target overrides.

@@ -9,12 +9,13 @@ import (
 // collections treat "{" and "}" as syntax, so the issue's own example
 // ({api_key: ${ANTHROPIC_API_KEY}}) is not valid YAML as written. Before
 // parsing, markEnv rewrites every well-formed reference into a marked form
-// (U+E000 NAME[:-default] U+E001, private-use runes no config contains) that
+// (U+E000 NAME [U+E002 default] U+E001: private-use runes no config contains) that
 // YAML reads as plain text; after parsing, expandEnv replaces the marked
 // references inside string values. Malformed references stay as written.
 const (
 	envOpen  = "\uE000"
 	envClose = "\uE001"
+	envDef   = "\uE002" // stands for ":-", which flow YAML may read as a key
 )
 
 // markEnv rewrites well-formed ${...} references into the marked form.
@@ -39,7 +40,7 @@ func markEnv(data []byte) []byte {
 			continue
 		}
 		b.WriteString(envOpen)
-		b.Write(rest[:j])
+		b.WriteString(strings.Replace(string(rest[:j]), ":-", envDef, 1))
 		b.WriteString(envClose)
 		data = rest[j+1:]
 	}
@@ -74,7 +75,7 @@ func expandEnv(s string, getenv func(string) string, unset *[]string) string {
 			b.WriteString(rest)
 			return b.String()
 		}
-		name, def, hasDef := strings.Cut(rest[:j], ":-")
+		name, def, hasDef := strings.Cut(rest[:j], envDef)
 		v := ""
 		if getenv != nil {
 			v = getenv(name)
@@ -92,7 +93,7 @@ func expandEnv(s string, getenv func(string) string, unset *[]string) string {
 
 // unmarkEnv turns marked references back into ${...} (for messages).
 func unmarkEnv(s string) string {
-	return strings.NewReplacer(envOpen, "${", envClose, "}").Replace(s)
+	return strings.NewReplacer(envOpen, "${", envClose, "}", envDef, ":-").Replace(s)
 }
 
 func validEnvName(s string) bool {

@@ -205,6 +205,7 @@ func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
 	w.record(tk, path)
 	var out ast.Node = n
 	v := n.Value
+	written := unmarkEnv(v) // as in the file: messages never show expanded values
 	if strings.Contains(v, envOpen) {
 		var unset []string
 		exp := expandEnv(v, w.getenv, &unset)
@@ -224,7 +225,7 @@ func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
 			if f, ferr := strconv.ParseFloat(v, 64); ferr == nil && f == 0 {
 				return reparse("0s", tk)
 			}
-			w.errs = append(w.errs, w.fieldError(tk, path, fmt.Sprintf("invalid duration %q (use a unit: 500ms, 60s, 5m)", v)))
+			w.errs = append(w.errs, w.fieldError(tk, path, fmt.Sprintf("invalid duration %q (use a unit: 500ms, 60s, 5m)", written)))
 		}
 	}
 	return out
@@ -271,6 +272,9 @@ func (w *walker) yamlError(err error) error {
 	if tk != nil && tk.Position != nil {
 		e.Line, e.Column = tk.Position.Line, tk.Position.Column
 		e.Path = w.byPos[position{e.Line, e.Column}]
+		if vars := w.unset[e.Path]; len(vars) > 0 {
+			e.Msg += fmt.Sprintf(" (${%s} is not set)", vars[0])
+		}
 	}
 	return e
 }

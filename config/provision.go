@@ -310,7 +310,7 @@ func (p *Provider) provision(name string, getenv func(string) string) {
 // default model, cheapest first.
 func (c *Config) defaultRoute() *Route {
 	r := DefaultRoute()
-	r.decoded = true
+	r.decoded, r.auto = true, true
 	r.Order = "cost"
 	names := make([]string, 0, len(c.Providers))
 	for name := range c.Providers {

@@ -12,7 +12,7 @@ import (
 // validator collects one-line errors with field paths and positions.
 type validator struct {
 	c    *Config
-	errs []error
+	errs []error // each a *FieldError
 }
 
 func (v *validator) add(path, format string, args ...any) {
@@ -88,6 +88,17 @@ func (c *Config) Validate() error {
 			v.add("alerts.webhook_url", "%s", msg)
 		}
 	}
+	if d := c.Routes["default"]; d != nil && d.auto && len(d.Targets) == 0 && len(v.errs) == 0 {
+		v.add("routes.default", "missing, and no configured provider to build it from")
+	}
+	// Report in file order; errors without a position keep their order, last.
+	sort.SliceStable(v.errs, func(i, j int) bool {
+		a, b := v.errs[i].(*FieldError), v.errs[j].(*FieldError)
+		if (a.Line == 0) != (b.Line == 0) {
+			return a.Line != 0
+		}
+		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+	})
 	return errors.Join(v.errs...)
 }
 
@@ -178,7 +189,7 @@ func (v *validator) route(path string, r *Route) {
 	default:
 		v.add(path+".order", "must be priority or cost, not %q", r.Order)
 	}
-	if len(r.Targets) == 0 {
+	if len(r.Targets) == 0 && !r.auto {
 		v.add(path+".targets", "no targets")
 	}
 	v.positive(path+".timeout", r.Timeout)

@@ -27,6 +27,7 @@ type command struct {
 // commands lists every subcommand; each file adds its own entry here.
 var commands = map[string]command{
 	"decode": {"classify a provider error response (status, headers, body)", runDecode},
+	"config": {"validate a configuration and print the effective one (config check [FILE])", runConfig},
 }
 
 // Main runs llmguard with args (without the program name) and returns the exit code.
