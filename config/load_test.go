@@ -268,7 +268,9 @@ func TestParseInline(t *testing.T) {
 		{"key with YAML syntax stays a string", "providers:\n  openai: {api_key: ${K}}\n", map[string]string{"K": "a: b, [c] #d"},
 			func(c *Config) string { return c.Providers["openai"].APIKey }},
 		{"null provider", "providers:\n  sim:\n", nil,
-			func(c *Config) string { return c.Providers["sim"].Type + " " + strings.Join(targets(c.Routes["default"]), "") }},
+			func(c *Config) string {
+				return c.Providers["sim"].Type + " " + strings.Join(targets(c.Routes["default"]), "")
+			}},
 	}
 	want := []string{"sk-ant-1 https://x.example", "sim/sim-1 sim/sim-1", "xx half", "a: b, [c] #d", "sim sim/sim-1"}
 	for i, tt := range tests {
