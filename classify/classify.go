@@ -1,0 +1,495 @@
+package classify
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// longWait is the server-requested delay beyond which a rate limit is
+// treated as an exhausted quota (Azure's "retry after 86400 seconds").
+const longWait = time.Hour
+
+// strength says how much an identifier or status decides the class.
+type strength uint8
+
+const (
+	none   strength = iota
+	weak            // generic: the status or the message may refine it
+	strong          // specific: only narrow message traps override it
+)
+
+// idClass maps one provider identifier (code, type, reason, status) to a class.
+func idClass(id string) (Class, strength) {
+	switch id {
+	case "insufficient_quota", "billing_not_active", "credit_balance_exhausted",
+		"organization_spend_limit_exceeded", "project_spend_limit_exceeded",
+		"organization_usage_limit_exceeded", "enforced_spend_limit_reached", "billing_error",
+		"billing_hard_limit_reached", "QUOTA_EXHAUSTED", "INSUFFICIENT_G1_CREDITS_BALANCE",
+		"insufficient_credits", "payment_required":
+		return QuotaExhausted, strong
+	case "context_length_exceeded", "model_context_window_exceeded":
+		return ContextLengthExceeded, strong
+	case "invalid_api_key", "authentication_error", "API_KEY_INVALID", "invalid_authentication",
+		"UNAUTHENTICATED", "unauthenticated", "UnrecognizedClientException", "invalid-api-key",
+		"incorrect_api_key", "account_deactivated", "access_terminated", "API_KEY_EXPIRED":
+		return Auth, strong
+	case "permission_error", "PERMISSION_DENIED", "unsupported_country_region_territory",
+		"request_forbidden", "permission-denied", "permission_denied", "AccessDeniedException",
+		"API_KEY_SERVICE_BLOCKED", "CONSUMER_SUSPENDED", "SERVICE_DISABLED",
+		"The caller does not have permission to execute the specified operation":
+		return Permission, strong
+	case "not_found_error", "model_not_found", "NOT_FOUND", "DeploymentNotFound",
+		"ResourceNotFoundException", "not_found", "not-found", "404":
+		return NotFound, strong
+	case "rate_limit_exceeded", "rate_limit_error", "rate_limited", "slow_down",
+		"RATE_LIMIT_EXCEEDED", "rateLimitExceeded", "ThrottlingException", "throttlingException",
+		"tokens", "requests", "1300", "tokens_usage_based", "requests_usage_based", "rate-limit-exceeded":
+		return RateLimited, strong
+	case "overloaded_error", "server_is_overloaded", "MODEL_CAPACITY_EXHAUSTED",
+		"service_tier_capacity_exceeded", "3505", "ModelNotReadyException", "engine_overloaded",
+		"service_unavailable_error", "overloaded":
+		return Overloaded, strong
+	case "api_error", "server_error", "INTERNAL", "InternalServerException", "internalServerException",
+		"internal_error", "ModelStreamErrorException", "modelStreamErrorException", "conflict_error",
+		"ServiceUnavailableException", "serviceUnavailableException", "ModelErrorException":
+		return ServerError, strong
+	case "timeout_error", "DEADLINE_EXCEEDED", "ModelTimeoutException", "timeout", "request_timeout":
+		return Timeout, strong
+	case "request_too_large", "payload_too_large", "string_above_max_length":
+		return RequestTooLarge, strong
+	case "content_filter", "content_policy_violation", "ResponsibleAIPolicyViolation",
+		"content_filtered", "moderation", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST":
+		return ContentFiltered, strong
+	case "RESOURCE_EXHAUSTED", "Some resource has been exhausted", "resource-exhausted", "resource_exhausted":
+		return RateLimited, weak
+	case "UNAVAILABLE", "unavailable":
+		return ServerError, weak
+	case "credit_limit":
+		return QuotaExhausted, weak
+	case "invalid_request_error", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "ValidationException",
+		"validationException", "invalid_argument", "invalid-argument", "Client specified an invalid argument",
+		"unsupported_parameter", "unsupported_value", "invalid_value", "invalid_type", "bad_request",
+		"badRequest", "invalid_request", "OUT_OF_RANGE", "missing_required_parameter":
+		return InvalidRequest, weak
+	}
+	return Unknown, none
+}
+
+// statusClass maps an HTTP status alone to a class.
+func statusClass(status int) Class {
+	switch {
+	case status == 400, status == 405, status == 406, status == 415, status == 422:
+		return InvalidRequest
+	case status == 401:
+		return Auth
+	case status == 402:
+		return QuotaExhausted
+	case status == 403:
+		return Permission
+	case status == 404:
+		return NotFound
+	case status == 408:
+		return Timeout
+	case status == 409:
+		return ServerError
+	case status == 413:
+		return RequestTooLarge
+	case status == 429:
+		return RateLimited
+	case status == 504:
+		return Timeout
+	case status == 529:
+		return Overloaded
+	case status >= 500 && status <= 599:
+		return ServerError
+	case status >= 400 && status <= 499:
+		return InvalidRequest
+	}
+	return Unknown
+}
+
+// Classify decides what a provider failure means. It looks at the body's
+// code/type/reason fields first, then the status, then the message text,
+// and reads every wait hint in the headers and body. It parses at most the
+// first 64 KiB of in.Body and never panics. It is safe for concurrent use.
+func Classify(in Input) Verdict {
+	now := in.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if in.Status == 0 && in.Err != nil {
+		return classifyTransport(in.Err, in.Header)
+	}
+	f := parseBody(in.Body)
+	status := in.Status
+	if status >= 200 && status < 300 {
+		if !f.isError {
+			if in.Err != nil {
+				return classifyTransport(in.Err, in.Header)
+			}
+			v := Verdict{Status: status, Class: Unknown, Scope: ScopeRequest,
+				RequestID: requestID(in.Header, &f), ProviderType: f.ptype}
+			v.Message = formatMessage(status, "", "no error found in the response body", v.RequestID)
+			return v
+		}
+		f.stream = true
+	}
+	return decide(&f, status, in.Header, now)
+}
+
+// ClassifyStreamError classifies one event-stream event's JSON data (an
+// Anthropic "error" event, an OpenAI Responses "error" or "response.failed"
+// event, an OpenRouter chunk with finish_reason "error", a Gemini chunk
+// with promptFeedback.blockReason). It reports false when the event is not
+// an error. provider is informational ("" or "auto" to guess). It is safe
+// for concurrent use.
+func ClassifyStreamError(provider string, data []byte, h http.Header) (Verdict, bool) {
+	_ = provider
+	t := trimSpace(data)
+	if len(t) > maxBody {
+		t = t[:maxBody]
+	}
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return Verdict{}, false
+	}
+	var f facts
+	f.format = fmtJSON
+	if !parseJSON(t, &f, 0) || !f.isError {
+		return Verdict{}, false
+	}
+	f.stream = true
+	return decide(&f, http.StatusOK, h, time.Now()), true
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// decide turns parsed facts plus status and headers into a verdict.
+func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
+	// The status that speaks for the error: a stream error in a 200 may
+	// carry its own HTTP-like code (OpenRouter error.code, problem+json status).
+	if k := h.Get("X-Amzn-Errortype"); k != "" {
+		if i := strings.IndexByte(k, ':'); i >= 0 {
+			k = k[:i]
+		}
+		f.prependID(k)
+		if f.ptype == "" {
+			f.ptype = k
+		}
+	}
+	eff := status
+	if (eff < 400) && f.bodyCode >= 400 && f.bodyCode <= 599 {
+		eff = f.bodyCode
+	}
+
+	// 1. Identifiers, most specific first.
+	cls, str := Unknown, none
+	weakCls := Unknown
+	matched := ""
+	for i := 0; i < f.nids; i++ {
+		c, s := idClass(f.ids[i])
+		if s == strong {
+			cls, str, matched = c, strong, f.ids[i]
+			break
+		}
+		if s == weak && weakCls == Unknown {
+			weakCls = c
+			matched = f.ids[i]
+		}
+	}
+	// 2. Status, which beats a generic identifier unless it says nothing.
+	if str != strong {
+		sc := statusClass(eff)
+		switch {
+		case f.blockReason != "":
+			cls, str = ContentFiltered, strong
+		case weakCls != Unknown && (sc == Unknown || sc == InvalidRequest || weakCls == QuotaExhausted && sc == RateLimited):
+			cls, str = weakCls, weak
+		case sc != Unknown:
+			cls, str = sc, weak
+			if weakCls == RateLimited && sc == QuotaExhausted {
+				cls = QuotaExhausted
+			}
+		case weakCls != Unknown:
+			cls, str = weakCls, weak
+		case f.stream:
+			// An error event with nothing recognisable: the stream broke.
+			cls, str = ServerError, weak
+		}
+	}
+	if f.format == fmtHTML && eff >= 500 {
+		cls = ServerError
+	}
+
+	// 3. Message text traps.
+	msg := f.message
+	lm := strings.ToLower(msg)
+	cls = refineByMessage(cls, str, lm, eff, f)
+
+	// Waits: the largest relevant hint wins.
+	hh := readHeaderHints(h, now)
+	wait := hh.wait
+	if f.retryDelay > wait {
+		wait = f.retryDelay
+	}
+	if f.bodyRetryWait > wait {
+		wait = f.bodyRetryWait
+	}
+	if d, ok := messageWait(msg); ok && d > wait {
+		wait = d
+	}
+
+	var until time.Time
+	switch {
+	case cls == RateLimited && f.perDay:
+		cls = QuotaExhausted
+	case cls == RateLimited && strings.Contains(lm, "per-day"):
+		cls = QuotaExhausted
+	case cls == RateLimited && wait > longWait:
+		cls = QuotaExhausted
+	}
+	if cls == QuotaExhausted && f.limitSource == "openrouter_in_flight_budget" && wait > 0 {
+		cls = RateLimited // the one retryable 402: an in-flight budget, with Retry-After
+	}
+	if cls == QuotaExhausted {
+		switch {
+		case f.perDay:
+			until = nextPacificMidnight(now)
+		case !f.resetAt.IsZero() && f.resetAt.After(now):
+			until = f.resetAt
+		case f.resetDelay > 0:
+			until = now.Add(f.resetDelay).UTC().Truncate(time.Second)
+		case hasID(f, "enforced_spend_limit_reached"):
+			until = firstOfNextMonth(now)
+		case wait > longWait:
+			until = now.Add(wait).UTC().Truncate(time.Second)
+		}
+	}
+
+	v := Verdict{Status: status, Class: cls, ProviderType: f.ptype}
+	v.Retryable, v.Scope, v.Fallback = defaults(cls)
+	if cls == NotFound && (strings.Contains(lm, "model") || strings.Contains(lm, "deployment") ||
+		matched == "model_not_found" || matched == "DeploymentNotFound") {
+		v.Scope, v.Fallback = ScopeModel, true
+	}
+	if cls == RequestTooLarge && (strings.Contains(lm, "tokens per minute") || strings.Contains(lm, "(tpm)") || strings.Contains(lm, "tokens per day")) {
+		v.Fallback = true // another target's token budget may be larger
+	}
+	// x-should-retry and a problem+json "retryable" override the status,
+	// but never a trap that can only fail again.
+	override := int8(0)
+	if f.bodyRetryable != nil {
+		override = -1
+		if *f.bodyRetryable {
+			override = 1
+		}
+	}
+	if hh.shouldRetry != 0 {
+		override = hh.shouldRetry
+	}
+	switch {
+	case override < 0:
+		v.Retryable = false
+	case override > 0 && !terminal(cls):
+		v.Retryable = true
+	}
+	if v.Retryable {
+		v.Wait = wait
+	}
+	v.Until = until
+	v.RequestID = requestID(h, f)
+	v.Message = buildMessage(status, f, v.RequestID)
+	return v
+}
+
+// refineByMessage applies the traps that only the message text reveals.
+func refineByMessage(cls Class, str strength, lm string, status int, f *facts) Class {
+	if lm == "" {
+		return cls
+	}
+	protected := func(cs ...Class) bool {
+		for _, c := range cs {
+			if cls == c && str == strong {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case containsAny(lm, "request too large", "reduce your message size", "request entity too large", "payload too large") &&
+		!protected(Auth, Permission, NotFound, ContentFiltered, QuotaExhausted, ContextLengthExceeded):
+		return RequestTooLarge
+	case containsAny(lm, "prompt is too long", "maximum context length", "context length", "context window",
+		"exceeds the maximum number of tokens allowed", "input token count", "input is too long",
+		"exceed context limit", "too many tokens in the prompt", "context_length_exceeded") &&
+		!protected(Auth, Permission, NotFound, ContentFiltered, QuotaExhausted, RequestTooLarge):
+		return ContextLengthExceeded
+	case (containsAny(lm, "credit balance is too low", "insufficient balance",
+		"used all available credits", "monthly spending limit", "requires more credits", "can only afford",
+		"api usage limits", "out of credits", "insufficient credits", "prepayment credits are depleted",
+		"insufficient_quota", "free-models-per-day") || limitZero(lm) || f.limitZero) &&
+		!protected(Auth, NotFound, ContentFiltered, ContextLengthExceeded, RequestTooLarge, ServerError, Overloaded):
+		return QuotaExhausted
+	case containsAny(lm, "incorrect api key", "invalid api key", "api key not valid", "invalid x-api-key",
+		"no auth credentials", "invalid subscription key", "unregistered callers", "api key expired",
+		"authentication fails", "invalid authentication") &&
+		(cls == Unknown || cls == InvalidRequest || cls == Permission || str != strong):
+		return Auth
+	case cls == QuotaExhausted && str != strong && containsAny(lm, "you have been rate limited", "per minute", "rate limit"):
+		// Together's type:"credit_limit" on a plain RPM limit.
+		if status != 402 {
+			return RateLimited
+		}
+	case containsAny(lm, "overloaded", "high demand", "capacity exceeded", "reset reason: overflow", "at capacity", "no capacity available") &&
+		(cls == ServerError || cls == Unknown || cls == RateLimited || cls == Timeout ||
+			(cls == InvalidRequest && str != strong && status >= 429)):
+		if !strings.Contains(lm, "temporarily rate-limited") {
+			return Overloaded
+		}
+	case containsAny(lm, "location is not supported", "is not allowed to use", "not available in your country") &&
+		cls == InvalidRequest && str != strong:
+		return Permission
+	case containsAny(lm, "flagged", "content management policy", "content filter", "safety system") &&
+		(cls == InvalidRequest || cls == Permission) && str != strong:
+		return ContentFiltered
+	}
+	return cls
+}
+
+// limitZero reports whether a Gemini quota message says "limit: 0".
+func limitZero(lm string) bool {
+	i := strings.Index(lm, "limit: 0")
+	if i < 0 {
+		return false
+	}
+	j := i + len("limit: 0")
+	return j == len(lm) || lm[j] < '0' || lm[j] > '9'
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, p := range subs {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasID(f *facts, id string) bool {
+	for i := 0; i < f.nids; i++ {
+		if f.ids[i] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// terminal classes can only fail again for the same request and key.
+func terminal(c Class) bool {
+	switch c {
+	case QuotaExhausted, RequestTooLarge, ContextLengthExceeded, Auth, Permission, ContentFiltered, NotFound:
+		return true
+	}
+	return false
+}
+
+// defaults gives a class's retryable, scope and fallback.
+func defaults(c Class) (bool, Scope, bool) {
+	switch c {
+	case RateLimited, Overloaded, ServerError, Timeout:
+		return true, ScopeModel, true
+	case Network:
+		return true, ScopeProvider, true
+	case QuotaExhausted, Auth, Permission:
+		return false, ScopeKey, true
+	case ContextLengthExceeded:
+		return false, ScopeRequest, true
+	}
+	return false, ScopeRequest, false
+}
+
+// requestID picks the provider's request id: headers first, then the body,
+// then an id quoted inside the message.
+func requestID(h http.Header, f *facts) string {
+	for _, k := range [...]string{"Request-Id", "X-Request-Id", "Apim-Request-Id", "X-Amzn-Requestid",
+		"X-Amzn-Request-Id", "X-Generation-Id", "Cf-Ray"} {
+		if v := h.Get(k); v != "" {
+			return truncate(Redact(collapse(v)), 80)
+		}
+	}
+	if f.reqID != "" {
+		return truncate(f.reqID, 80)
+	}
+	if i := indexFold(f.message, "request id "); i >= 0 {
+		s := f.message[i+len("request id "):]
+		j := 0
+		for j < len(s) && isKeyChar(s[j]) {
+			j++
+		}
+		if j >= 8 {
+			return s[:j]
+		}
+	}
+	return ""
+}
+
+// buildMessage renders the one-line message:
+// "<status> <provider_type>: <message> (request-id <id>)".
+func buildMessage(status int, f *facts, reqID string) string {
+	switch f.format {
+	case fmtHTML:
+		return formatMessage(status, "html error page from proxy", strconv.Quote(truncate(collapse(f.message), 120)), reqID)
+	case fmtEmpty:
+		return formatMessage(status, "", "empty body", reqID)
+	}
+	label := f.ptype
+	if f.stream && status >= 200 && status < 300 {
+		if label == "" {
+			label = "stream error"
+		} else {
+			label += " (in stream)"
+		}
+	}
+	msg := f.message
+	if msg == "" && f.format == fmtSSE && !f.isError {
+		msg = "event stream without an error event"
+	}
+	return formatMessage(status, label, msg, reqID)
+}
+
+func formatMessage(status int, label, msg, reqID string) string {
+	var b strings.Builder
+	head := strconv.Itoa(status)
+	if label == "" {
+		label = strings.ToLower(http.StatusText(status))
+	}
+	if label != "" {
+		head += " " + collapse(Redact(label))
+	}
+	tail := ""
+	if reqID != "" {
+		tail = " (request-id " + reqID + ")"
+	}
+	msg = Redact(collapse(msg))
+	budget := maxMessage - len(head) - len(tail) - 2
+	b.WriteString(head)
+	if msg != "" {
+		b.WriteString(": ")
+		if len(msg) <= maxMessage-len(head)-2 && strings.Contains(msg, reqID) {
+			tail = "" // the id is already in the message and the message fits
+			budget = len(msg)
+		}
+		b.WriteString(truncate(msg, max(budget, 20)))
+	}
+	b.WriteString(tail)
+	return b.String()
+}
