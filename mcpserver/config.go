@@ -14,6 +14,10 @@ import (
 // useful line instead of its own timeout.
 const DefaultToolTimeout = 50 * time.Second
 
+// DefaultCacheTTL is how long an answer is reused for an identical call
+// when Config.CacheTTL is zero.
+const DefaultCacheTTL = 10 * time.Minute
+
 // DefaultMaxTokens is the answer budget of summarize and ask when the
 // caller gives none.
 const DefaultMaxTokens = 1024
@@ -55,6 +59,11 @@ type Config struct {
 	KeyEnv []string
 	// Name and Version identify the server to clients ("" = "llmguard", "dev").
 	Name, Version string
+	// CacheTTL is how long a successful answer is reused for an identical
+	// call (same tool, same canonical arguments): 0 = DefaultCacheTTL, < 0 = never.
+	CacheTTL time.Duration
+	// CacheEntries bounds the stored answers (0 = 1000).
+	CacheEntries int
 	// RecentFailures is how many failure lines llm_status keeps (0 = 20).
 	RecentFailures int
 }
@@ -87,6 +96,12 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.Version == "" {
 		d.Version = "dev"
+	}
+	if d.CacheTTL == 0 {
+		d.CacheTTL = DefaultCacheTTL
+	}
+	if d.CacheEntries <= 0 {
+		d.CacheEntries = 1000
 	}
 	if d.RecentFailures <= 0 {
 		d.RecentFailures = 20

@@ -51,6 +51,9 @@ func (s *server) describe(ctx context.Context, err error) error {
 	if ctx.Err() == context.Canceled {
 		return lineError("cancelled by the client; the upstream call was aborted")
 	}
+	if le, ok := errors.AsType[lineError](err); ok {
+		return le
+	}
 	pe := lastProviderError(err)
 	attempts := countAttempts(err)
 	switch {
@@ -183,11 +186,18 @@ func lastProviderError(err error) *provider.Error {
 }
 
 func countAttempts(err error) int {
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+		return len(re.Attempts)
+	}
 	return len(providerErrors(err))
 }
 
-// retryAt is when a retry may succeed, from the verdict's wait or reset time.
+// retryAt is when a retry may succeed: the engine's RetryAt, else the
+// verdict's reset time or wait.
 func retryAt(err error, pe *provider.Error, now time.Time) time.Time {
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok && !re.RetryAt.IsZero() {
+		return re.RetryAt
+	}
 	if pe == nil {
 		return time.Time{}
 	}

@@ -22,9 +22,10 @@ func New(cfg *Config) *mcp.Server {
 
 // server holds the tools' shared state.
 type server struct {
-	cfg Config
-	log *slog.Logger
-	mcp *mcp.Server
+	cfg   Config
+	log   *slog.Logger
+	mcp   *mcp.Server
+	dedup *dedup
 
 	mu       sync.Mutex
 	failures []failureLine // ring of recent failures, oldest first
@@ -38,7 +39,7 @@ type failureLine struct {
 
 func newServer(cfg *Config) *server {
 	c := cfg.withDefaults()
-	s := &server{cfg: c, log: c.Logger}
+	s := &server{cfg: c, log: c.Logger, dedup: newDedup(c.Now, c.Logger, c.CacheTTL, c.CacheEntries)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: c.Name, Title: "llmguard", Version: c.Version}, &mcp.ServerOptions{
 		Logger:       c.Logger,
 		Instructions: instructions,

@@ -189,17 +189,13 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		return Answer{}, err
 	}
 	p := newProgress(ctx, req, s.cfg.Now, s.log)
-	call := &resilience.Call{
-		Route:          route,
-		Request:        r,
-		Timeout:        s.cfg.ToolTimeout,
-		IdempotencyKey: key,
-		OnEvent:        p.event,
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		call.Timeout = dl.Sub(s.cfg.Now())
-	}
-	res, err := s.cfg.Engine.Chat(ctx, call)
+	res, err := s.dedup.do(ctx, key, p, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
+		call := &resilience.Call{Route: route, Request: r, Timeout: s.cfg.ToolTimeout, OnEvent: onEvent}
+		if dl, ok := ctx.Deadline(); ok {
+			call.Timeout = dl.Sub(s.cfg.Now())
+		}
+		return s.cfg.Engine.Chat(ctx, call)
+	})
 	p.close()
 	if err != nil {
 		return Answer{}, s.describe(ctx, err)
