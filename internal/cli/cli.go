@@ -28,6 +28,7 @@ type command struct {
 var commands = map[string]command{
 	"decode": {"classify a provider error response (status, headers, body)", runDecode},
 	"config": {"validate a configuration and print the effective one (config check [FILE])", runConfig},
+	"mock":   {"serve a fault-injecting fake Anthropic/OpenAI/Gemini upstream (--scenario NAME|FILE)", runMock},
 }
 
 // Main runs llmguard with args (without the program name) and returns the exit code.

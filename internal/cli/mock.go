@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/llmguard/llmguard/mock"
+)
+
+// runMock serves the fault-injecting fake upstream until ctx is done.
+func runMock(ctx context.Context, env *Env, args []string) int {
+	fs := flag.NewFlagSet("mock", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, "Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--quiet] [--list]\n\n"+
+			"Serves the Anthropic, OpenAI(-compatible), Azure and Gemini APIs with realistic answers and scripted faults.\n"+
+			"Per request: header X-Mock-Fault: 529,529,200 or model \"NAME+fault=529,529,200\". Request log: GET /_mock/requests.\n\n")
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", "127.0.0.1:8089", "listen address")
+	scenario := fs.String("scenario", "healthy", "built-in scenario name (see --list) or a scenario file (YAML or JSON)")
+	seed := fs.Uint64("seed", 0, "random seed for fault rates and latency (0: the scenario's own)")
+	quiet := fs.Bool("quiet", false, "do not log each request to stderr")
+	list := fs.Bool("list", false, "list the built-in scenarios and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "llmguard mock: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *list {
+		for _, n := range mock.BuiltinNames() {
+			sc, _ := mock.Builtin(n)
+			fmt.Fprintf(env.Stdout, "%-19s %s\n", n, sc.Description)
+		}
+		return 0
+	}
+	sc, err := mock.LoadScenario(*scenario)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard mock: --scenario: %v\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard mock: --addr: %v\n", err)
+		return 1
+	}
+	cfg := &mock.Config{Scenario: sc, Seed: *seed}
+	if !*quiet {
+		cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+	}
+	srv := mock.New(cfg)
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	fmt.Fprintf(env.Stdout, "llmguard mock listening on http://%s (scenario %s)\n", ln.Addr(), sc.Name)
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		fmt.Fprintf(env.Stderr, "llmguard mock: %v\n", err)
+		return 1
+	}
+	srv.Close() // release hanging requests
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return 0
+}

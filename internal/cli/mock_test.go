@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// lockedBuffer is a goroutine-safe bytes.Buffer for a command's stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestMockServes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	stderr := &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- MainEnv(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--scenario", "overload-burst"},
+			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
+	}
+	go io.Copy(io.Discard, pr)
+	_, rest, ok := strings.Cut(line, "listening on ")
+	if !ok {
+		t.Fatalf("line %q", line)
+	}
+	base, _, _ := strings.Cut(rest, " ")
+
+	for i, want := range []int{529, 529, 529, 200} {
+		req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("x-api-key", "sk-ant-secret-abcd")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("request %d: status %d, want %d", i, resp.StatusCode, want)
+		}
+	}
+	resp, err := http.Get(base + "/_mock/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct{ Count int }
+	json.NewDecoder(resp.Body).Decode(&page)
+	resp.Body.Close()
+	if page.Count != 4 {
+		t.Errorf("request log count %d, want 4", page.Count)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("exit code %d", c)
+	}
+	logs := stderr.String()
+	if strings.Count(logs, "mock request") != 4 || !strings.Contains(logs, "key=…abcd") || strings.Contains(logs, "secret") {
+		t.Errorf("stderr logs:\n%s", logs)
+	}
+}
+
+func TestMockFlags(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("rules:\n  - sequence: [529]\n    rate: 2\n"), 0o644)
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		out, errOut string
+	}{
+		{"list", []string{"--list"}, 0, "overload-burst", ""},
+		{"unknown scenario", []string{"--scenario", "nope", "--addr", "127.0.0.1:0"}, 2, "", "no such built-in"},
+		{"bad scenario file", []string{"--scenario", bad, "--addr", "127.0.0.1:0"}, 2, "", "rules[0].fault: required with rate"},
+		{"bad flag", []string{"--nope"}, 2, "", "flag provided but not defined"},
+		{"extra arg", []string{"x"}, 2, "", "unexpected argument"},
+		{"bad addr", []string{"--addr", "256.0.0.1:99999"}, 1, "", "--addr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := MainEnv(context.Background(), append([]string{"mock"}, tt.args...),
+				&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errOut.String(), tt.errOut) {
+				t.Errorf("code %d (want %d)\nstdout: %s\nstderr: %s", code, tt.code, out.String(), errOut.String())
+			}
+			if tt.code == 2 && tt.name != "bad flag" && strings.Count(strings.TrimSpace(errOut.String()), "\n") > 0 {
+				t.Errorf("error is not one line: %q", errOut.String())
+			}
+		})
+	}
+}
