@@ -1,6 +1,3 @@
-// Package provider defines llmguard's canonical chat request, response and
-// stream, the Adapter interface every LLM API adapter implements, and the one
-// typed error (*Error) that carries the classifier's verdict.
 package provider
 
 import (

@@ -1,0 +1,171 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+// Defaults used when a Config field is empty.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultVersion   = "2023-06-01"
+	DefaultMaxTokens = 4096
+)
+
+// Config configures an Adapter. The zero value of each field means its
+// documented default.
+type Config struct {
+	// Name is the provider name reported in errors and responses (default "anthropic").
+	Name string
+	// BaseURL is the API root without /v1 (default DefaultBaseURL); the
+	// adapter posts to {BaseURL}/v1/messages.
+	BaseURL string
+	// APIKey is sent as x-api-key. Empty sends no key.
+	APIKey string
+	// Version is the anthropic-version header (default DefaultVersion).
+	Version string
+	// Model is used when a request names none.
+	Model string
+	// Client sends the requests (default: a new provider.NewHTTPClient(nil);
+	// pass the process's shared client to pool connections).
+	Client *http.Client
+}
+
+// Adapter speaks the Anthropic Messages API. It is safe for concurrent use;
+// create it with New.
+type Adapter struct {
+	name, url, model string
+	hdr, hdrStream   wire.Headers
+	client           *http.Client
+}
+
+// New returns an Adapter for cfg (nil means all defaults).
+func New(cfg *Config) *Adapter {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Name == "" {
+		c.Name = "anthropic"
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	if c.Client == nil {
+		c.Client = provider.NewHTTPClient(nil)
+	}
+	hdr := wire.NewHeaders("x-api-key", c.APIKey, "anthropic-version", c.Version)
+	return &Adapter{name: c.Name, url: strings.TrimRight(c.BaseURL, "/") + "/v1/messages", model: c.Model,
+		hdr: hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
+}
+
+// Name implements provider.Adapter.
+func (a *Adapter) Name() string { return a.name }
+
+func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, wire.Call, error) {
+	model := req.Model
+	if model == "" {
+		model = a.model
+	}
+	call := wire.Call{Provider: a.name, Model: model}
+	body, err := Encode(req, model, stream)
+	if err != nil {
+		return nil, call, fmt.Errorf("anthropic: encoding request: %w", err)
+	}
+	hdr := a.hdr
+	if stream {
+		hdr = a.hdrStream
+	}
+	hr, err := wire.NewRequest(ctx, a.url, body, hdr)
+	if err != nil {
+		return nil, call, fmt.Errorf("anthropic: %w", err)
+	}
+	resp, err := call.Do(ctx, a.client, hr)
+	return resp, call, err
+}
+
+// Chat implements provider.Adapter.
+func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	resp, call, err := a.send(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	body, err := call.ReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Decode(body)
+	if err != nil {
+		return nil, call.BadBody(resp, body, err)
+	}
+	out.Provider = a.name
+	out.RequestID = resp.Header.Get("request-id")
+	return out, nil
+}
+
+// Stream implements provider.Adapter.
+func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	resp, call, err := a.send(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}}
+	return call.NewStream(ctx, resp, dec, resp.Header.Get("request-id")), nil
+}
+
+var errNotMessage = fmt.Errorf("body is not a message")
+
+// Decode parses a Messages API response body into a canonical Response
+// (Provider and RequestID are left for the caller). A body that is not a
+// message (an error envelope, HTML, truncated JSON) is an error.
+func Decode(body []byte) (*provider.Response, error) {
+	var m wireResponse
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	if m.Type != "message" && (m.Type != "" || m.Content == nil) {
+		return nil, errNotMessage
+	}
+	out := &provider.Response{ID: m.ID, Model: m.Model, FinishReason: finish(m.StopReason),
+		Usage: m.Usage.canonical()}
+	var text strings.Builder
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			args := b.Input
+			if len(args) == 0 || string(args) == "null" {
+				args = json.RawMessage("{}")
+			}
+			out.ToolCalls = append(out.ToolCalls, provider.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+		}
+	}
+	out.Text = text.String()
+	return out, nil
+}
+
+// finish maps an Anthropic stop_reason to the canonical finish reason.
+// Unknown reasons pass through unchanged.
+func finish(r string) string {
+	switch r {
+	case "end_turn", "stop_sequence", "pause_turn":
+		return provider.FinishStop
+	case "max_tokens", "model_context_window_exceeded":
+		return provider.FinishLength
+	case "tool_use":
+		return provider.FinishToolCalls
+	case "refusal":
+		return provider.FinishFiltered
+	}
+	return r
+}

@@ -1,0 +1,242 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/anthropic"
+	pt "github.com/llmguard/llmguard/provider/internal/providertest"
+)
+
+const okBody = `{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
+"content":[{"type":"text","text":"Let me check."},{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"get_weather","input":{"city":"Paris"}}],
+"stop_reason":"tool_use","stop_sequence":null,
+"usage":{"input_tokens":412,"cache_creation_input_tokens":0,"cache_read_input_tokens":100,"output_tokens":57}}`
+
+// streamHead is a stream that has started but delivered no content.
+const streamHead = "event: message_start\n" +
+	`data: {"type":"message_start","message":{"id":"msg_01S","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5-20250929","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}` + "\n\n" +
+	"event: content_block_start\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n" +
+	"event: ping\n" + `data: {"type": "ping"}` + "\n\n"
+
+const streamText = "event: content_block_delta\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}` + "\n\n" +
+	"event: content_block_delta\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":", Paris."}}` + "\n\n" +
+	"event: content_block_stop\n" + `data: {"type":"content_block_stop","index":0}` + "\n\n"
+
+const streamTool = "event: content_block_start\n" + `data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01T","name":"get_weather","input":{}}}` + "\n\n" +
+	"event: content_block_delta\n" + `data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}` + "\n\n" +
+	"event: content_block_delta\n" + `data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Pa"}}` + "\n\n" +
+	"event: content_block_delta\n" + `data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"ris\"}"}}` + "\n\n" +
+	"event: content_block_stop\n" + `data: {"type":"content_block_stop","index":1}` + "\n\n"
+
+const streamDelta = "event: message_delta\n" + `data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":15}}` + "\n\n"
+
+const streamStop = "event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
+
+func newAdapter(base string) provider.Adapter {
+	return anthropic.New(&anthropic.Config{BaseURL: base, APIKey: "sk-ant-test", Model: "claude-sonnet-4-5"})
+}
+
+func TestEncodeToolConversation(t *testing.T) {
+	body, err := anthropic.Encode(pt.ToolConversation(), "claude-x", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"claude-x","max_tokens":256,"system":"You are terse.","temperature":0.2,"stop_sequences":["END"],"stream":true,
+	"messages":[
+	 {"role":"user","content":[{"type":"text","text":"Weather in Paris?"}]},
+	 {"role":"assistant","content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"call_1","name":"get_weather","input":{"city":"Paris"}}]},
+	 {"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"{\"temp_c\":21}"},{"type":"text","text":"And tomorrow?"}]}],
+	"tools":[{"name":"get_weather","description":"Current weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],
+	"tool_choice":{"type":"auto"}}`
+	if diff := cmp.Diff(pt.JSON(t, []byte(want)), pt.JSON(t, body)); diff != "" {
+		t.Errorf("encoding (-want +got):\n%s", diff)
+	}
+}
+
+func TestEncode(t *testing.T) {
+	user := []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi",
+		Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}}}}
+	extra := map[string]json.RawMessage{"thinking": json.RawMessage(`{"type":"enabled","budget_tokens":1024}`),
+		"model": json.RawMessage(`"not-this"`), "top_k": json.RawMessage(`5`)}
+	tests := []struct {
+		name string
+		req  provider.Request
+		want string
+	}{
+		{"max_tokens defaults to 4096", provider.Request{Messages: user},
+			`{"model":"m","max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`},
+		{"extra passes through in its own dialect", provider.Request{Messages: user, Dialect: "anthropic", Extra: extra},
+			`{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":1024},"top_k":5,
+			"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`},
+		{"extra dropped from another dialect", provider.Request{Messages: user, Dialect: "openai", Extra: extra},
+			`{"model":"m","max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`},
+		{"metadata user_id, tool choice, images", provider.Request{
+			Metadata:   map[string]string{"user_id": "u-1", "other": "dropped"},
+			ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "f"},
+			Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{
+				{Type: provider.PartImage, Image: &provider.Image{MediaType: "image/png", Data: "iVBORw0KGgo="}},
+				{Type: provider.PartImage, Image: &provider.Image{URL: "https://example.com/a.jpg"}}}}}},
+			`{"model":"m","max_tokens":4096,"metadata":{"user_id":"u-1"},"tool_choice":{"type":"tool","name":"f"},
+			"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
+			{"type":"image","source":{"type":"url","url":"https://example.com/a.jpg"}}]}]}`},
+		{"required is any", provider.Request{ToolChoice: &provider.ToolChoice{Mode: "required"}},
+			`{"model":"m","max_tokens":4096,"messages":[],"tool_choice":{"type":"any"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := anthropic.Encode(&tc.req, "m", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(pt.JSON(t, []byte(tc.want)), pt.JSON(t, body)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChat(t *testing.T) {
+	up := pt.NewUpstream(t, pt.Reply(200, okBody, "request-id", "req_011CU"))
+	resp, err := newAdapter(up.URL).Chat(context.Background(), pt.ToolConversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &provider.Response{ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Provider: "anthropic", Model: "claude-sonnet-4-5-20250929",
+		Text: "Let me check.", FinishReason: provider.FinishToolCalls, RequestID: "req_011CU",
+		ToolCalls: []provider.ToolCall{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}},
+		Usage:     provider.Usage{InputTokens: 512, OutputTokens: 57}}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+	got := up.Last()
+	if got.Path != "/v1/messages" || got.Header.Get("x-api-key") != "sk-ant-test" ||
+		got.Header.Get("anthropic-version") != "2023-06-01" || got.Header.Get("Authorization") != "" {
+		t.Errorf("request path %q headers %v", got.Path, got.Header)
+	}
+	var sent struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	json.Unmarshal(got.Body, &sent)
+	if sent.Model != "m-1" || sent.Stream {
+		t.Errorf("sent model %q stream %v", sent.Model, sent.Stream)
+	}
+}
+
+func TestStream(t *testing.T) {
+	tests := []struct {
+		name      string
+		stream    string
+		want      pt.Assembled
+		wantClass classify.Class // "" = clean io.EOF
+		wantAfter bool
+	}{
+		{"text and tool call", streamHead + streamText + streamTool + streamDelta + streamStop,
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
+				Usage:     provider.Usage{InputTokens: 25, OutputTokens: 15},
+				ToolCalls: []provider.ToolCall{{ID: "toolu_01T", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}}, "", false},
+		{"no message_stop after finish and usage ends cleanly", streamHead + streamText + streamDelta,
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
+				Usage: provider.Usage{InputTokens: 25, OutputTokens: 15}}, "", false},
+		{"truncated after text", streamHead + streamText,
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929"}, classify.Network, true},
+		{"truncated inside an event", streamHead + streamText + "event: content_block_delta\ndata: {\"type\":\"content_blo",
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929"}, classify.Network, true},
+		{"overloaded error event after text", streamHead + streamText + "event: error\n" +
+			`data: {"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}` + "\n\n",
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929"}, classify.Overloaded, true},
+		{"overloaded error event first", "event: error\n" +
+			`data: {"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}` + "\n\n",
+			pt.Assembled{}, classify.Overloaded, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			up := pt.NewUpstream(t, pt.SSE(tc.stream, "request-id", "req_S"))
+			st, err := newAdapter(up.URL).Stream(context.Background(), pt.ToolConversation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.RequestID() != "req_S" {
+				t.Errorf("RequestID = %q", st.RequestID())
+			}
+			chunks, err := pt.Collect(st)
+			if diff := cmp.Diff(tc.want, pt.Assemble(chunks)); diff != "" {
+				t.Errorf("assembled (-want +got):\n%s", diff)
+			}
+			if tc.wantClass == "" {
+				if err != io.EOF {
+					t.Fatalf("end = %v, want io.EOF", err)
+				}
+				var sent struct{ Stream bool }
+				json.Unmarshal(up.Last().Body, &sent)
+				if !sent.Stream || up.Last().Header.Get("Accept") != "text/event-stream" {
+					t.Errorf("request did not ask for a stream")
+				}
+				return
+			}
+			pe := provider.AsError(err)
+			if pe == nil {
+				t.Fatalf("end = %v, want *provider.Error", err)
+			}
+			if pe.Verdict.Class != tc.wantClass || pe.AfterFirstToken != tc.wantAfter {
+				t.Errorf("class %q after %v; want %q after %v", pe.Verdict.Class, pe.AfterFirstToken, tc.wantClass, tc.wantAfter)
+			}
+		})
+	}
+}
+
+func TestSuite(t *testing.T) {
+	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: toCases(errorCases)}.Run(t)
+}
+
+// errorCases are Anthropic's documented error bodies and headers
+// (docs.claude.com/en/api/errors, /work/shared/provider-errors.md).
+var errorCases = []errorCase{
+	{"529 overloaded", 529, []string{"request-id", "req_011CUx"},
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CUx"}`, classify.Overloaded},
+	{"429 rate limit", 429, []string{"retry-after", "7", "request-id", "req_1"},
+		`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50 input tokens per minute."}}`, classify.RateLimited},
+	{"401 bad key", 401, nil,
+		`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, classify.Auth},
+	{"403 permission", 403, nil,
+		`{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, classify.Permission},
+	{"404 model", 404, nil,
+		`{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`, classify.NotFound},
+	{"400 low credit", 400, nil,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`, classify.QuotaExhausted},
+	{"400 prompt too long", 400, nil,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, classify.ContextLengthExceeded},
+	{"400 invalid", 400, nil,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate between \"user\" and \"assistant\""}}`, classify.InvalidRequest},
+	{"413 too large", 413, nil,
+		`{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, classify.RequestTooLarge},
+	{"500 api error", 500, nil,
+		`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, classify.ServerError},
+	{"504 timeout", 504, nil,
+		`{"type":"error","error":{"type":"timeout_error","message":"Request timed out"}}`, classify.Timeout},
+	{"502 cloudflare html", 502, []string{"Content-Type", "text/html"},
+		`<html><head><title>api.anthropic.com | 502: Bad gateway</title></head><body>Bad gateway</body></html>`, classify.ServerError},
+}
+
+// errorCase mirrors pt.ErrorCase so the tables can use positional fields.
+type errorCase struct {
+	name   string
+	status int
+	header []string
+	body   string
+	want   classify.Class
+}
+
+func toCases(cs []errorCase) []pt.ErrorCase {
+	out := make([]pt.ErrorCase, len(cs))
+	for i, c := range cs {
+		out[i] = pt.ErrorCase{Name: c.name, Status: c.status, Header: c.header, Body: c.body, Want: c.want}
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+// decoder turns Messages API stream events into canonical chunks.
+type decoder struct {
+	call  wire.Call
+	h     http.Header
+	tools map[int]int // content block index -> tool call index
+	input int         // input tokens from message_start
+}
+
+type wireEvent struct {
+	Type    string        `json:"type"`
+	Message *wireResponse `json:"message"`
+	Index   int           `json:"index"`
+	Block   *wireRespPart `json:"content_block"`
+	Delta   *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *wireUsage `json:"usage"`
+}
+
+func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
+	if ev.Name == "error" {
+		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+	}
+	var e wireEvent
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		return nil, false, err
+	}
+	switch e.Type {
+	case "message_start":
+		if e.Message == nil {
+			return nil, false, nil
+		}
+		u := e.Message.Usage.canonical()
+		d.input = u.InputTokens
+		return []provider.Chunk{{ID: e.Message.ID, Model: e.Message.Model}}, false, nil
+	case "content_block_start":
+		if e.Block != nil && e.Block.Type == "tool_use" {
+			i := len(d.tools)
+			d.tools[e.Index] = i
+			return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, ID: e.Block.ID, Name: e.Block.Name}}}, false, nil
+		}
+		if e.Block != nil && e.Block.Type == "text" && e.Block.Text != "" {
+			return []provider.Chunk{{Text: e.Block.Text}}, false, nil
+		}
+	case "content_block_delta":
+		if e.Delta == nil {
+			return nil, false, nil
+		}
+		switch e.Delta.Type {
+		case "text_delta":
+			return []provider.Chunk{{Text: e.Delta.Text}}, false, nil
+		case "input_json_delta":
+			if i, ok := d.tools[e.Index]; ok && e.Delta.PartialJSON != "" {
+				return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}}}, false, nil
+			}
+		}
+	case "message_delta":
+		var ch provider.Chunk
+		if e.Delta != nil {
+			ch.FinishReason = finish(e.Delta.StopReason)
+		}
+		if e.Usage != nil {
+			u := e.Usage.canonical()
+			if u.InputTokens == 0 {
+				u.InputTokens = d.input
+			}
+			ch.Usage = &u
+		}
+		return []provider.Chunk{ch}, false, nil
+	case "message_stop":
+		return nil, true, nil
+	case "error":
+		return nil, false, d.call.StreamEvent(d.h, "error", ev.Data)
+	}
+	// ping, content_block_stop, thinking deltas and future events.
+	return nil, false, nil
+}

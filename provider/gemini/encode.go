@@ -1,0 +1,227 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+// Dialect is the value of provider.Request.Dialect for requests that arrived
+// in the Gemini format; their Extra fields (safetySettings, cachedContent,
+// ...) are sent unchanged.
+const Dialect = "gemini"
+
+type wireRequest struct {
+	Contents          []wireContent `json:"contents"`
+	SystemInstruction *wireContent  `json:"systemInstruction,omitempty"`
+	GenerationConfig  *wireGenCfg   `json:"generationConfig,omitempty"`
+	Tools             []wireTools   `json:"tools,omitempty"`
+	ToolConfig        *wireToolCfg  `json:"toolConfig,omitempty"`
+}
+
+type wireContent struct {
+	Role  string     `json:"role,omitempty"`
+	Parts []wirePart `json:"parts"`
+}
+
+type wirePart struct {
+	Text             string            `json:"text,omitempty"`
+	Thought          bool              `json:"thought,omitempty"`
+	InlineData       *wireBlob         `json:"inlineData,omitempty"`
+	FileData         *wireFile         `json:"fileData,omitempty"`
+	FunctionCall     *wireFunctionCall `json:"functionCall,omitempty"`
+	FunctionResponse *wireFunctionResp `json:"functionResponse,omitempty"`
+	extra            map[string]json.RawMessage
+}
+
+type wireBlob struct {
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+}
+
+type wireFile struct {
+	MimeType string `json:"mimeType,omitempty"`
+	FileURI  string `json:"fileUri"`
+}
+
+type wireFunctionCall struct {
+	ID   string          `json:"id,omitempty"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+type wireFunctionResp struct {
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+}
+
+type wireGenCfg struct {
+	MaxOutputTokens int      `json:"maxOutputTokens,omitempty"`
+	Temperature     *float64 `json:"temperature,omitempty"`
+	TopP            *float64 `json:"topP,omitempty"`
+	StopSequences   []string `json:"stopSequences,omitempty"`
+}
+
+type wireTools struct {
+	FunctionDeclarations []wireDecl `json:"functionDeclarations"`
+}
+
+type wireDecl struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parametersJsonSchema,omitempty"`
+}
+
+type wireToolCfg struct {
+	FunctionCallingConfig struct {
+		Mode                 string   `json:"mode"`
+		AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
+	} `json:"functionCallingConfig"`
+}
+
+// Encode returns the generateContent body for req. The system prompt goes in
+// systemInstruction, assistant turns have role "model", tool calls become
+// functionCall parts and tool results functionResponse parts in a user turn
+// (named after the call they answer when ToolResult.Name is empty; a result
+// that is not a JSON object is wrapped as {"result": ...} or {"error": ...}),
+// tool schemas are sent as parametersJsonSchema, and consecutive turns of
+// one role are merged. When req.Dialect is Dialect, req.Extra and each
+// part's Extra are sent unchanged.
+func Encode(req *provider.Request) ([]byte, error) {
+	same := req.Dialect == Dialect
+	w := wireRequest{Contents: make([]wireContent, 0, len(req.Messages))}
+	if req.System != "" {
+		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: req.System}}}
+	}
+	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
+		w.GenerationConfig = &wireGenCfg{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature,
+			TopP: req.TopP, StopSequences: req.Stop}
+	}
+	if len(req.Tools) > 0 {
+		decls := make([]wireDecl, len(req.Tools))
+		for i, t := range req.Tools {
+			decls[i] = wireDecl{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+		}
+		w.Tools = []wireTools{{FunctionDeclarations: decls}}
+	}
+	if tc := req.ToolChoice; tc != nil {
+		cfg := &wireToolCfg{}
+		switch tc.Mode {
+		case "auto", "":
+			cfg.FunctionCallingConfig.Mode = "AUTO"
+		case "none":
+			cfg.FunctionCallingConfig.Mode = "NONE"
+		case "required":
+			cfg.FunctionCallingConfig.Mode = "ANY"
+		case "tool":
+			cfg.FunctionCallingConfig.Mode = "ANY"
+			cfg.FunctionCallingConfig.AllowedFunctionNames = []string{tc.Name}
+		default:
+			return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+		}
+		w.ToolConfig = cfg
+	}
+	names := map[string]string{} // tool call id -> function name
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		role := "user"
+		switch m.Role {
+		case provider.RoleAssistant:
+			role = "model"
+		case provider.RoleUser, provider.RoleTool:
+		default:
+			return nil, fmt.Errorf("message %d: unsupported role %q", i, m.Role)
+		}
+		parts := make([]wirePart, 0, len(m.Content))
+		for j := range m.Content {
+			p, err := encodePart(&m.Content[j], names)
+			if err != nil {
+				return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
+			}
+			if same {
+				p.extra = m.Content[j].Extra
+			}
+			parts = append(parts, p)
+		}
+		if n := len(w.Contents); n > 0 && w.Contents[n-1].Role == role {
+			w.Contents[n-1].Parts = append(w.Contents[n-1].Parts, parts...)
+			continue
+		}
+		w.Contents = append(w.Contents, wireContent{Role: role, Parts: parts})
+	}
+	body, err := json.Marshal(&w)
+	if err != nil {
+		return nil, err
+	}
+	if same {
+		return wire.MergeExtra(body, req.Extra)
+	}
+	return body, nil
+}
+
+// MarshalJSON adds a part's dialect Extra fields.
+func (p wirePart) MarshalJSON() ([]byte, error) {
+	type plain wirePart
+	b, err := json.Marshal(plain(p))
+	if err != nil || len(p.extra) == 0 {
+		return b, err
+	}
+	return wire.MergeExtra(b, p.extra)
+}
+
+func encodePart(p *provider.Part, names map[string]string) (wirePart, error) {
+	switch p.Type {
+	case provider.PartText:
+		return wirePart{Text: p.Text}, nil
+	case provider.PartImage:
+		if p.Image == nil {
+			return wirePart{}, fmt.Errorf("image part without image")
+		}
+		if p.Image.Data != "" {
+			return wirePart{InlineData: &wireBlob{MimeType: p.Image.MediaType, Data: p.Image.Data}}, nil
+		}
+		return wirePart{FileData: &wireFile{MimeType: p.Image.MediaType, FileURI: p.Image.URL}}, nil
+	case provider.PartToolCall:
+		tc := p.ToolCall
+		if tc == nil {
+			return wirePart{}, fmt.Errorf("tool_call part without tool call")
+		}
+		names[tc.ID] = tc.Name
+		args := tc.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		return wirePart{FunctionCall: &wireFunctionCall{Name: tc.Name, Args: args}}, nil
+	case provider.PartToolResult:
+		tr := p.ToolResult
+		if tr == nil {
+			return wirePart{}, fmt.Errorf("tool_result part without result")
+		}
+		name := tr.Name
+		if name == "" {
+			name = names[tr.CallID]
+		}
+		if name == "" {
+			return wirePart{}, fmt.Errorf("tool result %q answers no earlier tool call and has no name", tr.CallID)
+		}
+		return wirePart{FunctionResponse: &wireFunctionResp{Name: name, Response: resultObject(tr)}}, nil
+	}
+	return wirePart{}, fmt.Errorf("unsupported part type %q", p.Type)
+}
+
+// resultObject makes a tool result a JSON object, as functionResponse.response must be.
+func resultObject(tr *provider.ToolResult) json.RawMessage {
+	c := bytes.TrimSpace([]byte(tr.Content))
+	if !tr.IsError && len(c) > 0 && c[0] == '{' && json.Valid(c) {
+		return json.RawMessage(c)
+	}
+	key := "result"
+	if tr.IsError {
+		key = "error"
+	}
+	b, _ := json.Marshal(map[string]string{key: tr.Content})
+	return b
+}

@@ -1,0 +1,216 @@
+package gemini_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/gemini"
+	pt "github.com/llmguard/llmguard/provider/internal/providertest"
+)
+
+const okBody = `{"candidates":[{"content":{"parts":[{"text":"thinking...","thought":true},{"text":"Let me check."},{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CiQBVKhc7"}],"role":"model"},"finishReason":"STOP","index":0}],
+"usageMetadata":{"promptTokenCount":40,"candidatesTokenCount":12,"totalTokenCount":70,"thoughtsTokenCount":18,"promptTokensDetails":[{"modality":"TEXT","tokenCount":40}]},
+"modelVersion":"gemini-2.5-flash","responseId":"mO2kaP6yKo"}`
+
+func event(s string) string { return "data: " + s + "\r\n\r\n" }
+
+var (
+	streamHead = event(`{"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
+	streamText = event(`{"candidates": [{"content": {"parts": [{"text": "Hello"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`) +
+		event(`{"candidates": [{"content": {"parts": [{"text": ", Paris."}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 11},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
+	streamTool = event(`{"candidates": [{"content": {"parts": [{"functionCall": {"name": "get_weather","args": {"city": "Paris"}}}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
+	streamLast = event(`{"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 9,"candidatesTokenCount": 6,"totalTokenCount": 15},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
+)
+
+func newAdapter(base string) provider.Adapter {
+	return gemini.New(&gemini.Config{BaseURL: base, APIKey: "AIzaTest", Model: "gemini-2.5-flash"})
+}
+
+func TestEncodeToolConversation(t *testing.T) {
+	body, err := gemini.Encode(pt.ToolConversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"systemInstruction":{"parts":[{"text":"You are terse."}]},
+	"generationConfig":{"maxOutputTokens":256,"temperature":0.2,"stopSequences":["END"]},
+	"contents":[
+	 {"role":"user","parts":[{"text":"Weather in Paris?"}]},
+	 {"role":"model","parts":[{"text":"Checking."},{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}]},
+	 {"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp_c":21}}},{"text":"And tomorrow?"}]}],
+	"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather","parametersJsonSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}],
+	"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}}`
+	if diff := cmp.Diff(pt.JSON(t, []byte(want)), pt.JSON(t, body)); diff != "" {
+		t.Errorf("encoding (-want +got):\n%s", diff)
+	}
+}
+
+func TestEncode(t *testing.T) {
+	user := []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}
+	extra := map[string]json.RawMessage{"safetySettings": json.RawMessage(`[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]`)}
+	tests := []struct {
+		name    string
+		req     provider.Request
+		want    string
+		wantErr bool
+	}{
+		{"minimal", provider.Request{Messages: user}, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
+		{"extra passes through in its own dialect", provider.Request{Messages: user, Dialect: "gemini", Extra: extra},
+			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]}`, false},
+		{"extra dropped from another dialect", provider.Request{Messages: user, Dialect: "openai", Extra: extra},
+			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
+		{"named tool, images, text and error results", provider.Request{
+			ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "f"},
+			Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{
+				{Type: provider.PartImage, Image: &provider.Image{MediaType: "image/png", Data: "iVBORw0KGgo="}},
+				{Type: provider.PartToolResult, ToolResult: &provider.ToolResult{CallID: "x", Name: "f", Content: "sunny"}},
+				{Type: provider.PartToolResult, ToolResult: &provider.ToolResult{CallID: "y", Name: "f", Content: "boom", IsError: true}}}}}},
+			`{"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["f"]}},
+			"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}},
+			{"functionResponse":{"name":"f","response":{"result":"sunny"}}},{"functionResponse":{"name":"f","response":{"error":"boom"}}}]}]}`, false},
+		{"a result answering no call has no name", provider.Request{Messages: []provider.Message{{Role: provider.RoleTool,
+			Content: []provider.Part{{Type: provider.PartToolResult, ToolResult: &provider.ToolResult{CallID: "nope", Content: "1"}}}}}}, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := gemini.Encode(&tc.req)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("Encode = %s, want an error", body)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(pt.JSON(t, []byte(tc.want)), pt.JSON(t, body)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChat(t *testing.T) {
+	up := pt.NewUpstream(t, pt.Reply(200, okBody))
+	req := pt.ToolConversation()
+	req.Model = "models/gemini-2.5-flash"
+	resp, err := newAdapter(up.URL).Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &provider.Response{ID: "mO2kaP6yKo", Provider: "gemini", Model: "gemini-2.5-flash",
+		Text: "Let me check.", FinishReason: provider.FinishToolCalls,
+		ToolCalls: []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}},
+		Usage:     provider.Usage{InputTokens: 40, OutputTokens: 30}}
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+	got := up.Last()
+	if got.Path != "/v1beta/models/gemini-2.5-flash:generateContent" || got.RawQuery != "" ||
+		got.Header.Get("x-goog-api-key") != "AIzaTest" || got.Header.Get("Authorization") != "" {
+		t.Errorf("request %s?%s %v", got.Path, got.RawQuery, got.Header)
+	}
+}
+
+func TestStream(t *testing.T) {
+	base := pt.Assembled{ID: "r1", Model: "gemini-2.5-flash"}
+	full := base
+	full.Text, full.FinishReason, full.Usage = "Hello, Paris.", provider.FinishToolCalls, provider.Usage{InputTokens: 9, OutputTokens: 6}
+	full.ToolCalls = []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}
+	text := base
+	text.Text = "Hello, Paris."
+	tests := []struct {
+		name      string
+		stream    string
+		want      pt.Assembled
+		wantClass classify.Class
+		wantAfter bool
+	}{
+		{"text, function call, finish with usage", streamHead + streamText + streamTool + streamLast, full, "", false},
+		{"truncated after text", streamHead + streamText, text, classify.Network, true},
+		{"truncated inside an event", streamHead + streamText + `data: {"candidates": [{"content": {"pa`, text, classify.Network, true},
+		{"error event after text", streamHead + streamText +
+			event(`{"error": {"code": 503,"message": "The model is overloaded. Please try again later.","status": "UNAVAILABLE"}}`),
+			text, classify.Overloaded, true},
+		{"prompt blocked", event(`{"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash"}`),
+			pt.Assembled{}, classify.ContentFiltered, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			up := pt.NewUpstream(t, pt.SSE(tc.stream))
+			st, err := newAdapter(up.URL).Stream(context.Background(), pt.ToolConversation())
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := pt.Collect(st)
+			if diff := cmp.Diff(tc.want, pt.Assemble(chunks)); diff != "" {
+				t.Errorf("assembled (-want +got):\n%s", diff)
+			}
+			if got := up.Last(); got.Path != "/v1beta/models/m-1:streamGenerateContent" || got.RawQuery != "alt=sse" {
+				t.Errorf("stream url %s?%s", got.Path, got.RawQuery)
+			}
+			if tc.wantClass == "" {
+				if err != io.EOF {
+					t.Fatalf("end = %v, want io.EOF", err)
+				}
+				return
+			}
+			pe := provider.AsError(err)
+			if pe == nil {
+				t.Fatalf("end = %v, want *provider.Error", err)
+			}
+			if pe.Verdict.Class != tc.wantClass || pe.AfterFirstToken != tc.wantAfter {
+				t.Errorf("class %q after %v; want %q after %v (%v)", pe.Verdict.Class, pe.AfterFirstToken, tc.wantClass, tc.wantAfter, pe)
+			}
+		})
+	}
+}
+
+func TestPromptBlocked(t *testing.T) {
+	up := pt.NewUpstream(t, pt.Reply(200, `{"promptFeedback":{"blockReason":"SAFETY","safetyRatings":[{"category":"HARM_CATEGORY_DANGEROUS_CONTENT","probability":"HIGH"}]},"usageMetadata":{"promptTokenCount":8,"totalTokenCount":8},"modelVersion":"gemini-2.5-flash"}`))
+	_, err := newAdapter(up.URL).Chat(context.Background(), pt.ToolConversation())
+	if pe := provider.AsError(err); pe == nil || pe.Verdict.Class != classify.ContentFiltered {
+		t.Fatalf("err = %v, want a content_filtered *provider.Error", err)
+	}
+}
+
+func TestSuite(t *testing.T) {
+	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: toCases(errorCases)}.Run(t)
+}
+
+// errorCases are the Gemini API's documented errors
+// (ai.google.dev/gemini-api/docs/troubleshooting, /work/shared/provider-errors.md).
+var errorCases = []errorCase{
+	{"429 per-day quota", 429, nil, `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 20, model: gemini-2.5-flash\nPlease retry in 36.429760048s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"20"}]},{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"36s"}]}}`, classify.QuotaExhausted},
+	{"429 per-minute", 429, nil, `{"error":{"code":429,"message":"You exceeded your current quota.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 26.1s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaValue":"10"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"26s"}]}}`, classify.RateLimited},
+	{"400 bad key", 400, nil, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}`, classify.Auth},
+	{"403 suspended key", 403, nil, `{"error":{"code":403,"message":"Permission denied: Consumer 'api_key:AIza' has been suspended.","status":"PERMISSION_DENIED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"CONSUMER_SUSPENDED","domain":"googleapis.com"}]}}`, classify.Permission},
+	{"404 model", 404, nil, `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`, classify.NotFound},
+	{"400 token overflow", 400, nil, `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, classify.ContextLengthExceeded},
+	{"400 invalid", 400, nil, `{"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified\n","status":"INVALID_ARGUMENT"}}`, classify.InvalidRequest},
+	{"402 prepay", 402, nil, `{"error":{"code":402,"message":"Your prepayment credits are depleted. Please add more credits.","status":"RESOURCE_EXHAUSTED"}}`, classify.QuotaExhausted},
+	{"500 internal", 500, nil, `{"error":{"code":500,"message":"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting","status":"INTERNAL"}}`, classify.ServerError},
+	{"503 overloaded", 503, nil, `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, classify.Overloaded},
+	{"504 deadline", 504, nil, `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`, classify.Timeout},
+}
+
+// errorCase mirrors pt.ErrorCase so the table can use positional fields.
+type errorCase struct {
+	name   string
+	status int
+	header []string
+	body   string
+	want   classify.Class
+}
+
+func toCases(cs []errorCase) []pt.ErrorCase {
+	out := make([]pt.ErrorCase, len(cs))
+	for i, c := range cs {
+		out[i] = pt.ErrorCase{Name: c.name, Status: c.status, Header: c.header, Body: c.body, Want: c.want}
+	}
+	return out
+}

@@ -1,0 +1,215 @@
+package providertest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// ErrorCase is an upstream failure and the class it must surface as.
+type ErrorCase struct {
+	Name   string
+	Status int
+	// Header lists name, value pairs.
+	Header []string
+	Body   string
+	Want   classify.Class
+}
+
+// Suite runs the dialect-independent adapter checks: every error case
+// through Chat and Stream, transport failures, bad success bodies,
+// truncated streams and cancellation.
+type Suite struct {
+	// New returns the adapter under test, talking to baseURL.
+	New func(baseURL string) provider.Adapter
+	// Errors are the provider's error responses.
+	Errors []ErrorCase
+	// StreamHead is the start of a valid stream that delivered no content yet.
+	StreamHead string
+}
+
+func request() *provider.Request {
+	return &provider.Request{Model: "m-1", Messages: []provider.Message{{Role: provider.RoleUser,
+		Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}
+}
+
+// mustError checks err is a *provider.Error of class want.
+func mustError(t *testing.T, err error, want classify.Class) *provider.Error {
+	t.Helper()
+	pe := provider.AsError(err)
+	if pe == nil {
+		t.Fatalf("err = %v (%T), want a *provider.Error", err, err)
+	}
+	if pe.Verdict.Class != want {
+		t.Errorf("class = %q, want %q (verdict %+v)", pe.Verdict.Class, want, pe.Verdict)
+	}
+	if pe.Error() == "" || strings.Contains(pe.Error(), "\n") {
+		t.Errorf("Error() = %q, want one non-empty line", pe.Error())
+	}
+	return pe
+}
+
+// Run runs the suite.
+func (s Suite) Run(t *testing.T) {
+	t.Run("errors", s.RunErrors)
+	s.runRest(t)
+}
+
+// RunErrors checks only the error cases.
+func (s Suite) RunErrors(t *testing.T) {
+	{
+		for _, tc := range s.Errors {
+			t.Run(tc.Name, func(t *testing.T) {
+				up := NewUpstream(t, Reply(tc.Status, tc.Body, tc.Header...))
+				a := s.New(up.URL)
+				_, err := a.Chat(context.Background(), request())
+				pe := mustError(t, err, tc.Want)
+				if pe.Provider != a.Name() || pe.Verdict.Status != tc.Status {
+					t.Errorf("provider, status = %q, %d; want %q, %d", pe.Provider, pe.Verdict.Status, a.Name(), tc.Status)
+				}
+				_, err = a.Stream(context.Background(), request())
+				mustError(t, err, tc.Want)
+			})
+		}
+	}
+}
+
+func (s Suite) runRest(t *testing.T) {
+	t.Run("transport", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := "http://" + ln.Addr().String()
+		ln.Close()
+		reset := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			}
+		})
+		midBody := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "4096")
+			w.WriteHeader(200)
+			io.WriteString(w, `{"id":"x","cho`)
+		})
+		tests := []struct {
+			name, url string
+			want      classify.Class
+		}{
+			{"connection refused", refused, classify.Network},
+			{"connection reset", reset.URL, classify.Network},
+			{"EOF mid-body", midBody.URL, classify.Network},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := s.New(tc.url).Chat(context.Background(), request())
+				pe := mustError(t, err, tc.want)
+				if pe.Err == nil {
+					t.Errorf("Err = nil, want the transport error wrapped")
+				}
+			})
+		}
+		t.Run("deadline exceeded", func(t *testing.T) {
+			ctx, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+			defer cancel()
+			_, err := s.New(refused).Chat(ctx, request())
+			mustError(t, err, classify.Timeout)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("errors.Is(err, DeadlineExceeded) = false for %v", err)
+			}
+		})
+	})
+	t.Run("bad success body", func(t *testing.T) {
+		for _, body := range []string{"", "<html><body>ok</body></html>", `{"id":"trunc`, `[]`, `{}`, `null`, `{"choices":"x","content":7,"candidates":{}}`} {
+			up := NewUpstream(t, Reply(200, body))
+			resp, err := s.New(up.URL).Chat(context.Background(), request())
+			if err == nil {
+				t.Errorf("body %q: resp = %+v, want an error", body, resp)
+				continue
+			}
+			if provider.AsError(err) == nil {
+				t.Errorf("body %q: err = %v (%T), want a *provider.Error", body, err, err)
+			}
+		}
+	})
+	t.Run("truncated stream before content", func(t *testing.T) {
+		up := NewUpstream(t, SSE(s.StreamHead))
+		st, err := s.New(up.URL).Stream(context.Background(), request())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Collect(st)
+		pe := mustError(t, err, classify.Network)
+		if pe.AfterFirstToken {
+			t.Errorf("AfterFirstToken = true before any content")
+		}
+		if _, err := st.Recv(); provider.AsError(err) == nil {
+			t.Errorf("Recv after the end = %v, want the same *provider.Error", err)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		for _, stream := range []bool{false, true} {
+			arrived, gone := make(chan struct{}), make(chan struct{})
+			up := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				close(arrived)
+				<-r.Context().Done()
+				close(gone)
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-arrived; cancel() }()
+			a := s.New(up.URL)
+			var err error
+			if stream {
+				_, err = a.Stream(ctx, request())
+			} else {
+				_, err = a.Chat(ctx, request())
+			}
+			if !errors.Is(err, context.Canceled) || provider.AsError(err) == nil {
+				t.Errorf("stream=%v: err = %v, want a *provider.Error wrapping context.Canceled", stream, err)
+			}
+			select {
+			case <-gone:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("stream=%v: the upstream never saw the request cancelled", stream)
+			}
+		}
+	})
+	t.Run("cancel mid-stream", func(t *testing.T) {
+		gone := make(chan struct{})
+		up := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			bw := bufio.NewWriter(w)
+			bw.WriteString(s.StreamHead)
+			bw.Flush()
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			close(gone)
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		st, err := s.New(up.URL).Stream(ctx, request())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		_, err = Collect(st)
+		if !errors.Is(err, context.Canceled) || provider.AsError(err) == nil {
+			t.Errorf("err = %v, want a *provider.Error wrapping context.Canceled", err)
+		}
+		select {
+		case <-gone:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the upstream never saw the stream cancelled")
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// Decoder turns one SSE event of a dialect into canonical chunks. It
+// returns done when the event is the stream's terminator. An error event
+// is returned as a non-nil error (usually from Call.StreamEvent).
+type Decoder interface {
+	Decode(ev sse.Event) (chunks []provider.Chunk, done bool, err error)
+}
+
+// ErrTruncated is wrapped by the error of a stream that ended before its
+// terminator and before a finish reason with usage.
+var ErrTruncated = errors.New("stream ended before its terminator")
+
+// Stream is a provider.Stream over an SSE response body.
+//
+// The end rule: Recv returns io.EOF after the dialect's terminator
+// (Anthropic message_stop, OpenAI data: [DONE]); a stream that ends without
+// one still ends cleanly when it delivered a finish reason and usage (the
+// only terminator Gemini has). Anything else is truncation, a classified
+// *provider.Error wrapping ErrTruncated. AfterFirstToken is set on every
+// error once text or a tool-call delta was returned by Recv.
+type Stream struct {
+	ctx   context.Context
+	call  Call
+	resp  *http.Response
+	rd    *sse.Reader
+	dec   Decoder
+	reqID string
+
+	pending   []provider.Chunk
+	err       error
+	delivered bool
+	finish    bool
+	usage     bool
+	closed    bool
+}
+
+// NewStream returns a Stream reading resp's body with dec.
+func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) *Stream {
+	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID}
+}
+
+// RequestID implements provider.Stream.
+func (s *Stream) RequestID() string { return s.reqID }
+
+// Recv implements provider.Stream.
+func (s *Stream) Recv() (provider.Chunk, error) {
+	for len(s.pending) == 0 {
+		if s.err != nil {
+			return provider.Chunk{}, s.err
+		}
+		s.next()
+	}
+	ch := s.pending[0]
+	s.pending = s.pending[1:]
+	if ch.Text != "" || ch.ToolCall != nil {
+		s.delivered = true
+	}
+	if ch.FinishReason != "" {
+		s.finish = true
+	}
+	if ch.Usage != nil {
+		s.usage = true
+	}
+	return ch, nil
+}
+
+func (s *Stream) next() {
+	ev, err := s.rd.Next()
+	if err != nil {
+		if err == io.EOF {
+			if s.finish && s.usage {
+				s.end(io.EOF)
+				return
+			}
+			err = ErrTruncated
+		} else if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: %w", ErrTruncated, err)
+		}
+		s.end(s.call.Transport(s.ctx, s.resp.Header, err))
+		return
+	}
+	chunks, done, err := s.dec.Decode(ev)
+	s.pending = append(s.pending[:0], chunks...)
+	// Count what the decoder produced toward the end rule even before the
+	// caller reads it, so a terminator in the same event still counts.
+	for _, ch := range chunks {
+		s.finish = s.finish || ch.FinishReason != ""
+		s.usage = s.usage || ch.Usage != nil
+	}
+	switch {
+	case err != nil:
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			pe = s.call.Transport(s.ctx, s.resp.Header, err)
+		}
+		s.end(pe)
+	case done:
+		s.end(io.EOF)
+	}
+}
+
+// end records the final error and releases the connection. Chunks still
+// pending are delivered first.
+func (s *Stream) end(err error) {
+	if pe, ok := err.(*provider.Error); ok {
+		// Content already pending counts as delivered by the time the
+		// caller sees this error.
+		after := s.delivered
+		for _, ch := range s.pending {
+			after = after || ch.Text != "" || ch.ToolCall != nil
+		}
+		pe.AfterFirstToken = after
+	}
+	s.err = err
+	if err == io.EOF {
+		// Drain a little so the connection can be reused.
+		_, _ = io.CopyN(io.Discard, s.resp.Body, 4<<10)
+	}
+	s.Close()
+}
+
+// Close implements provider.Stream. It is safe to call more than once.
+func (s *Stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.err == nil {
+		s.err = s.call.Classify(classify.Input{Err: errStreamClosed}, errStreamClosed)
+	}
+	return s.resp.Body.Close()
+}
+
+var errStreamClosed = errors.New("stream closed by the caller")
+
+// StreamEvent classifies an error event that arrived inside a 2xx stream.
+// frame is the event re-framed as SSE ("event: error\ndata: ...\n\n") so the
+// classifier sees exactly what the provider sent.
+func (c Call) StreamEvent(h http.Header, name string, data []byte) *provider.Error {
+	var b []byte
+	if name != "" {
+		b = append(b, "event: "...)
+		b = append(b, name...)
+		b = append(b, '\n')
+	}
+	b = append(b, "data: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Content-Type", "text/event-stream")
+	return c.Classify(classify.Input{Status: http.StatusOK, Header: h, Body: b}, nil)
+}

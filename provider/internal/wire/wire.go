@@ -1,0 +1,172 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// MaxErrorBody is how much of a non-2xx body is read and classified.
+const MaxErrorBody = 64 << 10
+
+// MaxBody bounds a success body (32 MiB).
+const MaxBody = 32 << 20
+
+// Call identifies the upstream call for error reporting.
+type Call struct {
+	Provider string
+	Model    string
+}
+
+// Classify builds a *provider.Error from in, filling the provider name.
+func (c Call) Classify(in classify.Input, err error) *provider.Error {
+	in.Provider = c.Provider
+	v := classify.Classify(in)
+	if v.Class == "" {
+		v.Class = classify.Unknown
+	}
+	if v.Scope == "" {
+		v.Scope = classify.ScopeRequest
+	}
+	if v.Message == "" {
+		switch {
+		case err != nil:
+			v.Message = err.Error()
+		case in.Status != 0:
+			v.Message = fmt.Sprintf("%d %s", in.Status, http.StatusText(in.Status))
+		default:
+			v.Message = string(v.Class)
+		}
+	}
+	return &provider.Error{Provider: c.Provider, Model: c.Model, Verdict: v, Err: err}
+}
+
+// Transport classifies a transport error (no response or no complete body).
+// When ctx is done its error is kept in the chain so errors.Is(err,
+// context.Canceled) holds.
+func (c Call) Transport(ctx context.Context, h http.Header, err error) *provider.Error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%w)", err, cerr)
+	}
+	return c.Classify(classify.Input{Header: h, Err: err}, err)
+}
+
+// Do sends req (which carries ctx) and returns a 2xx response. Any other
+// status is read (at most MaxErrorBody), closed and classified; a transport
+// error is classified too. Both come back as *provider.Error.
+func (c Call) Do(ctx context.Context, client *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, c.Transport(ctx, nil, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+	resp.Body.Close()
+	in := classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	if rerr != nil && len(body) == 0 {
+		// The status is known; the body broke. Classify on the status.
+		return nil, c.Classify(in, rerr)
+	}
+	return nil, c.Classify(in, nil)
+}
+
+// ReadBody reads a success body (at most MaxBody) and closes it. A body that
+// breaks off is a classified transport error.
+func (c Call) ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	if err != nil {
+		return nil, c.Transport(ctx, resp.Header, fmt.Errorf("reading response body: %w", err))
+	}
+	return body, nil
+}
+
+// BadBody classifies a 2xx body that could not be decoded (or that carries
+// an error envelope): the classifier sees the status, headers and body.
+func (c Call) BadBody(resp *http.Response, body []byte, err error) *provider.Error {
+	if err != nil {
+		err = fmt.Errorf("decoding %s response: %w", c.Provider, err)
+	}
+	return c.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body}, err)
+}
+
+// Headers are the fixed headers of an adapter's requests, built once with
+// canonical keys so that each request copies value slices instead of
+// allocating them. The slices are shared and never modified.
+type Headers http.Header
+
+// NewHeaders returns Headers from name, value pairs (Content-Type:
+// application/json is always included). Pairs with an empty value are skipped.
+func NewHeaders(kv ...string) Headers {
+	h := Headers{"Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			h[http.CanonicalHeaderKey(kv[i])] = []string{kv[i+1]}
+		}
+	}
+	return h
+}
+
+// With returns a copy of h plus name: value.
+func (h Headers) With(name, value string) Headers {
+	out := make(Headers, len(h)+1)
+	for k, v := range h {
+		out[k] = v
+	}
+	out[http.CanonicalHeaderKey(name)] = []string{value}
+	return out
+}
+
+// NewRequest builds a POST of the JSON body with the headers h.
+func NewRequest(ctx context.Context, url string, body []byte, h Headers) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	return req, nil
+}
+
+// MergeExtra returns body (a JSON object) with extra's keys added. A key in
+// extra replaces the canonical encoding of the same key, except the keys in
+// keep, which the adapter controls (model, stream...).
+func MergeExtra(body []byte, extra map[string]json.RawMessage, keep ...string) ([]byte, error) {
+	if len(extra) == 0 {
+		return body, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+next:
+	for k, v := range extra {
+		for _, kk := range keep {
+			if k == kk {
+				continue next
+			}
+		}
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// FirstHeader returns the first non-empty header among names.
+func FirstHeader(h http.Header, names ...string) string {
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,253 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+// Dialect is the value of provider.Request.Dialect for requests that arrived
+// in the OpenAI Chat Completions format; their Extra fields are sent
+// unchanged to every adapter of this package.
+const Dialect = "openai"
+
+type wireRequest struct {
+	Model               string            `json:"model"`
+	Messages            []wireMessage     `json:"messages"`
+	MaxTokens           int               `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64          `json:"temperature,omitempty"`
+	TopP                *float64          `json:"top_p,omitempty"`
+	Stop                []string          `json:"stop,omitempty"`
+	Metadata            map[string]string `json:"metadata,omitempty"`
+	Tools               []wireTool        `json:"tools,omitempty"`
+	ToolChoice          any               `json:"tool_choice,omitempty"`
+	Stream              bool              `json:"stream,omitempty"`
+	StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireTool struct {
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type namedChoice struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    any            `json:"content"` // string, []json.RawMessage or nil
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type wireToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+// Encode returns the Chat Completions body for req, addressed to model, with
+// the quirks of the OpenAI provider itself. See the package doc for the
+// mapping.
+func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
+	return encode(req, model, stream, quirksFor("openai"))
+}
+
+func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, error) {
+	same := req.Dialect == Dialect
+	w := wireRequest{Model: model, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Stream: stream}
+	if req.MaxTokens > 0 {
+		if q.maxCompletionTokens {
+			w.MaxCompletionTokens = req.MaxTokens
+		} else {
+			w.MaxTokens = req.MaxTokens
+		}
+	}
+	if q.metadata && len(req.Metadata) > 0 {
+		w.Metadata = req.Metadata
+	}
+	if stream && !q.noStreamOptions {
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		w.Tools = append(w.Tools, wireTool{Type: "function",
+			Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: schema}})
+	}
+	if tc := req.ToolChoice; tc != nil {
+		switch tc.Mode {
+		case "auto", "":
+			w.ToolChoice = "auto"
+		case "none":
+			w.ToolChoice = "none"
+		case "required":
+			w.ToolChoice = "required"
+		case "tool":
+			var nc namedChoice
+			nc.Type = "function"
+			nc.Function.Name = tc.Name
+			w.ToolChoice = nc
+		default:
+			return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+		}
+	}
+	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
+	if req.System != "" {
+		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
+	}
+	for i := range req.Messages {
+		var err error
+		if w.Messages, err = appendMessage(w.Messages, &req.Messages[i], same); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	body, err := json.Marshal(&w)
+	if err != nil {
+		return nil, err
+	}
+	if same {
+		return wire.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
+	}
+	return body, nil
+}
+
+// appendMessage encodes one canonical message. Tool results become one
+// "tool" message each, placed before the rest of the message so they follow
+// the assistant turn that asked for them; tool calls go in tool_calls; a
+// single plain text part is sent as a string.
+func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMessage, error) {
+	role := m.Role
+	switch role {
+	case provider.RoleUser, provider.RoleAssistant, provider.RoleTool, "system", "developer":
+	default:
+		return nil, fmt.Errorf("unsupported role %q", role)
+	}
+	var parts []json.RawMessage
+	var calls []wireToolCall
+	var text string
+	texts, rich := 0, false
+	for j := range m.Content {
+		p := &m.Content[j]
+		switch p.Type {
+		case provider.PartToolResult:
+			if p.ToolResult == nil {
+				return nil, fmt.Errorf("part %d: tool_result part without result", j)
+			}
+			out = append(out, wireMessage{Role: "tool", ToolCallID: p.ToolResult.CallID, Content: p.ToolResult.Content})
+			continue
+		case provider.PartToolCall:
+			if p.ToolCall == nil {
+				return nil, fmt.Errorf("part %d: tool_call part without tool call", j)
+			}
+			var tc wireToolCall
+			tc.ID, tc.Type = p.ToolCall.ID, "function"
+			tc.Function.Name = p.ToolCall.Name
+			tc.Function.Arguments = string(p.ToolCall.Arguments)
+			if tc.Function.Arguments == "" || tc.Function.Arguments == "null" {
+				tc.Function.Arguments = "{}"
+			}
+			calls = append(calls, tc)
+			continue
+		case provider.PartText:
+			texts++
+			text = p.Text
+			raw, err := json.Marshal(wirePart{Type: "text", Text: p.Text})
+			if err != nil {
+				return nil, err
+			}
+			if same && len(p.Extra) > 0 {
+				rich = true
+				if raw, err = wire.MergeExtra(raw, p.Extra, "type"); err != nil {
+					return nil, err
+				}
+			}
+			parts = append(parts, raw)
+		case provider.PartImage:
+			if p.Image == nil {
+				return nil, fmt.Errorf("part %d: image part without image", j)
+			}
+			rich = true
+			u := p.Image.URL
+			if p.Image.Data != "" {
+				u = "data:" + p.Image.MediaType + ";base64," + p.Image.Data
+			}
+			raw, err := json.Marshal(wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: u}})
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, raw)
+		default:
+			return nil, fmt.Errorf("part %d: unsupported part type %q", j, p.Type)
+		}
+	}
+	if role == provider.RoleTool {
+		// A tool message whose parts were all tool results is done.
+		if len(parts) == 0 {
+			return out, nil
+		}
+		role = provider.RoleUser
+	}
+	if len(parts) == 0 && len(calls) == 0 {
+		if role == provider.RoleAssistant || len(m.Content) > 0 {
+			return out, nil // nothing but tool results
+		}
+		return append(out, wireMessage{Role: role, Content: ""}), nil
+	}
+	wm := wireMessage{Role: role, ToolCalls: calls}
+	switch {
+	case rich:
+		wm.Content = parts
+	case texts == 1:
+		wm.Content = text
+	case texts > 1:
+		if role == provider.RoleAssistant {
+			// Assistant content arrays are text-only; join them.
+			s := ""
+			for j := range m.Content {
+				if m.Content[j].Type == provider.PartText {
+					s += m.Content[j].Text
+				}
+			}
+			wm.Content = s
+		} else {
+			wm.Content = parts
+		}
+	default:
+		wm.Content = nil // assistant turn with tool calls only
+	}
+	return append(out, wm), nil
+}

@@ -1,0 +1,248 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+// Defaults used when a Config field is empty.
+const (
+	DefaultBaseURL    = "https://api.openai.com/v1"
+	DefaultAPIVersion = "2024-10-21" // Azure's api-version
+)
+
+// Config configures an Adapter. The zero value of each field means its
+// documented default.
+type Config struct {
+	// Name is the provider name reported in errors and responses and the
+	// name the classifier gets (default "openai"). It also selects the
+	// dialect quirks: "openai" sends max_completion_tokens and metadata,
+	// "mistral" does not send stream_options, "azure" uses Azure's URL and
+	// api-key header.
+	Name string
+	// BaseURL is the API root including its version path, as the SDKs take
+	// it (default DefaultBaseURL); the adapter posts to
+	// {BaseURL}/chat/completions. For Azure it is the resource endpoint
+	// (https://NAME.openai.azure.com) and the adapter posts to
+	// {BaseURL}/openai/deployments/{model}/chat/completions?api-version=...
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer" (Azure: "api-key"). Empty
+	// sends no key (local servers).
+	APIKey string
+	// Azure selects Azure OpenAI's URL scheme and auth; the request's model
+	// is the deployment name. Name "azure" implies it.
+	Azure bool
+	// APIVersion is Azure's api-version (default DefaultAPIVersion).
+	APIVersion string
+	// Model is used when a request names none (for Azure, the deployment).
+	Model string
+	// Client sends the requests (default: a new provider.NewHTTPClient(nil);
+	// pass the process's shared client to pool connections).
+	Client *http.Client
+}
+
+// Adapter speaks OpenAI Chat Completions and the compatible family
+// (deepseek, mistral, groq, openrouter, xai, together, fireworks, any
+// openai-compatible server, Azure). It is safe for concurrent use; create
+// it with New.
+type Adapter struct {
+	name, base, apiVersion, model string
+	azure                         bool
+	q                             quirks
+	hdr, hdrStream                wire.Headers
+	client                        *http.Client
+}
+
+// quirks are the per-provider differences of the dialect.
+type quirks struct {
+	maxCompletionTokens bool // send max_completion_tokens instead of max_tokens
+	metadata            bool // the API accepts the metadata object
+	noStreamOptions     bool // the API rejects stream_options
+}
+
+func quirksFor(name string) quirks {
+	switch name {
+	case "openai":
+		return quirks{maxCompletionTokens: true, metadata: true}
+	case "mistral":
+		return quirks{noStreamOptions: true}
+	}
+	return quirks{}
+}
+
+// New returns an Adapter for cfg (nil means all defaults).
+func New(cfg *Config) *Adapter {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Name == "" {
+		c.Name = "openai"
+	}
+	if c.Name == "azure" {
+		c.Azure = true
+	}
+	if c.BaseURL == "" && !c.Azure {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.APIVersion == "" {
+		c.APIVersion = DefaultAPIVersion
+	}
+	if c.Client == nil {
+		c.Client = provider.NewHTTPClient(nil)
+	}
+	var hdr wire.Headers
+	switch {
+	case c.APIKey == "":
+		hdr = wire.NewHeaders()
+	case c.Azure:
+		hdr = wire.NewHeaders("api-key", c.APIKey)
+	default:
+		hdr = wire.NewHeaders("Authorization", "Bearer "+c.APIKey)
+	}
+	return &Adapter{name: c.Name, base: strings.TrimRight(c.BaseURL, "/"),
+		apiVersion: c.APIVersion, model: c.Model, azure: c.Azure, q: quirksFor(c.Name),
+		hdr: hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
+}
+
+// Name implements provider.Adapter.
+func (a *Adapter) Name() string { return a.name }
+
+func (a *Adapter) endpoint(model string) string {
+	if a.azure {
+		return a.base + "/openai/deployments/" + url.PathEscape(model) +
+			"/chat/completions?api-version=" + url.QueryEscape(a.apiVersion)
+	}
+	return a.base + "/chat/completions"
+}
+
+func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, wire.Call, error) {
+	model := req.Model
+	if model == "" {
+		model = a.model
+	}
+	call := wire.Call{Provider: a.name, Model: model}
+	body, err := encode(req, model, stream, a.q)
+	if err != nil {
+		return nil, call, fmt.Errorf("%s: encoding request: %w", a.name, err)
+	}
+	hdr := a.hdr
+	if stream {
+		hdr = a.hdrStream
+	}
+	hr, err := wire.NewRequest(ctx, a.endpoint(model), body, hdr)
+	if err != nil {
+		return nil, call, fmt.Errorf("%s: %w", a.name, err)
+	}
+	resp, err := call.Do(ctx, a.client, hr)
+	return resp, call, err
+}
+
+// requestID picks the provider's request id header.
+func requestID(h http.Header) string {
+	return wire.FirstHeader(h, "x-request-id", "apim-request-id", "request-id", "x-generation-id")
+}
+
+// Chat implements provider.Adapter.
+func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	resp, call, err := a.send(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	body, err := call.ReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Decode(body)
+	if err != nil {
+		return nil, call.BadBody(resp, body, err)
+	}
+	out.Provider = a.name
+	out.RequestID = requestID(resp.Header)
+	return out, nil
+}
+
+// Stream implements provider.Adapter.
+func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	resp, call, err := a.send(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	dec := &decoder{call: call, h: resp.Header}
+	return call.NewStream(ctx, resp, dec, requestID(resp.Header)), nil
+}
+
+var (
+	errNoChoices = fmt.Errorf("response has no choices")
+	errInBody    = fmt.Errorf("response carries an error")
+)
+
+// Decode parses a chat.completion body into a canonical Response (Provider
+// and RequestID are left for the caller). A body without choices, or one
+// carrying an "error" object or finish_reason "error" (OpenRouter), is an
+// error.
+func Decode(body []byte) (*provider.Response, error) {
+	var r wireResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		return nil, errInBody
+	}
+	if len(r.Choices) == 0 {
+		return nil, errNoChoices
+	}
+	c := r.Choices[0]
+	if c.FinishReason == "error" {
+		return nil, errInBody
+	}
+	out := &provider.Response{ID: r.ID, Model: r.Model, Text: c.Message.Content,
+		FinishReason: finish(c.FinishReason)}
+	if r.Usage != nil {
+		out.Usage = provider.Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}
+	}
+	for _, tc := range c.Message.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, provider.ToolCall{ID: tc.ID, Name: tc.Function.Name,
+			Arguments: argsJSON(tc.Function.Arguments)})
+	}
+	if out.Text == "" && c.Message.Refusal != "" {
+		out.Text = c.Message.Refusal
+	}
+	return out, nil
+}
+
+// argsJSON turns OpenAI's arguments string into a JSON object; text that is
+// not JSON is kept as a JSON string so nothing is lost.
+func argsJSON(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// finish maps an OpenAI finish_reason to the canonical one. Unknown reasons
+// pass through unchanged.
+func finish(r string) string {
+	switch r {
+	case "stop", "end_turn", "eos":
+		return provider.FinishStop
+	case "length", "max_tokens":
+		return provider.FinishLength
+	case "tool_calls", "function_call":
+		return provider.FinishToolCalls
+	case "content_filter":
+		return provider.FinishFiltered
+	}
+	return r
+}

@@ -1,0 +1,95 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+type wireResponse struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Index        int         `json:"index"`
+	Message      wireRespMsg `json:"message"`
+	Delta        wireRespMsg `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type wireRespMsg struct {
+	Content   string         `json:"content"`
+	Refusal   string         `json:"refusal"`
+	ToolCalls []wireToolCall `json:"tool_calls"`
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+var done = []byte("[DONE]")
+
+// decoder turns chat.completion.chunk events into canonical chunks.
+type decoder struct {
+	call    wire.Call
+	h       http.Header
+	started bool
+}
+
+func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
+	data := bytes.TrimSpace(ev.Data)
+	if bytes.Equal(data, done) {
+		return nil, true, nil
+	}
+	if ev.Name == "error" {
+		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+	}
+	var r wireResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, false, err
+	}
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+	}
+	var out []provider.Chunk
+	if !d.started && (r.ID != "" || r.Model != "") {
+		d.started = true
+		out = append(out, provider.Chunk{ID: r.ID, Model: r.Model})
+	}
+	for _, c := range r.Choices {
+		if c.Index != 0 {
+			continue // n > 1 is not part of the canonical form
+		}
+		if c.FinishReason == "error" {
+			return out, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+		}
+		if c.Delta.Content != "" {
+			out = append(out, provider.Chunk{Text: c.Delta.Content})
+		}
+		for _, tc := range c.Delta.ToolCalls {
+			i := 0
+			if tc.Index != nil {
+				i = *tc.Index
+			}
+			out = append(out, provider.Chunk{ToolCall: &provider.ToolCallDelta{Index: i, ID: tc.ID,
+				Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
+		}
+		if c.FinishReason != "" {
+			out = append(out, provider.Chunk{FinishReason: finish(c.FinishReason)})
+		}
+	}
+	if r.Usage != nil {
+		out = append(out, provider.Chunk{Usage: &provider.Usage{InputTokens: r.Usage.PromptTokens,
+			OutputTokens: r.Usage.CompletionTokens}})
+	}
+	return out, false, nil
+}
