@@ -40,8 +40,7 @@ type Config struct {
 	// server still starts and lists its tools, and each LLM tool answers one
 	// line saying which variables to set.
 	Engine Engine
-	// Classify decides decode_error's verdict (nil: decode_error answers
-	// that no classifier is built in).
+	// Classify decides decode_error's verdict (nil = classify.Classify).
 	Classify func(classify.Input) classify.Verdict
 	// Logger receives the server's logs (nil = slog.Default()). In stdio mode
 	// it must write to stderr: stdout carries only JSON-RPC.
@@ -72,6 +71,9 @@ func (c *Config) withDefaults() Config {
 	var d Config
 	if c != nil {
 		d = *c
+	}
+	if d.Classify == nil {
+		d.Classify = classify.Classify
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()

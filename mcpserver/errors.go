@@ -104,39 +104,18 @@ func plural(n int) string {
 	return "s"
 }
 
-// advice says what to do about a verdict, in a few words.
+// advice says what to do about a verdict once the engine has given up:
+// for a transient failure, when to retry (the engine already retried and
+// fell back); otherwise the classifier's advice.
 func advice(v classify.Verdict, at, now time.Time) string {
-	retry := "retry in a minute"
-	if !at.IsZero() {
-		retry = "retry after " + clock(at, now)
-	}
 	switch v.Class {
-	case classify.Auth:
-		return "fix the key in the client's env block (MCP clients don't read your shell profile)"
-	case classify.QuotaExhausted:
-		if !v.Until.IsZero() {
-			return "add credits or raise the spend limit (resets " + clock(v.Until, now) + ")"
-		}
-		return "add credits or raise the spend limit"
-	case classify.Permission:
-		return "give the key access to this model or use another route"
-	case classify.NotFound:
-		return "fix the model name in the route"
-	case classify.ContextLengthExceeded:
-		return "shorten the input or use a model with a larger context window"
-	case classify.RequestTooLarge:
-		return "send less text per call"
-	case classify.ContentFiltered:
-		return "rephrase the request; retrying it unchanged will fail the same way"
-	case classify.InvalidRequest:
-		return "fix the request; retrying it unchanged will fail the same way"
 	case classify.RateLimited, classify.Overloaded, classify.ServerError, classify.Timeout, classify.Network:
-		return retry
+		if !at.IsZero() {
+			return "retry after " + clock(at, now)
+		}
+		return "retry in a minute"
 	}
-	if v.Retryable {
-		return retry
-	}
-	return "do not retry unchanged; run decode_error on the provider's response for details"
+	return v.Advice()
 }
 
 // clock formats t as the agent should read it: a UTC time of day, or a full

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -64,7 +65,7 @@ func guard[In, Out any](s *server, name string, h func(ctx context.Context, req 
 				out, err = zero, panicError(name, p)
 			}
 			if err != nil {
-				line := oneLine(err.Error())
+				line := oneLine(classify.Redact(err.Error()))
 				err = lineError(line)
 				s.recordFailure(name, line)
 				s.log.Info("mcp tool failed", "tool", name, "error", line)

@@ -229,9 +229,6 @@ func answer(res *resilience.Result) Answer {
 }
 
 func (s *server) decodeError(ctx context.Context, req *mcp.CallToolRequest, in DecodeInput) (any, error) {
-	if s.cfg.Classify == nil {
-		return nil, errors.New("decode_error: the classifier is not built into this llmguard")
-	}
 	h := http.Header{}
 	for k, v := range in.Headers {
 		h.Add(k, v)
