@@ -3,7 +3,7 @@ package config
 import (
 	_ "embed"
 	"fmt"
-	"regexp"
+	"maps"
 	"strings"
 	"sync"
 
@@ -23,20 +23,40 @@ type catalogFile struct {
 	Models map[string]CatalogEntry `yaml:"models"`
 }
 
+// catalog is the parsed built-in catalogue: flat ("provider/model") and
+// indexed by provider type then model, so lookups need no concatenation.
+type catalog struct {
+	flat  map[string]CatalogEntry
+	index map[string]map[string]CatalogEntry
+}
+
 // builtinCatalog parses the embedded catalogue once. The file is compiled in
 // and covered by a test, so a parse error is a build defect: it panics.
-var builtinCatalog = sync.OnceValue(func() map[string]CatalogEntry {
+var builtinCatalog = sync.OnceValue(func() *catalog {
 	m, err := parseCatalog(catalogYAML)
 	if err != nil {
 		panic(err)
 	}
-	return m
+	c := &catalog{flat: m, index: map[string]map[string]CatalogEntry{}}
+	for k, e := range m {
+		prov, model, _ := strings.Cut(k, "/")
+		if c.index[prov] == nil {
+			c.index[prov] = map[string]CatalogEntry{}
+		}
+		c.index[prov][model] = e
+	}
+	return c
 })
 
 func parseCatalog(data []byte) (map[string]CatalogEntry, error) {
 	var f catalogFile
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return nil, fmt.Errorf("config: built-in catalog: %w", err)
+	}
+	for k := range f.Models {
+		if _, _, ok := splitTarget(k); !ok {
+			return nil, fmt.Errorf("config: built-in catalog: key %q is not provider/model", k)
+		}
 	}
 	return f.Models, nil
 }
@@ -45,24 +65,34 @@ func parseCatalog(data []byte) (map[string]CatalogEntry, error) {
 // "provider/model" (provider is a provider type of KnownProviders). It is
 // safe for concurrent use.
 func Catalog() map[string]CatalogEntry {
-	src := builtinCatalog()
-	out := make(map[string]CatalogEntry, len(src))
-	for k, v := range src {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(builtinCatalog().flat)
 }
 
-// dateSuffix matches the version suffixes providers append to a model's base
-// name: "-20250929", "-2025-04-14", "-latest", "-001".
-var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2}|latest|\d{3})$`)
-
-// baseModel strips one version suffix; it returns "" when there is none.
+// baseModel strips one version suffix providers append to a model's base
+// name ("-20250929", "-2025-04-14", "-latest", "-001"); "" when there is none.
 func baseModel(model string) string {
-	if b := dateSuffix.ReplaceAllString(model, ""); b != model {
-		return b
+	i := strings.LastIndexByte(model, '-')
+	if i <= 0 {
+		return ""
+	}
+	suf := model[i+1:]
+	switch {
+	case suf == "latest", len(suf) == 8 && allDigits(suf), len(suf) == 3 && allDigits(suf):
+		return model[:i]
+	case len(suf) == 2 && allDigits(suf) && len(model) >= 11 && model[i-3] == '-' && model[i-8] == '-' &&
+		allDigits(model[i-2:i]) && allDigits(model[i-7:i-3]):
+		return model[:i-8] // -YYYY-MM-DD
 	}
 	return ""
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // providerType is the type of the configured provider name, or the name
@@ -76,48 +106,57 @@ func (c *Config) providerType(name string) string {
 	return name
 }
 
-// lookupKeys lists the keys tried for provider/model, most specific first:
-// the configured name, then the provider type, each with the model as given
-// and then without its version suffix. bare adds the model alone (config
-// overrides may be keyed by model only).
-func (c *Config) lookupKeys(provider, model string, bare bool) []string {
+// lookup tries, most specific first, the configured provider name, then
+// the provider type, each with the model as given and then without its
+// version suffix; over lists config overrides keyed "provider/model" or
+// "model", and cat is the built-in catalogue.
+func lookup[V any](c *Config, provider, model string, over map[string]V, cat func(CatalogEntry) V) (V, bool) {
 	typ := c.providerType(provider)
-	models := []string{model}
-	if b := baseModel(model); b != "" {
-		models = append(models, b)
-	}
-	keys := make([]string, 0, 6)
-	for _, m := range models {
-		keys = append(keys, provider+"/"+m)
-		if typ != provider {
-			keys = append(keys, typ+"/"+m)
+	base := baseModel(model)
+	if len(over) > 0 {
+		for _, m := range [2]string{model, base} {
+			if m == "" {
+				continue
+			}
+			if v, ok := over[provider+"/"+m]; ok {
+				return v, true
+			}
+			if typ != provider {
+				if v, ok := over[typ+"/"+m]; ok {
+					return v, true
+				}
+			}
+			if v, ok := over[m]; ok {
+				return v, true
+			}
 		}
-		if bare {
-			keys = append(keys, m)
+	}
+	idx := builtinCatalog().index
+	for _, p := range [2]string{provider, typ} {
+		if models := idx[p]; models != nil {
+			if e, ok := models[model]; ok {
+				return cat(e), true
+			}
+			if e, ok := models[base]; ok && base != "" {
+				return cat(e), true
+			}
 		}
 	}
-	return keys
+	var zero V
+	return zero, false
 }
 
 // Price returns the $/MTok price of model on the configured provider: the
 // config's pricing key "provider/model" (or "type/model", or "model") first,
 // then the built-in catalogue. ok is false when the price is unknown. A nil
-// *Config uses the catalogue alone. Safe for concurrent use once loaded.
+// *Config uses the catalogue alone. Safe for concurrent use once loaded;
+// allocation-free unless the config has pricing overrides.
 func (c *Config) Price(provider, model string) (Price, bool) {
-	if c != nil && len(c.Pricing) > 0 {
-		for _, k := range c.lookupKeys(provider, model, true) {
-			if p, ok := c.Pricing[k]; ok {
-				return p, true
-			}
-		}
+	var over map[string]Price
+	if c != nil {
+		over = c.Pricing
 	}
-	cat := builtinCatalog()
-	for _, k := range c.lookupKeys(provider, model, false) {
-		if e, ok := cat[k]; ok {
-			return e.Price, true
-		}
-	}
-	return Price{}, false
+	return lookup(c, provider, model, over, func(e CatalogEntry) Price { return e.Price })
 }
 
 // Model returns what is known of model on the configured provider: an entry
@@ -126,20 +165,12 @@ func (c *Config) Price(provider, model string) (Price, bool) {
 // ModelInfo (ContextWindow 0 = unknown, no prefill). A nil *Config uses the
 // catalogue alone. Safe for concurrent use once loaded.
 func (c *Config) Model(provider, model string) ModelInfo {
-	if c != nil && len(c.Models) > 0 {
-		for _, k := range c.lookupKeys(provider, model, true) {
-			if m, ok := c.Models[k]; ok {
-				return m
-			}
-		}
+	var over map[string]ModelInfo
+	if c != nil {
+		over = c.Models
 	}
-	cat := builtinCatalog()
-	for _, k := range c.lookupKeys(provider, model, false) {
-		if e, ok := cat[k]; ok {
-			return e.ModelInfo
-		}
-	}
-	return ModelInfo{}
+	m, _ := lookup(c, provider, model, over, func(e CatalogEntry) ModelInfo { return e.ModelInfo })
+	return m
 }
 
 // Blended is the price of a typical call mix, three input tokens for each

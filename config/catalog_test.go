@@ -105,3 +105,23 @@ func TestParseCatalogStrict(t *testing.T) {
 		t.Error("unknown catalog field accepted")
 	}
 }
+
+func TestBaseModel(t *testing.T) {
+	tests := map[string]string{
+		"claude-sonnet-4-5-20250929": "claude-sonnet-4-5",
+		"gpt-4.1-2025-04-14":         "gpt-4.1",
+		"mistral-large-latest":       "mistral-large",
+		"gemini-2.0-flash-001":       "gemini-2.0-flash",
+		"gpt-4.1":                    "",
+		"claude-sonnet-4-5":          "",
+		"llama-3.3-70b-versatile":    "",
+		"x-14":                       "",
+		"-latest":                    "",
+		"a-2025-04-1x":               "",
+	}
+	for in, want := range tests {
+		if got := baseModel(in); got != want {
+			t.Errorf("baseModel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

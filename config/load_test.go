@@ -187,7 +187,11 @@ func TestLoadBad(t *testing.T) {
 			`testdata/bad-azure.yaml:2:3: providers.azure.base_url: required (set AZURE_OPENAI_ENDPOINT or base_url)`,
 			`testdata/bad-azure.yaml:2:3: providers.azure.model: required: the Azure deployment name (set AZURE_OPENAI_DEPLOYMENT or model)`,
 		}},
-		{"bad-base-url.yaml", nil, []string{`testdata/bad-base-url.yaml:2:36: providers.local.base_url: not an http(s) URL with a host`}},
+		{"bad-base-url.yaml", nil, []string{
+			`testdata/bad-base-url.yaml:2:36: providers.local.base_url: not an http(s) URL with a host`,
+			`testdata/bad-base-url.yaml:3:37: providers.other.base_url: must not have a query or fragment`,
+			`testdata/bad-base-url.yaml:5:3: routes.a/b: a route name must be non-empty and without '/' (provider/model names a target)`,
+		}},
 		{"bad-empty-targets.yaml", nil, []string{`testdata/bad-empty-targets.yaml:3:5: routes.default.targets: no targets`}},
 		{"bad-key-whitespace.yaml", nil, []string{`testdata/bad-key-whitespace.yaml:2:15: providers.anthropic.api_key: the key contains whitespace or quotes; paste it again without them`}},
 		{"bad-target-override.yaml", nil, []string{`testdata/bad-target-override.yaml:5:37: routes.default.targets[1].retry.budget: must be in [0,1]`}},
@@ -308,6 +312,14 @@ func TestFromEnv(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.want, targets(c.Routes["default"])); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
+			}
+			for name, p := range c.Providers {
+				if info, ok := p.Info(); !ok || info.Name != name {
+					t.Errorf("provider %s: Info() = %v, %v", name, info.Name, ok)
+				}
+				if info, _ := p.Info(); len(info.KeyEnv) > 0 && tt.env[p.KeyVar()] == "" {
+					t.Errorf("provider %s: KeyVar() = %q", name, p.KeyVar())
+				}
 			}
 			if c.Source != SourceEnvironment || len(c.Providers) != len(tt.want) {
 				t.Errorf("Source %q, %d providers", c.Source, len(c.Providers))

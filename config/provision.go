@@ -117,6 +117,15 @@ func (t Target) Provider() string { p, _, _ := strings.Cut(t.Target, "/"); retur
 // contain slashes ("openrouter/anthropic/claude-sonnet-4.5").
 func (t Target) Model() string { _, m, _ := strings.Cut(t.Target, "/"); return m }
 
+// KeyVar returns the environment variable the API key was read from, or ""
+// when it came from the config file (or there is none). Doctor uses it to
+// say which variable to fix.
+func (p *Provider) KeyVar() string { return p.keyVar }
+
+// Info returns the known-provider table entry of the provider's Type
+// (its dialect, variables and defaults); ok is false for an unknown type.
+func (p *Provider) Info() (ProviderInfo, bool) { return KnownProvider(p.Type) }
+
 // SplitTarget splits "provider/model" at the first slash; ok is false unless
 // both parts are non-empty.
 func SplitTarget(s string) (provider, model string, ok bool) { return splitTarget(s) }

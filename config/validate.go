@@ -54,6 +54,10 @@ func sortedKeys[V any](m map[string]V) []string {
 func (c *Config) Validate() error {
 	v := &validator{c: c}
 	for _, name := range sortedKeys(c.Providers) {
+		if strings.ContainsAny(name, "/ \t") || name == "" {
+			v.add("providers."+name, "a provider name must be non-empty, without '/' or spaces")
+			continue
+		}
 		if !c.implicit[name] {
 			v.provider("providers."+name, name, c.Providers[name])
 		}
@@ -69,6 +73,9 @@ func (c *Config) Validate() error {
 		v.add("routes.default", "missing")
 	}
 	for _, name := range sortedKeys(c.Routes) {
+		if strings.Contains(name, "/") || name == "" {
+			v.add("routes."+name, "a route name must be non-empty and without '/' (provider/model names a target)")
+		}
 		if r := c.Routes[name]; r != nil {
 			v.route("routes."+name, r)
 		}
@@ -155,6 +162,8 @@ func (v *validator) provider(path, name string, p *Provider) {
 	} else if p.BaseURL != "" {
 		if msg := checkURL(p.BaseURL); msg != "" {
 			v.add(path+".base_url", "%s", msg)
+		} else if u, _ := url.Parse(p.BaseURL); u.RawQuery != "" || u.Fragment != "" {
+			v.add(path+".base_url", "must not have a query or fragment")
 		}
 	}
 	if info.Dialect == DialectAzure && p.Model == "" {
