@@ -35,6 +35,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 	}
 	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
 	r := in.req
+	var models []string // OpenRouter's list, appended after "fallbacks"
 	for k, v := range top {
 		var err error
 		switch k {
@@ -68,10 +69,10 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 			err = decodeANTools(v, r)
 		case "tool_choice":
 			err = decodeANToolChoice(v, r)
-		case "fallbacks", "models":
-			var l []string
-			l, err = stringOrList(v)
-			in.fallbacks = append(in.fallbacks, l...)
+		case "fallbacks":
+			in.fallbacks, err = stringOrList(v)
+		case "models":
+			models, err = stringOrList(v)
 		default:
 			setExtra(&r.Extra, k, v)
 		}
@@ -79,6 +80,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 			return nil, badRequest("invalid %q: %v", k, err)
 		}
 	}
+	in.fallbacks = append(in.fallbacks, models...)
 	if in.model == "" {
 		return nil, badRequest("missing \"model\"")
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -65,7 +66,7 @@ func TestDecodeOpenAI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(inbound{})); d != "" {
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("decodeOpenAI (-want +got):\n%s", d)
 			}
 		})
@@ -109,7 +110,7 @@ func TestDecodeAnthropic(t *testing.T) {
 			"tools":       raw(`[{"name":"get","description":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]`),
 			"tool_choice": raw(`{"type":"any","disable_parallel_tool_use":true}`),
 		}}}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(inbound{})); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("decodeAnthropic (-want +got):\n%s", d)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -265,10 +266,7 @@ func (s *Server) authorized(r *http.Request) bool {
 	if len(s.keys) == 0 {
 		return true
 	}
-	got := r.Header.Get("x-api-key")
-	if a := r.Header.Get("Authorization"); got == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		got = strings.TrimSpace(a[7:])
-	}
+	got := presentedKey(r)
 	if got == "" {
 		return false
 	}
@@ -278,6 +276,26 @@ func (s *Server) authorized(r *http.Request) bool {
 		ok |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
 	}
 	return ok == 1
+}
+
+// presentedKey is the gateway key a request carries (x-api-key or Bearer).
+func presentedKey(r *http.Request) string {
+	got := r.Header.Get("x-api-key")
+	if a := r.Header.Get("Authorization"); got == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = strings.TrimSpace(a[7:])
+	}
+	return got
+}
+
+// idempotencyKey is the request's Idempotency-Key, scoped to its gateway
+// key so two clients can't replay each other's answers.
+func (s *Server) idempotencyKey(r *http.Request) string {
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" || len(s.keys) == 0 {
+		return k
+	}
+	sum := sha256.Sum256([]byte(presentedKey(r)))
+	return hex.EncodeToString(sum[:8]) + ":" + k
 }
 
 // trackingWriter records whether the response started.
@@ -417,7 +435,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		in.req.Model = in.model
 	}
 	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
-		IdempotencyKey: r.Header.Get("Idempotency-Key")}
+		IdempotencyKey: s.idempotencyKey(r)}
 	if in.req.Stream {
 		s.serveStream(w, r, in, call)
 		return

@@ -72,6 +72,7 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 	}
 	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
 	r := in.req
+	var models []string // OpenRouter's list, appended after "fallbacks"
 	for k, v := range top {
 		var err error
 		switch k {
@@ -104,10 +105,10 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			err = decodeOATools(v, r)
 		case "tool_choice":
 			err = decodeOAToolChoice(v, r)
-		case "fallbacks", "models":
-			var l []string
-			l, err = stringOrList(v)
-			in.fallbacks = append(in.fallbacks, l...)
+		case "fallbacks":
+			in.fallbacks, err = stringOrList(v)
+		case "models":
+			models, err = stringOrList(v)
 		default:
 			setExtra(&r.Extra, k, v)
 		}
@@ -115,6 +116,7 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			return nil, badRequest("invalid %q: %v", k, err)
 		}
 	}
+	in.fallbacks = append(in.fallbacks, models...)
 	if in.model == "" {
 		return nil, badRequest("missing \"model\"")
 	}
