@@ -547,7 +547,7 @@ func TestModelsAndAdmin(t *testing.T) {
 type panicEngine struct{ Engine }
 
 func (panicEngine) Chat(context.Context, *resilience.Call) (*resilience.Result, error) { panic("boom") }
-func (panicEngine) Routes() map[string][]string                                    { return map[string][]string{"default": nil} }
+func (panicEngine) Routes() map[string][]string                                        { return map[string][]string{"default": nil} }
 
 func TestPanicBecomesDialectError(t *testing.T) {
 	srv, err := New(&Options{Engine: panicEngine{}, Config: &config.Config{}, Logger: slog.New(slog.DiscardHandler)})
