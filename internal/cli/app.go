@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/openai"
+	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// App is what serve, mcp and demo run on: the loaded configuration, one
+// adapter per provider and the engine over them.
+type App struct {
+	Config   *config.Config
+	Engine   *resilience.Engine
+	Adapters map[string]provider.Adapter
+	closers  []func()
+}
+
+// Close releases what the App started (the simulated provider's listener).
+func (a *App) Close() {
+	for _, c := range a.closers {
+		c()
+	}
+	a.closers = nil
+}
+
+// loadApp loads the configuration (configPath, else $LLMGUARD_CONFIG, else
+// llmguard.yaml, else zero config from the environment), builds the adapters
+// and the engine. Engine events are logged at debug level to logger.
+func loadApp(ctx context.Context, env *Env, configPath string) (*App, error) {
+	return loadAppWith(ctx, env, configPath, nil)
+}
+
+// loadAppWith is loadApp with extra engine options (event hooks, logger).
+func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilience.Options) (*App, error) {
+	var cfg *config.Config
+	var err error
+	if configPath != "" {
+		cfg, err = config.Load(configPath, env.Getenv)
+	} else {
+		cfg, err = config.LoadDefault(env.Getenv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	app := &App{Config: cfg, Adapters: map[string]provider.Adapter{}}
+	client := provider.NewHTTPClient(nil)
+	real := &config.Config{Providers: map[string]*config.Provider{}}
+	for name, p := range cfg.Providers {
+		if info, ok := p.Info(); ok && info.Dialect == config.DialectSim {
+			a, closeSim, err := startSim(name, p)
+			if err != nil {
+				app.Close()
+				return nil, err
+			}
+			app.closers = append(app.closers, closeSim)
+			app.Adapters[name] = a
+			continue
+		}
+		real.Providers[name] = p
+	}
+	adapters, err := registry.FromConfig(real, client)
+	if err != nil {
+		app.Close()
+		return nil, err
+	}
+	for n, a := range adapters {
+		app.Adapters[n] = a
+	}
+	o := resilience.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Config, o.Adapters = cfg, app.Adapters
+	eng, err := resilience.New(o)
+	if err != nil {
+		app.Close()
+		return nil, err
+	}
+	app.Engine = eng
+	return app, nil
+}
+
+// SimLabel starts every answer of the simulated provider, so it is never
+// passed off as a real model's.
+const SimLabel = "[simulated: no provider key is set] "
+
+// startSim serves the embedded simulated provider: the mock, healthy, on a
+// loopback listener of its own, spoken to in the OpenAI dialect.
+func startSim(name string, p *config.Provider) (provider.Adapter, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, fmt.Errorf("simulated provider: %w", err)
+	}
+	m := mock.New(&mock.Config{AllowNoKey: true})
+	srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	model := p.Model
+	if model == "" {
+		model = "sim-1"
+	}
+	slog.Debug("simulated provider started (no provider key set)", "provider", name, "addr", ln.Addr().String())
+	a := openai.New(&openai.Config{Name: name, BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "sim", Model: model,
+		Client: provider.NewHTTPClient(nil)})
+	stop := func() {
+		m.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}
+	return simAdapter{a}, stop, nil
+}
+
+// simAdapter labels every answer of the simulated provider.
+type simAdapter struct{ provider.Adapter }
+
+func (s simAdapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	resp, err := s.Adapter.Chat(ctx, req)
+	if err == nil && !strings.HasPrefix(resp.Text, SimLabel) {
+		resp.Text = SimLabel + resp.Text
+	}
+	return resp, err
+}
+
+func (s simAdapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	st, err := s.Adapter.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &simStream{Stream: st}, nil
+}
+
+type simStream struct {
+	provider.Stream
+	labelled bool
+}
+
+func (s *simStream) Recv() (provider.Chunk, error) {
+	c, err := s.Stream.Recv()
+	if err == nil && !s.labelled && c.Text != "" {
+		c.Text = SimLabel + c.Text
+		s.labelled = true
+	}
+	return c, err
+}
