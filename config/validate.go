@@ -11,7 +11,10 @@ import (
 
 // validator collects one-line errors with field paths and positions.
 type validator struct {
-	c    *Config
+	c *Config
+	// reported: implicit providers whose problem was already reported at
+	// an earlier target, so it is said once.
+	reported map[string]bool
 	errs []error // each a *FieldError
 }
 
@@ -172,6 +175,13 @@ func (v *validator) provider(path, name string, p *Provider) {
 }
 
 func (v *validator) implicitKey(path, name string) {
+	if v.reported[name] {
+		return
+	}
+	if v.reported == nil {
+		v.reported = map[string]bool{}
+	}
+	v.reported[name] = true
 	p := v.c.Providers[name]
 	info, _ := KnownProvider(p.Type)
 	if p.APIKey == "" && !info.KeyOptional {
