@@ -10,8 +10,8 @@ import (
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/openai"
 	"github.com/llmguard/llmguard/provider/internal/providertest"
+	"github.com/llmguard/llmguard/provider/openai"
 )
 
 func TestModels(t *testing.T) {
