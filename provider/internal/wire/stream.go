@@ -146,10 +146,15 @@ func (s *Stream) Close() error {
 
 var errStreamClosed = errors.New("stream closed by the caller")
 
-// StreamEvent classifies an error event that arrived inside a 2xx stream.
-// frame is the event re-framed as SSE ("event: error\ndata: ...\n\n") so the
-// classifier sees exactly what the provider sent.
+// StreamEvent classifies an error event that arrived inside a 2xx stream
+// with the classifier's stream helper. When the helper does not recognise
+// the event as an error, the event is re-framed as SSE ("event: NAME\ndata:
+// ...\n\n") and classified as a 200 event-stream body, so the classifier
+// sees exactly what the provider sent.
 func (c Call) StreamEvent(h http.Header, name string, data []byte) *provider.Error {
+	if v, ok := classify.ClassifyStreamError(c.Provider, data, h); ok {
+		return &provider.Error{Provider: c.Provider, Model: c.Model, Verdict: v}
+	}
 	var b []byte
 	if name != "" {
 		b = append(b, "event: "...)
