@@ -263,6 +263,10 @@ func (w *walker) yamlError(err error) error {
 		return &FieldError{File: w.name, Msg: err.Error()}
 	}
 	msg := ye.GetMessage()
+	var unknownKey string
+	if k, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		unknownKey, _ = strconv.Unquote(k)
+	}
 	if m := typeErrRE.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("expected %s, got %s", goTypeName(m[2]), m[1])
 	}
@@ -272,6 +276,9 @@ func (w *walker) yamlError(err error) error {
 	if tk != nil && tk.Position != nil {
 		e.Line, e.Column = tk.Position.Line, tk.Position.Column
 		e.Path = w.byPos[position{e.Line, e.Column}]
+		if unknownKey != "" {
+			e.Msg += suggestKey(e.Path, unknownKey)
+		}
 		if vars := w.unset[e.Path]; len(vars) > 0 {
 			e.Msg += fmt.Sprintf(" (${%s} is not set)", vars[0])
 		}

@@ -164,8 +164,8 @@ func TestLoadBad(t *testing.T) {
 		env  map[string]string
 		want []string // each a whole line of the error, in order
 	}{
-		{"bad-unknown-top.yaml", nil, []string{`testdata/bad-unknown-top.yaml:2:1: routez: unknown key "routez"`}},
-		{"bad-unknown-nested.yaml", fullEnv, []string{`testdata/bad-unknown-nested.yaml:5:57: routes.default.targets[1].breaker.cooldwn: unknown key "cooldwn"`}},
+		{"bad-unknown-top.yaml", nil, []string{`testdata/bad-unknown-top.yaml:2:1: routez: unknown key "routez" (did you mean "routes"?)`}},
+		{"bad-unknown-nested.yaml", fullEnv, []string{`testdata/bad-unknown-nested.yaml:5:57: routes.default.targets[1].breaker.cooldwn: unknown key "cooldwn" (did you mean "cooldown"?)`}},
 		{"bad-duration.yaml", nil, []string{`testdata/bad-duration.yaml:5:19: routes.default.retry.base_delay: invalid duration "2q" (use a unit: 500ms, 60s, 5m)`}},
 		{"bad-duration-int.yaml", nil, []string{`testdata/bad-duration-int.yaml:4:14: routes.default.timeout: duration 60 needs a unit (500ms, 60s, 5m)`}},
 		{"bad-budget.yaml", nil, []string{`testdata/bad-budget.yaml:6:13: routes.x.retry.budget: must be in [0,1]`}},
@@ -271,12 +271,14 @@ func TestParseInline(t *testing.T) {
 			}},
 		{"key with YAML syntax stays a string", "providers:\n  openai: {api_key: ${K}}\n", map[string]string{"K": "a: b, [c] #d"},
 			func(c *Config) string { return c.Providers["openai"].APIKey }},
+		{"reference inside a plain URL", "providers:\n  local: {type: openai-compatible, base_url: http://${HOST}:8000/v1, api_key: none, model: m}\n", map[string]string{"HOST": "127.0.0.1"},
+			func(c *Config) string { return c.Providers["local"].BaseURL }},
 		{"null provider", "providers:\n  sim:\n", nil,
 			func(c *Config) string {
 				return c.Providers["sim"].Type + " " + strings.Join(targets(c.Routes["default"]), "")
 			}},
 	}
-	want := []string{"sk-ant-1 https://x.example", "sim/sim-1 sim/sim-1", "xx half", "a: b, [c] #d", "sim sim/sim-1"}
+	want := []string{"sk-ant-1 https://x.example", "sim/sim-1 sim/sim-1", "xx half", "a: b, [c] #d", "http://127.0.0.1:8000/v1", "sim sim/sim-1"}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := Parse("inline.yaml", []byte(tt.src), envFunc(tt.env))

@@ -15,7 +15,7 @@ type validator struct {
 	// reported: implicit providers whose problem was already reported at
 	// an earlier target, so it is said once.
 	reported map[string]bool
-	errs []error // each a *FieldError
+	errs     []error // each a *FieldError
 }
 
 func (v *validator) add(path, format string, args ...any) {
