@@ -1,11 +1,11 @@
 package mock
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"log/slog"
 	"math/rand/v2"
@@ -98,7 +98,8 @@ type Server struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	counters map[string]int
-	log      []Request
+	log      []Request // a ring once full; head is the oldest entry
+	head     int
 	seq      int
 }
 
@@ -163,7 +164,9 @@ func (s *Server) Scenario() *Scenario { return s.sc }
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.log...)
+	out := make([]Request, 0, len(s.log))
+	out = append(out, s.log[s.head:]...)
+	return append(out, s.log[:s.head]...)
 }
 
 // Reset clears the request log, every sequence counter and the id counter,
@@ -178,6 +181,7 @@ func (s *Server) Reset() {
 	}
 	s.mu.Lock()
 	s.log = nil
+	s.head = 0
 	s.seq = 0
 	clear(s.counters)
 	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -384,13 +388,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func readBody(r *http.Request) ([]byte, error) {
-	n := r.ContentLength
-	if n < 0 || n > 1<<20 {
-		n = 4096
+	if n := r.ContentLength; n >= 0 && n <= 1<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, n+1))
-	_, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, 64<<20))
-	return buf.Bytes(), err
+	return io.ReadAll(http.MaxBytesReader(nil, r.Body, 64<<20))
 }
 
 // choose picks the step for a request: the fault spec (header or model
@@ -464,11 +469,12 @@ func (s *Server) record(x *exchange, fault string, status int) {
 	s.mu.Lock()
 	s.seq++
 	req.Seq = s.seq
-	if len(s.log) >= s.maxLog {
-		n := copy(s.log, s.log[len(s.log)-s.maxLog+1:])
-		s.log = s.log[:n]
+	if len(s.log) < s.maxLog {
+		s.log = append(s.log, req)
+	} else { // a ring: overwrite the oldest entry
+		s.log[s.head] = req
+		s.head = (s.head + 1) % s.maxLog
 	}
-	s.log = append(s.log, req)
 	s.mu.Unlock()
 	if l := s.cfg.Logger; l != nil {
 		l.LogAttrs(x.r.Context(), slog.LevelInfo, "mock request",

@@ -1,0 +1,144 @@
+package mock
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkThroughput compares the mock with a bare net/http handler that
+// drains the request and returns a fixed body of the same size, side by
+// side over loopback with parallel clients. Compare the req/s metrics:
+//
+//	go test -run '^$' -bench Throughput -benchmem -count 3 ./mock
+func BenchmarkThroughput(b *testing.B) {
+	calls := map[string]call{
+		"openai":    {api: dialectOpenAI, model: "gpt-4.1", text: "What is the capital of France?"},
+		"anthropic": {api: dialectAnthropic, model: "claude-sonnet-4-5", text: "What is the capital of France?"},
+		"gemini":    {api: dialectGemini, model: "gemini-2.5-flash", text: "What is the capital of France?"},
+	}
+	for _, name := range []string{"openai", "anthropic", "gemini"} {
+		c := calls[name]
+		srv := New(&Config{MaxRequests: 1000})
+		// The bare handler answers with the mock's own success body.
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, c.request("http://mock"))
+		fixed := rec.Body.Bytes()
+		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(fixed)
+		})
+		b.Run(name+"/bare", func(b *testing.B) { runThroughput(b, bare, c) })
+		b.Run(name+"/mock", func(b *testing.B) { runThroughput(b, srv, c) })
+	}
+	stream := call{api: dialectAnthropic, model: "claude-sonnet-4-5", text: "What is the capital of France?", stream: true}
+	b.Run("anthropic-stream/mock", func(b *testing.B) { runThroughput(b, New(&Config{MaxRequests: 1000}), stream) })
+}
+
+func runThroughput(b *testing.B, h http.Handler, c call) {
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	proto := c.request(ts.URL)
+	body, _ := io.ReadAll(proto.Body)
+	b.SetParallelism(4)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, proto.URL.String(), bytes.NewReader(body))
+			req.Header = proto.Header
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkServeHTTP measures the handler alone (no network): parse,
+// choose, log, render.
+func BenchmarkServeHTTP(b *testing.B) {
+	srv := New(&Config{MaxRequests: 1000})
+	c := call{api: dialectOpenAI, model: "gpt-4.1", text: "What is the capital of France?"}
+	proto := c.request("http://mock")
+	body, _ := io.ReadAll(proto.Body)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		req.Header = proto.Header
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+	}
+}
+
+// BenchmarkSideBySide sends each parallel client's requests alternately to
+// a bare handler (fixed body) and to the mock, so both see the same machine
+// load, and reports each one's mean latency and their ratio (mock/bare; at
+// most 1.2 means the mock is within 20% of the bare handler's throughput).
+func BenchmarkSideBySide(b *testing.B) {
+	c := call{api: dialectOpenAI, model: "gpt-4.1", text: "What is the capital of France?"}
+	srv := New(&Config{MaxRequests: 1000})
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, c.request("http://mock"))
+	fixed := rec.Body.Bytes()
+	bareTS := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(fixed)
+	}))
+	defer bareTS.Close()
+	mockTS := httptest.NewServer(srv)
+	defer mockTS.Close()
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	proto := c.request(mockTS.URL)
+	body, _ := io.ReadAll(proto.Body)
+	var bareNS, mockNS atomic.Int64
+	send := func(url string) time.Duration {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header = proto.Header
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(start)
+	}
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 0; pb.Next(); i++ {
+			if i%2 == 0 { // alternate which goes first
+				bareNS.Add(int64(send(bareTS.URL + "/v1/chat/completions")))
+				mockNS.Add(int64(send(mockTS.URL + "/v1/chat/completions")))
+			} else {
+				mockNS.Add(int64(send(mockTS.URL + "/v1/chat/completions")))
+				bareNS.Add(int64(send(bareTS.URL + "/v1/chat/completions")))
+			}
+		}
+	})
+	n := float64(b.N)
+	b.ReportMetric(float64(bareNS.Load())/n/1e3, "bare-µs/req")
+	b.ReportMetric(float64(mockNS.Load())/n/1e3, "mock-µs/req")
+	b.ReportMetric(float64(mockNS.Load())/float64(bareNS.Load()), "mock/bare")
+}
