@@ -142,6 +142,11 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	}
 	if e.requestID != "" {
 		h.Set("X-Llmguard-Upstream-Request-Id", e.requestID)
+		if dialect == DialectAnthropic {
+			h.Set("Request-Id", e.requestID) // the SDKs' err.requestID
+		} else {
+			h.Set("X-Request-Id", e.requestID)
+		}
 	}
 	var b []byte
 	if dialect == DialectAnthropic {
