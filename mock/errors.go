@@ -147,6 +147,16 @@ const cloudflare502 = `<html>
 </html>
 `
 
+// nginx504 is the edge's answer when OpenAI's origin takes too long.
+const nginx504 = `<html>
+<head><title>504 Gateway Time-out</title></head>
+<body>
+<center><h1>504 Gateway Time-out</h1></center>
+<hr><center>nginx</center>
+</body>
+</html>
+`
+
 const (
 	geminiQuotaMsg   = `You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: `
 	geminiHelpDetail = `{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]}`
@@ -213,7 +223,7 @@ func newCatalog() catalog {
 		KindTooLarge: openaiErr(413, "invalid_request_error", "", "Request too large."),
 		KindServerError: openaiErr(500, "server_error", "",
 			"The server had an error while processing your request. Sorry about that!"),
-		KindTimeout: openaiErr(504, "server_error", "", "Gateway timeout."),
+		KindTimeout: {status: 504, contentType: ctHTML, body: compile(nginx504)},
 	}
 	oai[KindRateLimit].retry = 2
 
@@ -240,7 +250,7 @@ func newCatalog() catalog {
 			"Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.", ""),
 		KindBadKey: googleErr(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
 			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}},{"@type":"type.googleapis.com/google.rpc.LocalizedMessage","locale":"en-US","message":"API key not valid. Please pass a valid API key."}`),
-		KindPermission:      googleErr(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", ""),
+		KindPermission:      googleErr(403, "PERMISSION_DENIED", "The caller does not have permission", ""),
 		KindNotFound:        googleErr(404, "NOT_FOUND", "models/{{MODEL}} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", ""),
 		KindInvalidRequest:  googleErr(400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents is not specified", ""),
 		KindContextOverflow: googleErr(400, "INVALID_ARGUMENT", "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).", ""),
