@@ -39,7 +39,7 @@ const streamDelta = "event: message_delta\n" + `data: {"type":"message_delta","d
 const streamStop = "event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
 
 func newAdapter(base string) provider.Adapter {
-	return anthropic.New(&anthropic.Config{BaseURL: base, APIKey: "sk-ant-test", Model: "claude-sonnet-4-5"})
+	return anthropic.New(&anthropic.Config{BaseURL: base, APIKey: "sk-ant-api03-Xk9fQ2mVbT7rLw4ZpN8sYc1HdJ6gEaU3oKiR5yBtMx0vWqFlCe", Model: "claude-sonnet-4-5"})
 }
 
 func TestEncodeToolConversation(t *testing.T) {
@@ -115,7 +115,7 @@ func TestChat(t *testing.T) {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 	got := up.Last()
-	if got.Path != "/v1/messages" || got.Header.Get("x-api-key") != "sk-ant-test" ||
+	if got.Path != "/v1/messages" || got.Header.Get("x-api-key") != "sk-ant-api03-Xk9fQ2mVbT7rLw4ZpN8sYc1HdJ6gEaU3oKiR5yBtMx0vWqFlCe" ||
 		got.Header.Get("anthropic-version") != "2023-06-01" || got.Header.Get("Authorization") != "" {
 		t.Errorf("request path %q headers %v", got.Path, got.Header)
 	}

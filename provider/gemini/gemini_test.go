@@ -28,7 +28,7 @@ var (
 )
 
 func newAdapter(base string) provider.Adapter {
-	return gemini.New(&gemini.Config{BaseURL: base, APIKey: "AIzaTest", Model: "gemini-2.5-flash"})
+	return gemini.New(&gemini.Config{BaseURL: base, APIKey: "AIzaSyD4kT9xQw2LmN7pRb3VcZ8sHf1JgY6uE0a", Model: "gemini-2.5-flash"})
 }
 
 func TestEncodeToolConversation(t *testing.T) {
@@ -111,7 +111,7 @@ func TestChat(t *testing.T) {
 	}
 	got := up.Last()
 	if got.Path != "/v1beta/models/gemini-2.5-flash:generateContent" || got.RawQuery != "" ||
-		got.Header.Get("x-goog-api-key") != "AIzaTest" || got.Header.Get("Authorization") != "" {
+		got.Header.Get("x-goog-api-key") != "AIzaSyD4kT9xQw2LmN7pRb3VcZ8sHf1JgY6uE0a" || got.Header.Get("Authorization") != "" {
 		t.Errorf("request %s?%s %v", got.Path, got.RawQuery, got.Header)
 	}
 }

@@ -35,7 +35,7 @@ var (
 )
 
 func newAdapter(base string) provider.Adapter {
-	return openai.New(&openai.Config{BaseURL: base + "/v1", APIKey: "sk-test", Model: "gpt-4.1"})
+	return openai.New(&openai.Config{BaseURL: base + "/v1", APIKey: "sk-proj-Q8vT3kLm9XzR2bWn5YcJ7pHf4sDg1uEa6oKi0tNxMw", Model: "gpt-4.1"})
 }
 
 func TestEncodeToolConversation(t *testing.T) {
@@ -170,7 +170,7 @@ func TestChat(t *testing.T) {
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
-	if got := up.Last(); got.Path != "/v1/chat/completions" || got.Header.Get("Authorization") != "Bearer sk-test" {
+	if got := up.Last(); got.Path != "/v1/chat/completions" || got.Header.Get("Authorization") != "Bearer sk-proj-Q8vT3kLm9XzR2bWn5YcJ7pHf4sDg1uEa6oKi0tNxMw" {
 		t.Errorf("request %s %v", got.Path, got.Header)
 	}
 }

@@ -84,6 +84,26 @@ func (s Suite) RunErrors(t *testing.T) {
 }
 
 func (s Suite) runRest(t *testing.T) {
+	t.Run("key never echoed", func(t *testing.T) {
+		// An upstream that echoes the key it got (as some proxies and old
+		// APIs do) must not make the adapter's error line carry it.
+		up := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			key := r.Header.Get("x-api-key") + r.Header.Get("api-key") + r.Header.Get("x-goog-api-key") +
+				strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			Reply(401, `{"error":{"message":"Incorrect API key provided: `+key+`","type":"invalid_request_error","code":"invalid_api_key"},"type":"error"}`)(w, r)
+		})
+		a := s.New(up.URL)
+		_, err := a.Chat(context.Background(), request())
+		pe := mustError(t, err, classify.Auth)
+		key := up.Last().Header.Get("x-api-key") + up.Last().Header.Get("x-goog-api-key") +
+			strings.TrimPrefix(up.Last().Header.Get("Authorization"), "Bearer ")
+		if len(key) < 8 {
+			t.Fatalf("the adapter sent no key (%q)", key)
+		}
+		if strings.Contains(pe.Error(), key) || strings.Contains(pe.Verdict.Message, key) {
+			t.Errorf("error line carries the key: %q", pe.Error())
+		}
+	})
 	t.Run("transport", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
