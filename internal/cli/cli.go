@@ -29,6 +29,7 @@ var commands = map[string]command{
 	"decode": {"classify a provider error response (status, headers, body)", runDecode},
 	"config": {"validate a configuration and print the effective one (config check [FILE])", runConfig},
 	"mock":   {"serve a fault-injecting fake Anthropic/OpenAI/Gemini upstream (--scenario NAME|FILE)", runMock},
+	"serve":  {"run the OpenAI- and Anthropic-compatible gateway (--addr, --config, --admin-addr)", runServe},
 }
 
 // Main runs llmguard with args (without the program name) and returns the exit code.

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/gateway"
+)
+
+// runServe runs the OpenAI- and Anthropic-compatible gateway until ctx is
+// done (SIGINT/SIGTERM), then shuts down gracefully.
+func runServe(ctx context.Context, env *Env, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR]\n\n"+
+			"Serves POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET /v1/models over the\n"+
+			"config's routes, with /healthz, /readyz and /status. Point clients at it:\n"+
+			"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
+			"Gateway keys (optional) are read from the environment variable named by --keys-env, comma-separated.\n\n")
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API")
+	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
+	adminAddr := fs.String("admin-addr", "", "separate listen address for /healthz, /readyz and /status (default: on --addr)")
+	keysEnv := fs.String("keys-env", "LLMGUARD_GATEWAY_KEYS", "environment variable holding the accepted gateway keys (unset or empty: no authentication)")
+	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "request body limit in bytes (413 beyond)")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	verbose := fs.Bool("v", false, "log at debug level (engine events)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "llmguard serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	path := *configPath
+	if path == "" {
+		path = env.Getenv("LLMGUARD_CONFIG")
+	}
+	app, err := loadApp(ctx, env, path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
+		return 1
+	}
+	defer app.Close()
+	var keys []string
+	for _, k := range strings.Split(env.Getenv(*keysEnv), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Config: app.Config, Keys: keys,
+		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard serve: --addr: %v\n", err)
+		return 1
+	}
+	var adminLn net.Listener
+	if *adminAddr != "" {
+		if adminLn, err = net.Listen("tcp", *adminAddr); err != nil {
+			ln.Close()
+			fmt.Fprintf(env.Stderr, "llmguard serve: --admin-addr: %v\n", err)
+			return 1
+		}
+	}
+	routes := make([]string, 0)
+	for r := range app.Engine.Routes() {
+		routes = append(routes, r)
+	}
+	slices.Sort(routes)
+	auth := "no gateway key"
+	if len(keys) > 0 {
+		auth = fmt.Sprintf("%d gateway key(s) from $%s", len(keys), *keysEnv)
+	}
+	fmt.Fprintf(env.Stdout, "llmguard serve listening on http://%s (routes: %s; %s)\n", ln.Addr(), strings.Join(routes, ", "), auth)
+	if adminLn != nil {
+		fmt.Fprintf(env.Stdout, "llmguard serve admin on http://%s\n", adminLn.Addr())
+	}
+	if err := srv.Run(ctx, ln, adminLn); err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

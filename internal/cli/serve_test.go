@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmguard/llmguard/mock"
+)
+
+func TestServe(t *testing.T) {
+	ms := httptest.NewServer(mock.New(nil))
+	defer ms.Close()
+	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
+	cfg := "providers:\n  anthropic: {base_url: " + ms.URL + ", api_key: test-key}\n" +
+		"routes:\n  default:\n    targets: [anthropic/claude-sonnet-4-5]\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	stderr := &lockedBuffer{}
+	getenv := func(k string) string {
+		if k == "LLMGUARD_GATEWAY_KEYS" {
+			return "gw-secret-1, gw-secret-2"
+		}
+		return ""
+	}
+	code := make(chan int, 1)
+	go func() {
+		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath, "--admin-addr", "127.0.0.1:0"},
+			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: getenv})
+		pw.Close()
+	}()
+	rd := bufio.NewReader(pr)
+	addrOf := func() string {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
+		}
+		_, rest, ok := strings.Cut(line, " on ")
+		if !ok {
+			t.Fatalf("line %q", line)
+		}
+		base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		return base
+	}
+	base, admin := addrOf(), addrOf()
+	go io.Copy(io.Discard, pr)
+
+	tests := []struct {
+		name, key string
+		want      int
+	}{
+		{"no key", "", 401},
+		{"gateway key", "gw-secret-2", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", base+"/v1/messages",
+				strings.NewReader(`{"model":"default","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+			if tt.key != "" {
+				req.Header.Set("x-api-key", tt.key)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tt.want, b)
+			}
+		})
+	}
+	res, err := http.Get(admin + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), `"anthropic/claude-sonnet-4-5"`) {
+		t.Errorf("admin /status %d: %s", res.StatusCode, b)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("exit %d; stderr %s", c, stderr)
+	}
+	if strings.Contains(stderr.String(), "gw-secret") || strings.Contains(stderr.String(), "test-key") {
+		t.Errorf("a key was logged: %s", stderr)
+	}
+}
+
+func TestServeBadInvocation(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"unknown flag", []string{"serve", "--nope"}, 2},
+		{"extra argument", []string{"serve", "extra"}, 2},
+		{"missing config file", []string{"serve", "--config", filepath.Join(t.TempDir(), "absent.yaml")}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stderr := &lockedBuffer{}
+			got := MainEnv(context.Background(), tt.args, &Env{Stdin: strings.NewReader(""), Stdout: io.Discard,
+				Stderr: stderr, Getenv: func(string) string { return "" }})
+			if got != tt.want {
+				t.Errorf("exit %d, want %d; stderr %s", got, tt.want, stderr)
+			}
+		})
+	}
+}
