@@ -30,6 +30,8 @@ type Config struct {
 	implicit map[string]bool
 	// unsetVars maps a field path to the ${VARS} in it that were not set.
 	unsetVars map[string][]string
+	// envRefs maps a field path to every ${VAR} it referenced.
+	envRefs map[string][]string
 }
 
 // Provider is one provider account.

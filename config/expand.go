@@ -110,3 +110,22 @@ func validEnvName(s string) bool {
 	}
 	return true
 }
+
+// envRefs returns the variable names referenced in a marked string.
+func envRefs(s string) []string {
+	var names []string
+	for {
+		i := strings.Index(s, envOpen)
+		if i < 0 {
+			return names
+		}
+		s = s[i+len(envOpen):]
+		j := strings.Index(s, envClose)
+		if j < 0 {
+			return names
+		}
+		name, _, _ := strings.Cut(s[:j], envDef)
+		names = append(names, name)
+		s = s[j+len(envClose):]
+	}
+}

@@ -79,8 +79,8 @@ var durationKeys = map[string]bool{
 // and becomes Source. It returns the provisioned config; call Validate
 // before use (doctor uses Parse to report every problem at once).
 func Parse(name string, data []byte, getenv func(string) string) (*Config, error) {
-	w := &walker{name: name, getenv: getenv, byPos: map[position]string{}, byPath: map[string]position{}, unset: map[string][]string{}}
-	file, err := parser.ParseBytes(markEnv(data), 0)
+	w := &walker{name: name, getenv: getenv, byPos: map[position]string{}, byPath: map[string]position{}, unset: map[string][]string{}, refs: map[string][]string{}}
+	file, err := parseBytes(markEnv(data))
 	if err != nil {
 		return nil, w.yamlError(err)
 	}
@@ -97,15 +97,38 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 			if _, isNull := body.(*ast.NullNode); !isNull {
 				return nil, w.fieldError(body.GetToken(), "", "the configuration must be a mapping of keys (providers, routes, ...)")
 			}
-		} else if err := yaml.NodeToValue(body, c, yaml.DisallowUnknownField()); err != nil {
+		} else if err := decodeNode(body, c); err != nil {
 			return nil, w.yamlError(err)
 		}
 	}
 	c.Source = name
 	c.positions = w.byPath
 	c.unsetVars = w.unset
+	c.envRefs = w.refs
 	c.Provision(getenv)
 	return c, nil
+}
+
+// parseBytes and decodeNode call goccy/go-yaml, turning a panic inside it
+// (v1.19.2 panics on "targets: ! x": a non-specific tag where a list is
+// expected; found by FuzzLoad) into an error.
+func parseBytes(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("malformed YAML (parser panic: %v)", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+func decodeNode(body ast.Node, c *Config) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &FieldError{Line: body.GetToken().Position.Line, Column: body.GetToken().Position.Column,
+				Msg: "malformed YAML: a value has a shape or tag the schema cannot take (check tags like '!' and nesting)"}
+		}
+	}()
+	return yaml.NodeToValue(body, c, yaml.DisallowUnknownField())
 }
 
 // walker walks the YAML AST before decoding: it expands ${VAR}, checks
@@ -116,6 +139,7 @@ type walker struct {
 	byPos  map[position]string
 	byPath map[string]position
 	unset  map[string][]string
+	refs   map[string][]string // every ${VAR} referenced, by field path
 	errs   []error
 }
 
@@ -155,6 +179,12 @@ func (w *walker) walk(n ast.Node, path string) ast.Node {
 		}
 	case *ast.TagNode:
 		w.record(n.GetToken(), path)
+		switch tag := n.GetToken().Value; tag {
+		case "!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
+		default:
+			w.errs = append(w.errs, w.fieldError(n.GetToken(), path, fmt.Sprintf("YAML tag %q is not supported in llmguard's config", tag)))
+			return n
+		}
 		n.Value = w.walk(n.Value, path)
 	case *ast.AnchorNode:
 		w.record(n.GetToken(), path)
@@ -212,6 +242,7 @@ func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
 		if len(unset) > 0 {
 			w.unset[path] = append(w.unset[path], unset...)
 		}
+		w.refs[path] = append(w.refs[path], envRefs(v)...)
 		v = exp
 		if tk.Type == token.StringType { // plain scalar: "${N}" may become a number
 			out = reparse(exp, tk)
@@ -258,6 +289,10 @@ var typeErrRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct fie
 
 // yamlError turns a goccy error into a one-line *FieldError with the path.
 func (w *walker) yamlError(err error) error {
+	if fe, ok := err.(*FieldError); ok {
+		fe.File = w.name
+		return fe
+	}
 	var ye yaml.Error
 	if !errors.As(err, &ye) {
 		return &FieldError{File: w.name, Msg: err.Error()}

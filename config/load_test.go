@@ -196,6 +196,7 @@ func TestLoadBad(t *testing.T) {
 		{"bad-key-whitespace.yaml", nil, []string{`testdata/bad-key-whitespace.yaml:2:15: providers.anthropic.api_key: the key contains whitespace or quotes; paste it again without them`}},
 		{"bad-target-override.yaml", nil, []string{`testdata/bad-target-override.yaml:5:37: routes.default.targets[1].retry.budget: must be in [0,1]`}},
 		{"bad-webhook.yaml", nil, []string{`testdata/bad-webhook.yaml:3:10: alerts.webhook_url: not an http(s) URL with a host`}},
+		{"bad-tag.yaml", nil, []string{`testdata/bad-tag.yaml:4:7: routes.default.targets: YAML tag "!" is not supported in llmguard's config`}},
 		{"bad-not-mapping.yaml", nil, []string{`testdata/bad-not-mapping.yaml:1:1: the configuration must be a mapping of keys (providers, routes, ...)`}},
 	}
 	for _, tt := range tests {
@@ -375,5 +376,21 @@ func TestProvisionGoConfig(t *testing.T) {
 	}
 	if got := c.Routes["default"].Targets[0].Target; got != "sim/sim-1" {
 		t.Errorf("bare target = %q", got)
+	}
+}
+
+// TestDecodePanicRecovered: goccy/go-yaml v1.19.2 panics decoding a
+// non-specific tag where a list belongs (found by FuzzLoad). The walker
+// rejects such tags first; decodeNode must still turn a panic into an error.
+func TestDecodePanicRecovered(t *testing.T) {
+	f, err := parseBytes([]byte("routes:\n  default:\n    targets:\n      ! 000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Config
+	err = decodeNode(f.Docs[0].Body, &c)
+	var fe *FieldError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "malformed YAML") {
+		t.Errorf("decodeNode = %v, want a malformed-YAML *FieldError", err)
 	}
 }

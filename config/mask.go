@@ -107,6 +107,36 @@ func (c *Config) Redacted() *Config {
 // EffectiveYAML renders the redacted configuration (see Redacted) as YAML:
 // every key with its effective value, defaults included. It is what
 // `llmguard config check` prints.
+//
+// Comments say where each key came from (# from ANTHROPIC_API_KEY, the
+// provider's variable, or # from ${MY_KEY}, a reference in the file) and which
+// providers were added from the environment because a route named them.
 func (c *Config) EffectiveYAML() ([]byte, error) {
-	return yaml.MarshalWithOptions(c.Redacted(), yaml.IndentSequence(true))
+	cm := yaml.CommentMap{}
+	for name, p := range c.Providers {
+		if p == nil || strings.ContainsRune(name, '\'') {
+			continue
+		}
+		at := "$.providers." + yamlPathKey(name)
+		switch refs := c.envRefs["providers."+name+".api_key"]; {
+		case p.keyVar != "":
+			cm[at+".api_key"] = []*yaml.Comment{yaml.LineComment(" from " + p.keyVar)}
+		case len(refs) > 0:
+			cm[at+".api_key"] = []*yaml.Comment{yaml.LineComment(" from ${" + strings.Join(refs, "}, ${") + "}")}
+		}
+		if c.implicit[name] {
+			cm[at+".type"] = []*yaml.Comment{yaml.LineComment(" not under providers in the file: configured from the environment")}
+		}
+	}
+	return yaml.MarshalWithOptions(c.Redacted(), yaml.IndentSequence(true), yaml.WithComment(cm))
+}
+
+// yamlPathKey quotes a map key for a goccy YAML path when it needs it.
+func yamlPathKey(k string) string {
+	for _, r := range k {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return "'" + k + "'"
+		}
+	}
+	return k
 }

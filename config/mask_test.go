@@ -70,7 +70,7 @@ func TestEffectiveYAMLMasksAndRoundTrips(t *testing.T) {
 			t.Errorf("effective YAML contains a key:\n%s", s)
 		}
 	}
-	for _, want := range []string{"api_key: sk-ant-…1234", "webhook_url: https://hooks.slack.com/…", "max_total_attempts: 10", "header_timeout: 30s", "max_bytes: 67108864", "- deepseek/deepseek-chat", "failures: 8"} {
+	for _, want := range []string{"api_key: sk-ant-…1234 # from ${ANTHROPIC_API_KEY}", "api_key: sk-…5555 # from DEEPSEEK_API_KEY", "type: deepseek # not under providers in the file: configured from the environment", "webhook_url: https://hooks.slack.com/…", "max_total_attempts: 10", "header_timeout: 30s", "max_bytes: 67108864", "- deepseek/deepseek-chat", "failures: 8"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("effective YAML lacks %q:\n%s", want, s)
 		}

@@ -141,6 +141,9 @@ func (c *Config) keyHint(path string, p *Provider, info ProviderInfo) string {
 }
 
 func (v *validator) provider(path, name string, p *Provider) {
+	if p == nil { // a Config built in Go and never provisioned
+		p = &Provider{}
+	}
 	if p.Type == "" {
 		v.add(path, "unknown provider %q: set type to one of %s", name, strings.Join(KnownProviderNames(), ", "))
 		return
