@@ -93,12 +93,14 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 		if len(w.errs) > 0 {
 			return nil, errors.Join(w.errs...)
 		}
-		if _, ok := body.(*ast.MappingNode); !ok {
-			if _, isNull := body.(*ast.NullNode); !isNull {
-				return nil, w.fieldError(body.GetToken(), "", "the configuration must be a mapping of keys (providers, routes, ...)")
+		switch body.(type) {
+		case *ast.MappingNode, *ast.MappingValueNode:
+			if err := decodeNode(body, c); err != nil {
+				return nil, w.yamlError(err)
 			}
-		} else if err := decodeNode(body, c); err != nil {
-			return nil, w.yamlError(err)
+		case *ast.NullNode:
+		default:
+			return nil, w.fieldError(body.GetToken(), "", "the configuration must be a mapping of keys (providers, routes, ...)")
 		}
 	}
 	c.Source = name
@@ -124,8 +126,11 @@ func parseBytes(data []byte) (f *ast.File, err error) {
 func decodeNode(body ast.Node, c *Config) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &FieldError{Line: body.GetToken().Position.Line, Column: body.GetToken().Position.Column,
-				Msg: "malformed YAML: a value has a shape or tag the schema cannot take (check tags like '!' and nesting)"}
+			fe := &FieldError{Msg: "malformed YAML: a value has a shape or tag the schema cannot take (check tags like '!' and nesting)"}
+			if tk := body.GetToken(); tk != nil && tk.Position != nil {
+				fe.Line, fe.Column = tk.Position.Line, tk.Position.Column
+			}
+			err = fe
 		}
 	}()
 	return yaml.NodeToValue(body, c, yaml.DisallowUnknownField())
