@@ -130,7 +130,9 @@ func Classify(in Input) Verdict {
 				return classifyTransport(in.Err, in.Header)
 			}
 			v := Verdict{Status: status, Class: Unknown, Scope: ScopeRequest,
-				RequestID: requestID(in.Header, &f), ProviderType: f.ptype}
+				ProviderType: f.ptype}
+			x := readHdr(in.Header)
+			v.RequestID = requestID(&x, &f)
 			v.Message = formatMessage(status, "", "no error found in the response body", v.RequestID)
 			return v
 		}
@@ -156,7 +158,7 @@ func ClassifyStreamError(provider string, data []byte, h http.Header) (Verdict, 
 	}
 	var f facts
 	f.format = fmtJSON
-	if !parseJSON(t, &f, 0) || !f.isError {
+	if !parseJSON(string(t), &f, 0) || !f.isError {
 		return Verdict{}, false
 	}
 	f.stream = true
@@ -177,7 +179,8 @@ func trimSpace(b []byte) []byte {
 func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	// The status that speaks for the error: a stream error in a 200 may
 	// carry its own HTTP-like code (OpenRouter error.code, problem+json status).
-	if k := h.Get("X-Amzn-Errortype"); k != "" {
+	x := readHdr(h)
+	if k := x.v[hAmznType]; k != "" {
 		if i := strings.IndexByte(k, ':'); i >= 0 {
 			k = k[:i]
 		}
@@ -232,11 +235,14 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 
 	// 3. Message text traps.
 	msg := f.message
-	lm := strings.ToLower(msg)
-	cls = refineByMessage(cls, str, lm, eff, f)
+	ph, msgWait := scanPhrases(msg)
+	if f.limitZero {
+		ph |= phLimitZero
+	}
+	cls = refineByMessage(cls, str, ph, eff)
 
 	// Waits: the largest relevant hint wins.
-	hh := readHeaderHints(h, now)
+	hh := readHeaderHints(&x, now)
 	wait := hh.wait
 	if f.retryDelay > wait {
 		wait = f.retryDelay
@@ -244,15 +250,13 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	if f.bodyRetryWait > wait {
 		wait = f.bodyRetryWait
 	}
-	if d, ok := messageWait(msg); ok && d > wait {
-		wait = d
+	if msgWait > wait {
+		wait = msgWait
 	}
 
 	var until time.Time
 	switch {
 	case cls == RateLimited && f.perDay:
-		cls = QuotaExhausted
-	case cls == RateLimited && strings.Contains(lm, "per-day"):
 		cls = QuotaExhausted
 	case cls == RateLimited && wait > longWait:
 		cls = QuotaExhausted
@@ -277,11 +281,11 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 
 	v := Verdict{Status: status, Class: cls, ProviderType: f.ptype}
 	v.Retryable, v.Scope, v.Fallback = defaults(cls)
-	if cls == NotFound && (strings.Contains(lm, "model") || strings.Contains(lm, "deployment") ||
+	if cls == NotFound && (ph&phModel != 0 ||
 		matched == "model_not_found" || matched == "DeploymentNotFound") {
 		v.Scope, v.Fallback = ScopeModel, true
 	}
-	if cls == RequestTooLarge && (strings.Contains(lm, "tokens per minute") || strings.Contains(lm, "(tpm)") || strings.Contains(lm, "tokens per day")) {
+	if cls == RequestTooLarge && ph&phTPM != 0 {
 		v.Fallback = true // another target's token budget may be larger
 	}
 	// x-should-retry and a problem+json "retryable" override the status,
@@ -306,14 +310,14 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 		v.Wait = wait
 	}
 	v.Until = until
-	v.RequestID = requestID(h, f)
+	v.RequestID = requestID(&x, f)
 	v.Message = buildMessage(status, f, v.RequestID)
 	return v
 }
 
 // refineByMessage applies the traps that only the message text reveals.
-func refineByMessage(cls Class, str strength, lm string, status int, f *facts) Class {
-	if lm == "" {
+func refineByMessage(cls Class, str strength, ph phrases, status int) Class {
+	if ph == 0 {
 		return cls
 	}
 	protected := func(cs ...Class) bool {
@@ -325,54 +329,32 @@ func refineByMessage(cls Class, str strength, lm string, status int, f *facts) C
 		return false
 	}
 	switch {
-	case containsAny(lm, "request too large", "reduce your message size", "request entity too large", "payload too large") &&
+	case ph&phTooLarge != 0 &&
 		!protected(Auth, Permission, NotFound, ContentFiltered, QuotaExhausted, ContextLengthExceeded):
 		return RequestTooLarge
-	case containsAny(lm, "prompt is too long", "maximum context length", "context length", "context window",
-		"exceeds the maximum number of tokens allowed", "input token count", "input is too long",
-		"exceed context limit", "too many tokens in the prompt", "context_length_exceeded") &&
+	case ph&phContext != 0 &&
 		!protected(Auth, Permission, NotFound, ContentFiltered, QuotaExhausted, RequestTooLarge):
 		return ContextLengthExceeded
-	case (containsAny(lm, "credit balance is too low", "insufficient balance",
-		"used all available credits", "monthly spending limit", "requires more credits", "can only afford",
-		"api usage limits", "out of credits", "insufficient credits", "prepayment credits are depleted",
-		"insufficient_quota", "free-models-per-day") || limitZero(lm) || f.limitZero) &&
+	case ph&(phQuota|phLimitZero) != 0 &&
 		!protected(Auth, NotFound, ContentFiltered, ContextLengthExceeded, RequestTooLarge, ServerError, Overloaded):
 		return QuotaExhausted
-	case containsAny(lm, "incorrect api key", "invalid api key", "api key not valid", "invalid x-api-key",
-		"no auth credentials", "invalid subscription key", "unregistered callers", "api key expired",
-		"authentication fails", "invalid authentication") &&
-		(cls == Unknown || cls == InvalidRequest || cls == Permission || str != strong):
+	case ph&phAuth != 0 && (cls == Unknown || cls == InvalidRequest || cls == Permission || str != strong):
 		return Auth
-	case cls == QuotaExhausted && str != strong && containsAny(lm, "you have been rate limited", "per minute", "rate limit"):
+	case cls == QuotaExhausted && str != strong && ph&phRateText != 0:
 		// Together's type:"credit_limit" on a plain RPM limit.
 		if status != 402 {
 			return RateLimited
 		}
-	case containsAny(lm, "overloaded", "high demand", "capacity exceeded", "reset reason: overflow", "at capacity", "no capacity available") &&
+	case ph&phOverload != 0 && ph&phUpstreamRL == 0 &&
 		(cls == ServerError || cls == Unknown || cls == RateLimited || cls == Timeout ||
 			(cls == InvalidRequest && str != strong && status >= 429)):
-		if !strings.Contains(lm, "temporarily rate-limited") {
-			return Overloaded
-		}
-	case containsAny(lm, "location is not supported", "is not allowed to use", "not available in your country") &&
-		cls == InvalidRequest && str != strong:
+		return Overloaded
+	case ph&phRegion != 0 && cls == InvalidRequest && str != strong:
 		return Permission
-	case containsAny(lm, "flagged", "content management policy", "content filter", "safety system") &&
-		(cls == InvalidRequest || cls == Permission) && str != strong:
+	case ph&phContent != 0 && (cls == InvalidRequest || cls == Permission) && str != strong:
 		return ContentFiltered
 	}
 	return cls
-}
-
-// limitZero reports whether a Gemini quota message says "limit: 0".
-func limitZero(lm string) bool {
-	i := strings.Index(lm, "limit: 0")
-	if i < 0 {
-		return false
-	}
-	j := i + len("limit: 0")
-	return j == len(lm) || lm[j] < '0' || lm[j] > '9'
 }
 
 func containsAny(s string, subs ...string) bool {
@@ -419,10 +401,9 @@ func defaults(c Class) (bool, Scope, bool) {
 
 // requestID picks the provider's request id: headers first, then the body,
 // then an id quoted inside the message.
-func requestID(h http.Header, f *facts) string {
-	for _, k := range [...]string{"Request-Id", "X-Request-Id", "Apim-Request-Id", "X-Amzn-Requestid",
-		"X-Amzn-Request-Id", "X-Generation-Id", "Cf-Ray"} {
-		if v := h.Get(k); v != "" {
+func requestID(x *hdr, f *facts) string {
+	for _, v := range x.v[hRequestID:] {
+		if v != "" {
 			return truncate(Redact(collapse(v)), 80)
 		}
 	}
@@ -467,28 +448,36 @@ func buildMessage(status int, f *facts, reqID string) string {
 }
 
 func formatMessage(status int, label, msg, reqID string) string {
-	var b strings.Builder
-	head := strconv.Itoa(status)
+	var num [8]byte
+	head := strconv.AppendInt(num[:0], int64(status), 10)
 	if label == "" {
 		label = strings.ToLower(http.StatusText(status))
 	}
-	if label != "" {
-		head += " " + collapse(Redact(label))
-	}
+	label = collapse(Redact(label))
+	msg = Redact(collapse(msg))
 	tail := ""
 	if reqID != "" {
 		tail = " (request-id " + reqID + ")"
 	}
-	msg = Redact(collapse(msg))
-	budget := maxMessage - len(head) - len(tail) - 2
-	b.WriteString(head)
+	headLen := len(head)
+	if label != "" {
+		headLen += 1 + len(label)
+	}
+	budget := maxMessage - headLen - len(tail) - 2
+	if msg != "" && len(msg) <= maxMessage-headLen-2 && strings.Contains(msg, reqID) {
+		tail, budget = "", len(msg) // the id is already in a message that fits
+	}
+	budget = max(budget, 20)
+	var b strings.Builder
+	b.Grow(headLen + 2 + min(len(msg), budget+3) + len(tail))
+	b.Write(head)
+	if label != "" {
+		b.WriteByte(' ')
+		b.WriteString(label)
+	}
 	if msg != "" {
 		b.WriteString(": ")
-		if len(msg) <= maxMessage-len(head)-2 && strings.Contains(msg, reqID) {
-			tail = "" // the id is already in the message and the message fits
-			budget = len(msg)
-		}
-		b.WriteString(truncate(msg, max(budget, 20)))
+		writeTruncated(&b, msg, budget)
 	}
 	b.WriteString(tail)
 	return b.String()

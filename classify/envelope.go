@@ -2,8 +2,6 @@ package classify
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -12,147 +10,264 @@ import (
 // maxBody is how much of a body the classifier parses.
 const maxBody = 64 << 10
 
-// flexString decodes a JSON string, number, bool or null into a string
-// without failing on the type (providers disagree on the type of "code").
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] == 'n' {
-		return nil
-	}
-	if b[0] == '"' {
-		if bytes.IndexByte(b[1:len(b)-1], '\\') < 0 {
-			*f = flexString(b[1 : len(b)-1])
-			return nil
-		}
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil
-		}
-		*f = flexString(s)
-		return nil
-	}
-	if b[0] == '{' || b[0] == '[' {
-		return nil
-	}
-	*f = flexString(b)
-	return nil
-}
-
-// rawText is a JSON value kept as text: a string's contents, or the raw
-// JSON of an object or array (OpenRouter's metadata.raw is either).
-type rawText string
-
-func (r *rawText) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] == 'n' {
-		return nil
-	}
-	if b[0] == '"' {
-		var s string
-		if json.Unmarshal(b, &s) == nil {
-			*r = rawText(s)
-		}
-		return nil
-	}
-	*r = rawText(b)
-	return nil
-}
-
-// errField is the "error" member: an object in most envelopes, a plain
-// string in xAI's flat form.
-type errField struct {
-	obj   *errObj
-	str   string
-	isStr bool
-}
-
-func (e *errField) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) == 0 || b[0] == 'n':
-		return nil
-	case b[0] == '"':
-		e.isStr = true
-		var s string
-		if json.Unmarshal(b, &s) == nil {
-			e.str = s
-		}
-		return nil
-	case b[0] == '{':
-		e.obj = new(errObj)
-		_ = json.Unmarshal(b, e.obj)
-		return nil
-	}
-	return nil
-}
-
 // envelope is the union of every top-level shape the classifier knows.
 type envelope struct {
-	Type           string     `json:"type"`
-	Object         string     `json:"object"`
-	Message        string     `json:"message"`
-	Code           flexString `json:"code"`
-	Error          errField   `json:"error"`
-	RequestID      flexString `json:"request_id"`
-	Title          string     `json:"title"`
-	Detail         string     `json:"detail"`
-	Status         flexString `json:"status"`
-	Retryable      *bool      `json:"retryable"`
-	RetryAfter     flexString `json:"retry_after"`
-	RayID          string     `json:"ray_id"`
-	PromptFeedback *struct {
-		BlockReason string `json:"blockReason"`
-	} `json:"promptFeedback"`
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Response *struct {
-		Status string  `json:"status"`
-		Error  *errObj `json:"error"`
-	} `json:"response"`
-	UserID string `json:"user_id"`
+	Type, Object, Message, Code string
+	Err                         errObj
+	hasErr                      bool
+	ErrStr                      string // xAI's flat form: "error" is a string
+	hasErrStr                   bool
+	RequestID, Title, Detail    string
+	Status                      string
+	Retryable, hasRetryable     bool
+	RetryAfter, RayID, UserID   string
+	BlockReason                 string // Gemini promptFeedback.blockReason
+	finishError                 bool   // a choice with finish_reason "error"
+	Resp                        errObj // OpenAI Responses response.error
+	hasResp                     bool
 }
 
 // errObj is the inner "error" object of the OpenAI, Anthropic, Google and
 // OpenRouter envelopes.
 type errObj struct {
-	Type       string          `json:"type"`
-	Message    string          `json:"message"`
-	Code       flexString      `json:"code"`
-	Status     flexString      `json:"status"`
-	Param      flexString      `json:"param"`
-	Details    json.RawMessage `json:"details"`
-	Metadata   *orMeta         `json:"metadata"`
-	InnerError *struct {
-		Code string `json:"code"`
-	} `json:"innererror"`
-	Errors []struct {
-		Reason string `json:"reason"`
-	} `json:"errors"`
+	Type, Message, Code, Status string
+	InnerCode                   string // Azure innererror.code
+	DetailsErrorCode            string // Anthropic error.details.error_code
+	Details                     [6]gDetail
+	nDetails                    int
+	Meta                        orMeta
+	hasMeta                     bool
+	Reasons                     [4]string // legacy Google errors[].reason
+	nReasons                    int
 }
 
 // orMeta is OpenRouter's error.metadata.
 type orMeta struct {
-	Raw          rawText `json:"raw"`
-	ProviderName string  `json:"provider_name"`
-	LimitSource  string  `json:"limit_source"`
-	Reason       string  `json:"reason"`
-	Headers      struct {
-		Reset flexString `json:"X-RateLimit-Reset"`
-	} `json:"headers"`
+	Raw, ProviderName, LimitSource, Reason, Reset string
 }
 
-// gDetail is one google.rpc.Status detail (ErrorInfo, QuotaFailure,
-// RetryInfo, Help), or Anthropic's error.details object.
+// gDetail is one google.rpc.Status detail (ErrorInfo, QuotaFailure, RetryInfo).
 type gDetail struct {
-	Type       string            `json:"@type"`
-	Reason     string            `json:"reason"`
-	Metadata   map[string]string `json:"metadata"`
-	Violations []struct {
-		QuotaID    string `json:"quotaId"`
-		QuotaValue string `json:"quotaValue"`
-	} `json:"violations"`
-	RetryDelay string `json:"retryDelay"`
-	ErrorCode  string `json:"error_code"`
+	Type, Reason, RetryDelay                                   string
+	QuotaLimit, QuotaLimitValue, QuotaResetDelay, QuotaResetAt string
+	QuotaIDs                                                   [6]string
+	nQuota                                                     int
+	zeroQuota                                                  bool
+}
+
+func decodeEnvelope(p *scanner, env *envelope) {
+	p.object(func(k string) {
+		switch k {
+		case "type":
+			env.Type = p.text()
+		case "object":
+			env.Object = p.text()
+		case "message":
+			env.Message = p.text()
+		case "code":
+			env.Code = p.text()
+		case "error":
+			switch p.peek() {
+			case '{':
+				env.hasErr = true
+				decodeErrObj(p, &env.Err)
+			case '"':
+				env.hasErrStr = true
+				env.ErrStr = p.str()
+			default:
+				p.skip()
+			}
+		case "request_id":
+			env.RequestID = p.text()
+		case "title":
+			env.Title = p.text()
+		case "detail":
+			env.Detail = p.text()
+		case "status":
+			env.Status = p.text()
+		case "retryable":
+			switch p.text() {
+			case "true":
+				env.Retryable, env.hasRetryable = true, true
+			case "false":
+				env.Retryable, env.hasRetryable = false, true
+			}
+		case "retry_after":
+			env.RetryAfter = p.text()
+		case "ray_id":
+			env.RayID = p.text()
+		case "user_id":
+			env.UserID = p.text()
+		case "promptFeedback":
+			p.object(func(k string) {
+				if k == "blockReason" {
+					env.BlockReason = p.text()
+				} else {
+					p.skip()
+				}
+			})
+		case "choices":
+			p.array(func(int) {
+				p.object(func(k string) {
+					if k == "finish_reason" {
+						if p.text() == "error" {
+							env.finishError = true
+						}
+					} else {
+						p.skip()
+					}
+				})
+			})
+		case "response":
+			p.object(func(k string) {
+				if k == "error" && p.peek() == '{' {
+					env.hasResp = true
+					decodeErrObj(p, &env.Resp)
+				} else {
+					p.skip()
+				}
+			})
+		default:
+			p.skip()
+		}
+	})
+}
+
+func decodeErrObj(p *scanner, e *errObj) {
+	p.object(func(k string) {
+		switch k {
+		case "type":
+			e.Type = p.text()
+		case "message":
+			e.Message = p.text()
+		case "code":
+			e.Code = p.text()
+		case "status":
+			e.Status = p.text()
+		case "details":
+			switch p.peek() {
+			case '{':
+				p.object(func(k string) {
+					if k == "error_code" {
+						e.DetailsErrorCode = p.text()
+					} else {
+						p.skip()
+					}
+				})
+			case '[':
+				p.array(func(int) {
+					if e.nDetails == len(e.Details) {
+						p.skip()
+						return
+					}
+					decodeGDetail(p, &e.Details[e.nDetails])
+					e.nDetails++
+				})
+			default:
+				p.skip()
+			}
+		case "metadata":
+			if p.peek() != '{' {
+				p.skip()
+				return
+			}
+			e.hasMeta = true
+			m := &e.Meta
+			p.object(func(k string) {
+				switch k {
+				case "raw":
+					m.Raw = p.raw()
+				case "provider_name":
+					m.ProviderName = p.text()
+				case "limit_source":
+					m.LimitSource = p.text()
+				case "reason":
+					m.Reason = p.text()
+				case "headers":
+					p.object(func(k string) {
+						if strings.EqualFold(k, "X-RateLimit-Reset") {
+							m.Reset = p.text()
+						} else {
+							p.skip()
+						}
+					})
+				default:
+					p.skip()
+				}
+			})
+		case "innererror":
+			p.object(func(k string) {
+				if k == "code" {
+					e.InnerCode = p.text()
+				} else {
+					p.skip()
+				}
+			})
+		case "errors":
+			p.array(func(int) {
+				p.object(func(k string) {
+					if k == "reason" && e.nReasons < len(e.Reasons) {
+						e.Reasons[e.nReasons] = p.text()
+						e.nReasons++
+					} else {
+						p.skip()
+					}
+				})
+			})
+		default:
+			p.skip()
+		}
+	})
+}
+
+func decodeGDetail(p *scanner, d *gDetail) {
+	p.object(func(k string) {
+		switch k {
+		case "@type":
+			d.Type = p.text()
+		case "reason":
+			d.Reason = p.text()
+		case "retryDelay":
+			d.RetryDelay = p.text()
+		case "metadata":
+			p.object(func(k string) {
+				switch k {
+				case "quota_limit":
+					d.QuotaLimit = p.text()
+				case "quota_limit_value":
+					d.QuotaLimitValue = p.text()
+				case "quotaResetDelay":
+					d.QuotaResetDelay = p.text()
+				case "quotaResetTimeStamp":
+					d.QuotaResetAt = p.text()
+				default:
+					p.skip()
+				}
+			})
+		case "violations":
+			p.array(func(int) {
+				p.object(func(k string) {
+					switch k {
+					case "quotaId":
+						if d.nQuota < len(d.QuotaIDs) {
+							d.QuotaIDs[d.nQuota] = p.text()
+							d.nQuota++
+						} else {
+							p.skip()
+						}
+					case "quotaValue":
+						if p.text() == "0" {
+							d.zeroQuota = true
+						}
+					default:
+						p.skip()
+					}
+				})
+			})
+		default:
+			p.skip()
+		}
+	})
 }
 
 // format says what kind of body a response carried.
@@ -235,7 +350,8 @@ func parseBody(b []byte) facts {
 	switch {
 	case t[0] == '{' || t[0] == '[':
 		f.format = fmtJSON
-		if !parseJSON(t, &f, 0) {
+		if !parseJSON(string(t), &f, 0) {
+			f = facts{format: fmtJSON}
 			salvageJSON(t, &f)
 		}
 	case isSSE(t):
@@ -253,77 +369,68 @@ func parseBody(b []byte) facts {
 
 // parseJSON decodes one JSON body (possibly wrapped in an array) into f.
 // It reports whether the JSON was well-formed enough to decode.
-func parseJSON(t []byte, f *facts, depth int) bool {
+func parseJSON(t string, f *facts, depth int) bool {
+	p := scanner{s: t}
 	var env envelope
-	if t[0] == '[' {
-		var arr []envelope
-		if err := json.Unmarshal(t, &arr); err != nil && !isTypeErr(err) {
-			return false
-		}
-		if len(arr) == 0 {
-			return true
-		}
-		env = arr[0]
-		if env.Error.obj == nil && !env.Error.isStr {
-			for i := range arr {
-				if arr[i].Error.obj != nil || arr[i].PromptFeedback != nil {
-					env = arr[i]
-					break
-				}
+	if p.peek() == '[' {
+		found := false
+		p.array(func(i int) {
+			if found {
+				p.skip()
+				return
 			}
-		}
-	} else if err := json.Unmarshal(t, &env); err != nil && !isTypeErr(err) {
+			var el envelope
+			decodeEnvelope(&p, &el)
+			if i == 0 || el.hasErr || el.hasErrStr || el.BlockReason != "" {
+				env = el
+			}
+			found = el.hasErr || el.hasErrStr || el.BlockReason != ""
+		})
+	} else {
+		decodeEnvelope(&p, &env)
+	}
+	if p.bad {
 		return false
 	}
 	fromEnvelope(&env, f, depth)
 	return true
 }
 
-func isTypeErr(err error) bool {
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &te)
-}
-
 func fromEnvelope(env *envelope, f *facts, depth int) {
 	if env.RequestID != "" {
-		f.reqID = string(env.RequestID)
+		f.reqID = env.RequestID
 	}
 	if env.RayID != "" && f.reqID == "" {
 		f.reqID = env.RayID
 	}
-	if env.PromptFeedback != nil && env.PromptFeedback.BlockReason != "" {
-		f.blockReason = env.PromptFeedback.BlockReason
+	if env.BlockReason != "" {
+		f.blockReason = env.BlockReason
 		f.isError = true
-		f.ptype = env.PromptFeedback.BlockReason
-		f.message = "prompt blocked: " + env.PromptFeedback.BlockReason
+		f.ptype = env.BlockReason
+		f.message = "prompt blocked: " + env.BlockReason
 		f.shape = "gemini"
 		return
 	}
 	switch {
-	case env.Error.obj != nil:
-		fromErrObj(env.Error.obj, f, depth)
+	case env.hasErr:
+		fromErrObj(&env.Err, f, depth)
 		if env.Type == "error" && f.shape == "" {
 			f.shape = "anthropic"
 		}
-		if env.UserID != "" {
+		if env.UserID != "" || env.finishError {
 			f.shape = "openrouter"
 		}
-		for _, c := range env.Choices {
-			if c.FinishReason == "error" {
-				f.shape = "openrouter"
-			}
-		}
-	case env.Error.isStr:
+	case env.hasErrStr:
 		// xAI flat: {"code":"<grpc text>","error":"<message>"}
 		f.isError = true
 		f.shape = "xai"
-		f.message = env.Error.str
-		f.addID(string(env.Code))
-		f.ptype = string(env.Code)
-	case env.Response != nil && env.Response.Error != nil:
+		f.message = env.ErrStr
+		f.addID(env.Code)
+		f.ptype = env.Code
+	case env.hasResp:
 		// OpenAI Responses response.failed
 		f.shape = "openai"
-		fromErrObj(env.Response.Error, f, depth)
+		fromErrObj(&env.Resp, f, depth)
 	case env.Object == "error" || (env.Type != "" && env.Message != ""):
 		// Mistral flat, OpenAI Responses "error" event, OpenAI-style flat
 		f.isError = true
@@ -331,25 +438,27 @@ func fromEnvelope(env *envelope, f *facts, depth int) {
 			f.shape = "mistral"
 		}
 		f.message = env.Message
-		f.addID(string(env.Code))
+		f.addID(env.Code)
 		if env.Type != "error" {
 			f.addID(env.Type)
 		}
-		f.ptype = firstNonEmpty(string(env.Code), env.Type)
-		if env.Type != "error" && env.Type != "" && !isNumeric(env.Type) && env.Code != "" && isNumeric(string(env.Code)) {
+		f.ptype = firstNonEmpty(env.Code, env.Type)
+		if env.Type != "error" && env.Type != "" && !isNumeric(env.Type) && env.Code != "" && isNumeric(env.Code) {
 			f.ptype = env.Type
 		}
 	case env.Title != "" || env.Detail != "":
 		// RFC 9457 problem+json (Cloudflare 2026 and others)
 		f.isError = true
 		f.shape = "problem"
-		f.message = strings.TrimSpace(env.Title + ": " + env.Detail)
-		f.message = strings.Trim(f.message, ": ")
-		if n, err := strconv.Atoi(string(env.Status)); err == nil {
-			f.bodyCode = n
+		f.message = strings.Trim(strings.TrimSpace(env.Title+": "+env.Detail), ": ")
+		if isNumeric(env.Status) && len(env.Status) <= 4 {
+			f.bodyCode, _ = strconv.Atoi(env.Status)
 		}
-		f.bodyRetryable = env.Retryable
-		if d, ok := parseSeconds(string(env.RetryAfter)); ok {
+		if env.hasRetryable {
+			r := env.Retryable
+			f.bodyRetryable = &r
+		}
+		if d, ok := parseSeconds(env.RetryAfter); ok {
 			f.bodyRetryWait = d
 		}
 		f.ptype = "problem+json"
@@ -357,43 +466,29 @@ func fromEnvelope(env *envelope, f *facts, depth int) {
 		// Bedrock {"message":"..."} or a gateway's flat message.
 		f.isError = true
 		f.message = env.Message
-		f.addID(string(env.Code))
-		f.ptype = string(env.Code)
+		f.addID(env.Code)
+		f.ptype = env.Code
 	}
 }
 
 func fromErrObj(e *errObj, f *facts, depth int) {
 	f.isError = true
 	f.message = e.Message
-	if n, err := strconv.Atoi(string(e.Code)); err == nil {
-		f.bodyCode = n
+	if isNumeric(e.Code) && len(e.Code) <= 4 {
+		f.bodyCode, _ = strconv.Atoi(e.Code)
 	}
-	// Details: Anthropic object or google.rpc details array.
-	if len(e.Details) > 0 {
-		switch e.Details[0] {
-		case '{':
-			var d gDetail
-			if json.Unmarshal(e.Details, &d) == nil && d.ErrorCode != "" {
-				f.addID(d.ErrorCode)
-			}
-		case '[':
-			var ds []gDetail
-			_ = json.Unmarshal(e.Details, &ds)
-			for i := range ds {
-				fromGDetail(&ds[i], f)
-			}
-		}
+	f.addID(e.DetailsErrorCode)
+	for i := 0; i < e.nDetails; i++ {
+		fromGDetail(&e.Details[i], f)
 	}
-	for _, r := range e.Errors {
-		f.addID(r.Reason)
+	for i := 0; i < e.nReasons; i++ {
+		f.addID(e.Reasons[i])
 	}
-	if !isNumeric(string(e.Code)) {
-		f.addID(string(e.Code))
+	if !isNumeric(e.Code) {
+		f.addID(e.Code)
 	}
-	if e.InnerError != nil {
-		f.addID(e.InnerError.Code)
-	}
-	gstatus := string(e.Status)
+	f.addID(e.InnerCode)
+	gstatus := e.Status
 	if isNumeric(gstatus) {
 		gstatus = ""
 	}
@@ -403,22 +498,23 @@ func fromErrObj(e *errObj, f *facts, depth int) {
 	case gstatus != "" && e.Type == "":
 		f.shape = "gemini"
 		f.ptype = gstatus
-	case e.Code != "" && !isNumeric(string(e.Code)):
-		f.ptype = string(e.Code)
+	case e.Code != "" && !isNumeric(e.Code):
+		f.ptype = e.Code
 	case e.Type != "":
 		f.ptype = e.Type
 	}
 	// OpenRouter metadata: the upstream body as a string in metadata.raw.
-	if m := e.Metadata; m != nil {
+	if e.hasMeta {
+		m := &e.Meta
 		f.shape = "openrouter"
 		f.limitSource = firstNonEmpty(m.LimitSource, m.Reason)
-		if m.Reason != "" {
-			f.addID(m.Reason)
+		f.addID(m.Reason)
+		if isNumeric(m.Reset) && len(m.Reset) <= 15 {
+			if ms, err := strconv.ParseInt(m.Reset, 10, 64); err == nil && ms > 0 {
+				f.resetAt = time.UnixMilli(ms).UTC()
+			}
 		}
-		if ms, err := strconv.ParseInt(string(m.Headers.Reset), 10, 64); err == nil && ms > 0 {
-			f.resetAt = time.UnixMilli(ms).UTC()
-		}
-		if raw := strings.TrimSpace(string(m.Raw)); raw != "" {
+		if raw := strings.TrimSpace(m.Raw); raw != "" {
 			mergeInner(raw, f, depth)
 		}
 	}
@@ -444,7 +540,7 @@ func mergeInner(raw string, f *facts, depth int) {
 		return
 	}
 	var in facts
-	if !parseJSON([]byte(raw), &in, depth+1) || !in.isError {
+	if !parseJSON(raw, &in, depth+1) || !in.isError {
 		return
 	}
 	// Inner identifiers go first: they are the upstream's own words.
@@ -485,33 +581,36 @@ func fromGDetail(d *gDetail, f *facts) {
 	switch {
 	case strings.HasSuffix(d.Type, "ErrorInfo"):
 		f.addID(d.Reason)
-		if ql := d.Metadata["quota_limit"]; ql != "" {
-			markQuotaID(ql, f)
+		if d.QuotaLimit != "" {
+			markQuotaID(d.QuotaLimit, f)
 		}
-		if d.Metadata["quota_limit_value"] == "0" {
+		if d.QuotaLimitValue == "0" {
 			f.limitZero = true
 		}
-		if v := d.Metadata["quotaResetDelay"]; v != "" {
-			if dur, ok := ParseDuration(v); ok {
+		if d.QuotaResetDelay != "" {
+			if dur, ok := ParseDuration(d.QuotaResetDelay); ok {
 				f.resetDelay = max(f.resetDelay, dur)
 			}
 		}
-		if v := d.Metadata["quotaResetTimeStamp"]; v != "" {
-			if ts, err := time.Parse(time.RFC3339, v); err == nil {
+		if d.QuotaResetAt != "" {
+			if ts, err := time.Parse(time.RFC3339, d.QuotaResetAt); err == nil {
 				f.resetAt = ts.UTC()
 			}
 		}
 	case strings.HasSuffix(d.Type, "QuotaFailure"):
-		for _, v := range d.Violations {
-			markQuotaID(v.QuotaID, f)
-			if v.QuotaValue == "0" {
-				f.limitZero = true
-			}
+		for i := 0; i < d.nQuota; i++ {
+			markQuotaID(d.QuotaIDs[i], f)
+		}
+		if d.zeroQuota {
+			f.limitZero = true
 		}
 	case strings.HasSuffix(d.Type, "RetryInfo"):
 		if dur, ok := ParseDuration(d.RetryDelay); ok {
 			f.retryDelay = max(f.retryDelay, dur)
 		}
+	default:
+		// Details without @type (gemini-cli#26633 shows {"reason": ...}).
+		f.addID(d.Reason)
 	}
 }
 
@@ -616,7 +715,7 @@ func parseSSE(t []byte, f *facts) {
 			return false
 		}
 		var ef facts
-		if !parseJSON(d, &ef, 0) || !ef.isError {
+		if !parseJSON(string(d), &ef, 0) || !ef.isError {
 			return false
 		}
 		_ = name

@@ -90,86 +90,53 @@ type headerHints struct {
 	shouldRetry int8 // -1 false, 0 absent, 1 true
 }
 
-// readHeaderHints reads every wait hint in h and keeps the largest:
-// retry-after-ms, retry-after, x-ratelimit-reset-* for an exhausted
+// readHeaderHints reads every wait hint in the headers and keeps the
+// largest: retry-after-ms, retry-after, x-ratelimit-reset-* for an exhausted
 // OpenAI-style limit, Azure's x-rate-limit-reset-tokens, and
 // anthropic-ratelimit-*-reset for an exhausted Anthropic limit.
-func readHeaderHints(h http.Header, now time.Time) headerHints {
+func readHeaderHints(x *hdr, now time.Time) headerHints {
 	var hh headerHints
-	if len(h) == 0 {
-		return hh
-	}
 	take := func(d time.Duration, ok bool) {
 		if ok && d > hh.wait {
 			hh.wait = d
 		}
 	}
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		take(parseMillis(v))
+	v := &x.v
+	if v[hRetryAfterMs] != "" {
+		take(parseMillis(v[hRetryAfterMs]))
 	}
-	if v := h.Get("Retry-After"); v != "" {
-		take(ParseRetryAfter(v, now))
+	if v[hRetryAfter] != "" {
+		take(ParseRetryAfter(v[hRetryAfter], now))
 	}
-	for _, lim := range [...]struct{ reset, remaining string }{
-		{"X-Ratelimit-Reset-Requests", "X-Ratelimit-Remaining-Requests"},
-		{"X-Ratelimit-Reset-Tokens", "X-Ratelimit-Remaining-Tokens"},
-	} {
-		if v := h.Get(lim.reset); v != "" && h.Get(lim.remaining) == "0" {
-			take(ParseDuration(v))
-		}
+	if v[hResetReq] != "" && v[hRemainReq] == "0" {
+		take(ParseDuration(v[hResetReq]))
 	}
-	// Azure 2023: x-rate-limit-reset-tokens: 55 (seconds), 0/-1 = unknown.
-	if v := h.Get("X-Rate-Limit-Reset-Tokens"); v != "" {
-		if r := h.Get("X-Rate-Limit-Remaining-Tokens"); r == "" || r == "0" {
-			take(ParseDuration(v))
-		}
+	if v[hResetTok] != "" && v[hRemainTok] == "0" {
+		take(ParseDuration(v[hResetTok]))
 	}
-	for _, lim := range [...]struct{ reset, remaining string }{
-		{"Anthropic-Ratelimit-Requests-Reset", "Anthropic-Ratelimit-Requests-Remaining"},
-		{"Anthropic-Ratelimit-Tokens-Reset", "Anthropic-Ratelimit-Tokens-Remaining"},
-		{"Anthropic-Ratelimit-Input-Tokens-Reset", "Anthropic-Ratelimit-Input-Tokens-Remaining"},
-		{"Anthropic-Ratelimit-Output-Tokens-Reset", "Anthropic-Ratelimit-Output-Tokens-Remaining"},
-	} {
-		v := h.Get(lim.reset)
-		if v == "" || h.Get(lim.remaining) != "0" {
+	// Azure 2023: x-rate-limit-reset-tokens: 55 (seconds); 0/-1 = unknown.
+	if v[hAzureResetTok] != "" && (v[hAzureRemainTok] == "" || v[hAzureRemainTok] == "0") {
+		take(ParseDuration(v[hAzureResetTok]))
+	}
+	for _, lim := range [...][2]int{{hAnReqReset, hAnReqRemain}, {hAnTokReset, hAnTokRemain},
+		{hAnInReset, hAnInRemain}, {hAnOutReset, hAnOutRemain}} {
+		reset := v[lim[0]]
+		if reset == "" || v[lim[1]] != "0" {
 			continue
 		}
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
+		if t, err := time.Parse(time.RFC3339, reset); err == nil {
 			if d := t.Sub(now); d > 0 && d <= maxHint {
 				take(d, true)
 			}
 		}
 	}
-	switch strings.ToLower(strings.TrimSpace(h.Get("X-Should-Retry"))) {
-	case "true":
+	switch s := strings.TrimSpace(v[hShouldRetry]); {
+	case strings.EqualFold(s, "true"):
 		hh.shouldRetry = 1
-	case "false":
+	case strings.EqualFold(s, "false"):
 		hh.shouldRetry = -1
 	}
 	return hh
-}
-
-// messageWait finds a delay written in an error message: "Please try again
-// in 1.2s", "Please retry in 36.4s", "retry after 60 seconds",
-// "try again in 6m0s". It keeps the largest it finds.
-func messageWait(msg string) (time.Duration, bool) {
-	var best time.Duration
-	found := false
-	for _, p := range [...]string{"try again in ", "retry in ", "retry after ", "retry-after ", "wait "} {
-		s := msg
-		for n := 0; n < 4; n++ {
-			i := indexFold(s, p)
-			if i < 0 {
-				break
-			}
-			s = s[i+len(p):]
-			if d, ok := leadingDuration(s); ok {
-				found = true
-				best = max(best, d)
-			}
-		}
-	}
-	return best, found
 }
 
 // leadingDuration parses the delay at the start of s: "1.2s", "6m0s",

@@ -81,6 +81,21 @@ func collapse(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// writeTruncated writes s cut to at most n bytes on a rune boundary,
+// adding "…" when it cut.
+func writeTruncated(b *strings.Builder, s string, n int) {
+	if len(s) <= n {
+		b.WriteString(s)
+		return
+	}
+	cut := max(n, 1)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	b.WriteString(strings.TrimRight(s[:cut], " "))
+	b.WriteString("…")
+}
+
 // truncate cuts s to at most n bytes on a rune boundary, adding "…".
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -31,7 +31,8 @@ func classifyTransport(err error, h http.Header) Verdict {
 		v.Retryable, v.Scope, v.Fallback = false, ScopeRequest, false
 	}
 	var f facts
-	v.RequestID = requestID(h, &f)
+	x := readHdr(h)
+	v.RequestID = requestID(&x, &f)
 	prefix := string(v.Class)
 	if v.Class == Unknown {
 		prefix = "canceled"

@@ -1,0 +1,314 @@
+package classify
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth bounds JSON nesting; deeper documents are rejected.
+const maxDepth = 64
+
+// scanner is a small single-pass JSON reader that decodes only the members
+// the classifier asks for, without reflection. Strings without escapes are
+// returned as substrings of the input, so a typical error body decodes
+// without allocating. A malformed document sets bad and stops the scan.
+type scanner struct {
+	s     string
+	i     int
+	depth int
+	bad   bool
+}
+
+func (p *scanner) fail() {
+	p.bad = true
+	p.i = len(p.s)
+}
+
+func (p *scanner) ws() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (p *scanner) peek() byte {
+	p.ws()
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+// object calls fn for every member of the object at the cursor; fn must
+// consume the member's value (with one of the readers, or skip). A value
+// that is not an object is skipped.
+func (p *scanner) object(fn func(key string)) {
+	if p.peek() != '{' {
+		p.skip()
+		return
+	}
+	if p.depth++; p.depth > maxDepth {
+		p.fail()
+		return
+	}
+	p.i++
+	if p.peek() == '}' {
+		p.i++
+		p.depth--
+		return
+	}
+	for !p.bad {
+		if p.peek() != '"' {
+			p.fail()
+			return
+		}
+		k := p.str()
+		if p.peek() != ':' {
+			p.fail()
+			return
+		}
+		p.i++
+		fn(k)
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			p.depth--
+			return
+		default:
+			p.fail()
+			return
+		}
+	}
+}
+
+// array calls fn for every element of the array at the cursor; fn must
+// consume the element. A value that is not an array is skipped.
+func (p *scanner) array(fn func(i int)) {
+	if p.peek() != '[' {
+		p.skip()
+		return
+	}
+	if p.depth++; p.depth > maxDepth {
+		p.fail()
+		return
+	}
+	p.i++
+	if p.peek() == ']' {
+		p.i++
+		p.depth--
+		return
+	}
+	for n := 0; !p.bad; n++ {
+		fn(n)
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			p.depth--
+			return
+		default:
+			p.fail()
+			return
+		}
+	}
+}
+
+// skip consumes any value.
+func (p *scanner) skip() {
+	switch c := p.peek(); c {
+	case '{':
+		p.object(func(string) { p.skip() })
+	case '[':
+		p.array(func(int) { p.skip() })
+	case '"':
+		p.str()
+	case 0:
+		p.fail()
+	default:
+		p.literal()
+	}
+}
+
+// literal consumes a number, true, false or null and returns its text.
+func (p *scanner) literal() string {
+	start := p.i
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '+' || c == '.' || c == 'E' {
+			p.i++
+			continue
+		}
+		break
+	}
+	lit := p.s[start:p.i]
+	switch {
+	case lit == "":
+		p.fail()
+	case lit == "true", lit == "false", lit == "null":
+	case lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9':
+	default:
+		p.fail()
+	}
+	return lit
+}
+
+// str consumes a string and returns its decoded contents.
+func (p *scanner) str() string {
+	if p.peek() != '"' {
+		p.fail()
+		return ""
+	}
+	p.i++
+	start := p.i
+	for p.i < len(p.s) {
+		switch c := p.s[p.i]; {
+		case c == '"':
+			v := p.s[start:p.i]
+			p.i++
+			return v
+		case c == '\\':
+			return p.strSlow(start)
+		case c < 0x20:
+			p.fail()
+			return ""
+		}
+		p.i++
+	}
+	p.fail()
+	return ""
+}
+
+// strSlow decodes a string with escapes, starting at start (just after the quote).
+func (p *scanner) strSlow(start int) string {
+	var b strings.Builder
+	b.Grow(p.i - start + 16)
+	b.WriteString(p.s[start:p.i])
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return b.String()
+		case c < 0x20:
+			p.fail()
+			return ""
+		case c != '\\':
+			b.WriteByte(c)
+			p.i++
+			continue
+		}
+		if p.i+1 >= len(p.s) {
+			p.fail()
+			return ""
+		}
+		e := p.s[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return ""
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if p.i+1 < len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
+					p.i += 2
+					if x, ok := p.hex4(); ok {
+						r2 = x
+					} else {
+						return ""
+					}
+				}
+				r = utf16.DecodeRune(r, r2)
+			}
+			b.WriteRune(r)
+		default:
+			p.fail()
+			return ""
+		}
+	}
+	p.fail()
+	return ""
+}
+
+func (p *scanner) hex4() (rune, bool) {
+	if p.i+4 > len(p.s) {
+		p.fail()
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(p.s[p.i : p.i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			p.fail()
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
+
+// text reads a string, number or boolean as text; null, objects and
+// arrays read as "" (and are consumed).
+func (p *scanner) text() string {
+	switch c := p.peek(); {
+	case c == '"':
+		return p.str()
+	case c == '{' || c == '[':
+		p.skip()
+		return ""
+	case c == 0:
+		p.fail()
+		return ""
+	}
+	lit := p.literal()
+	if lit == "null" {
+		return ""
+	}
+	return lit
+}
+
+// raw reads a string's contents, or the raw JSON text of any other value
+// (OpenRouter's metadata.raw is either a string or an object).
+func (p *scanner) raw() string {
+	if p.peek() == '"' {
+		return p.str()
+	}
+	start := p.i
+	p.skip()
+	if p.bad {
+		return ""
+	}
+	v := p.s[start:p.i]
+	if v == "null" {
+		return ""
+	}
+	return v
+}
