@@ -55,9 +55,34 @@ func Redact(s string) string {
 	return b.String()
 }
 
+// mayHoldKey is a quick one-pass filter for Redact: does s contain any
+// key prefix at all?
 func mayHoldKey(s string) bool {
-	return strings.Contains(s, "sk-") || strings.Contains(s, "AIza") || strings.Contains(s, "xai-") ||
-		strings.Contains(s, "gsk_") || strings.Contains(s, "earer ")
+	for i := 0; i+3 < len(s); i++ {
+		switch s[i] {
+		case 's':
+			if s[i+1] == 'k' && s[i+2] == '-' {
+				return true
+			}
+		case 'A':
+			if s[i+1] == 'I' && s[i+2] == 'z' && s[i+3] == 'a' {
+				return true
+			}
+		case 'x':
+			if s[i+1] == 'a' && s[i+2] == 'i' && s[i+3] == '-' {
+				return true
+			}
+		case 'g':
+			if s[i+1] == 's' && s[i+2] == 'k' && s[i+3] == '_' {
+				return true
+			}
+		case 'B', 'b':
+			if strings.HasPrefix(s[i+1:], "earer ") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isKeyChar(c byte) bool {
