@@ -53,6 +53,10 @@ type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"` // a JSON object
+	// Extra keeps provider fields that must go back with the call unchanged
+	// when the conversation continues, e.g. Gemini's thoughtSignature. Only
+	// the adapter of the dialect that set them sends them; nil for most calls.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
 // ToolResult is the result of a tool call, sent back to the model.
@@ -141,6 +145,9 @@ type ToolCallDelta struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"` // a fragment of JSON text
+	// Extra is ToolCall.Extra, sent with the first fragment (Gemini's
+	// thoughtSignature); nil for most deltas.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
 // Chunk is one streaming delta. Fields are set only when the chunk carries them.

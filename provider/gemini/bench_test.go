@@ -29,7 +29,7 @@ func BenchmarkEncode(b *testing.B) {
 	req := pt.ToolConversation()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := gemini.Encode(req); err != nil {
+		if _, err := gemini.Encode(req, "gemini-2.5-flash"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func BenchmarkDecode(b *testing.B) {
 // BenchmarkBareHTTP is the same exchange with net/http alone.
 func BenchmarkBareHTTP(b *testing.B) {
 	up := pt.Server(b, pt.Reply(200, okBody))
-	body, err := gemini.Encode(pt.ToolConversation())
+	body, err := gemini.Encode(pt.ToolConversation(), "gemini-2.5-flash")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,10 @@
 // parametersJsonSchema, which takes JSON Schema as is. Decoding skips
 // thought parts, counts thinking tokens as output, gives function calls
 // ids "call_0", "call_1"... when Gemini sends none, and reports STOP with
-// function calls as the tool_calls finish reason. A prompt block
+// function calls as the tool_calls finish reason. A call's thoughtSignature
+// is kept in ToolCall.Extra and sent back with it; Gemini 3 models get
+// SkipSignature for calls that have none (e.g. made by another provider
+// before a fallback). A prompt block
 // (promptFeedback.blockReason without candidates) is a classified
 // *provider.Error (content_filtered).
 //

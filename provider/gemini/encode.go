@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/wire"
@@ -30,6 +31,7 @@ type wireContent struct {
 type wirePart struct {
 	Text             string            `json:"text,omitempty"`
 	Thought          bool              `json:"thought,omitempty"`
+	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
 	InlineData       *wireBlob         `json:"inlineData,omitempty"`
 	FileData         *wireFile         `json:"fileData,omitempty"`
 	FunctionCall     *wireFunctionCall `json:"functionCall,omitempty"`
@@ -90,8 +92,15 @@ type wireToolCfg struct {
 // tool schemas are sent as parametersJsonSchema, and consecutive turns of
 // one role are merged. When req.Dialect is Dialect, req.Extra and each
 // part's Extra are sent unchanged.
-func Encode(req *provider.Request) ([]byte, error) {
+//
+// A tool call goes back with the thoughtSignature Gemini gave it (kept in
+// ToolCall.Extra). For Gemini 3 and later models (model "gemini-3..."),
+// which reject a replayed call without one, a call that has none (it came
+// from another provider, or its signature was lost) gets Google's
+// documented sentinel SkipSignature.
+func Encode(req *provider.Request, model string) ([]byte, error) {
 	same := req.Dialect == Dialect
+	needSig := needsSignature(model)
 	w := wireRequest{Contents: make([]wireContent, 0, len(req.Messages))}
 	if req.System != "" {
 		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: req.System}}}
@@ -137,7 +146,7 @@ func Encode(req *provider.Request) ([]byte, error) {
 		}
 		parts := make([]wirePart, 0, len(m.Content))
 		for j := range m.Content {
-			p, err := encodePart(&m.Content[j], names)
+			p, err := encodePart(&m.Content[j], names, needSig)
 			if err != nil {
 				return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
 			}
@@ -172,7 +181,32 @@ func (p wirePart) MarshalJSON() ([]byte, error) {
 	return wire.MergeExtra(b, p.extra)
 }
 
-func encodePart(p *provider.Part, names map[string]string) (wirePart, error) {
+// SkipSignature is the thoughtSignature Google documents for function calls
+// whose real signature is unknown.
+const SkipSignature = "skip_thought_signature_validator"
+
+// needsSignature reports whether model is Gemini 3 or later.
+func needsSignature(model string) bool {
+	v, ok := strings.CutPrefix(strings.TrimPrefix(model, "models/"), "gemini-")
+	if !ok {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		n = n*10 + int(v[i]-'0')
+	}
+	return n >= 3
+}
+
+func signature(tc *provider.ToolCall) string {
+	var s string
+	if raw, ok := tc.Extra["thoughtSignature"]; ok && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return ""
+}
+
+func encodePart(p *provider.Part, names map[string]string, needSig bool) (wirePart, error) {
 	switch p.Type {
 	case provider.PartText:
 		return wirePart{Text: p.Text}, nil
@@ -194,7 +228,11 @@ func encodePart(p *provider.Part, names map[string]string) (wirePart, error) {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		return wirePart{FunctionCall: &wireFunctionCall{Name: tc.Name, Args: args}}, nil
+		sig := signature(tc)
+		if sig == "" && needSig {
+			sig = SkipSignature
+		}
+		return wirePart{FunctionCall: &wireFunctionCall{Name: tc.Name, Args: args}, ThoughtSignature: sig}, nil
 	case provider.PartToolResult:
 		tr := p.ToolResult
 		if tr == nil {

@@ -71,7 +71,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	}
 	model = strings.TrimPrefix(model, "models/")
 	call := wire.Call{Provider: a.name, Model: model}
-	body, err := Encode(req)
+	body, err := Encode(req, model)
 	if err != nil {
 		return nil, call, fmt.Errorf("gemini: encoding request: %w", err)
 	}
@@ -188,7 +188,7 @@ func Decode(body []byte) (*provider.Response, error) {
 		for _, p := range c.Content.Parts {
 			switch {
 			case p.FunctionCall != nil:
-				out.ToolCalls = append(out.ToolCalls, p.FunctionCall.toolCall(len(out.ToolCalls)))
+				out.ToolCalls = append(out.ToolCalls, p.toolCall(len(out.ToolCalls)))
 			case p.Text != "" && !p.Thought:
 				text.WriteString(p.Text)
 			}
@@ -199,7 +199,10 @@ func Decode(body []byte) (*provider.Response, error) {
 	return out, nil
 }
 
-func (f *wireFunctionCall) toolCall(i int) provider.ToolCall {
+// toolCall is the canonical call of a functionCall part; its thoughtSignature
+// goes in Extra so it can be sent back.
+func (p *wirePart) toolCall(i int) provider.ToolCall {
+	f := p.FunctionCall
 	id := f.ID
 	if id == "" {
 		id = "call_" + strconv.Itoa(i)
@@ -208,7 +211,12 @@ func (f *wireFunctionCall) toolCall(i int) provider.ToolCall {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return provider.ToolCall{ID: id, Name: f.Name, Arguments: args}
+	tc := provider.ToolCall{ID: id, Name: f.Name, Arguments: args}
+	if p.ThoughtSignature != "" {
+		sig, _ := json.Marshal(p.ThoughtSignature)
+		tc.Extra = map[string]json.RawMessage{"thoughtSignature": sig}
+	}
+	return tc
 }
 
 // finish maps a Gemini finishReason to the canonical one: STOP with function

@@ -23,7 +23,7 @@ var (
 	streamHead = event(`{"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
 	streamText = event(`{"candidates": [{"content": {"parts": [{"text": "Hello"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`) +
 		event(`{"candidates": [{"content": {"parts": [{"text": ", Paris."}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 11},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
-	streamTool = event(`{"candidates": [{"content": {"parts": [{"functionCall": {"name": "get_weather","args": {"city": "Paris"}}}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
+	streamTool = event(`{"candidates": [{"content": {"parts": [{"functionCall": {"name": "get_weather","args": {"city": "Paris"}},"thoughtSignature": "Sig1"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
 	streamLast = event(`{"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 9,"candidatesTokenCount": 6,"totalTokenCount": 15},"modelVersion": "gemini-2.5-flash","responseId": "r1"}`)
 )
 
@@ -32,7 +32,7 @@ func newAdapter(base string) provider.Adapter {
 }
 
 func TestEncodeToolConversation(t *testing.T) {
-	body, err := gemini.Encode(pt.ToolConversation())
+	body, err := gemini.Encode(pt.ToolConversation(), "gemini-2.5-flash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,18 +52,32 @@ func TestEncodeToolConversation(t *testing.T) {
 func TestEncode(t *testing.T) {
 	user := []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}
 	extra := map[string]json.RawMessage{"safetySettings": json.RawMessage(`[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]`)}
+	call := func(extra string) []provider.Message {
+		tc := &provider.ToolCall{ID: "call_1", Name: "f", Arguments: json.RawMessage(`{}`)}
+		if extra != "" {
+			tc.Extra = map[string]json.RawMessage{"thoughtSignature": json.RawMessage(extra)}
+		}
+		return []provider.Message{{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartToolCall, ToolCall: tc}}}}
+	}
 	tests := []struct {
 		name    string
+		model   string
 		req     provider.Request
 		want    string
 		wantErr bool
 	}{
-		{"minimal", provider.Request{Messages: user}, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
-		{"extra passes through in its own dialect", provider.Request{Messages: user, Dialect: "gemini", Extra: extra},
+		{"gemini 3 replay without signature gets the sentinel", "gemini-3-pro-preview", provider.Request{Messages: call("")},
+			`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]}]}`, false},
+		{"a kept signature goes back unchanged", "gemini-3.1-flash", provider.Request{Messages: call(`"CiQBVKhc7"`)},
+			`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}},"thoughtSignature":"CiQBVKhc7"}]}]}`, false},
+		{"gemini 2.5 needs no signature", "models/gemini-2.5-flash", provider.Request{Messages: call("")},
+			`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]}`, false},
+		{"minimal", "", provider.Request{Messages: user}, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
+		{"extra passes through in its own dialect", "", provider.Request{Messages: user, Dialect: "gemini", Extra: extra},
 			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]}`, false},
-		{"extra dropped from another dialect", provider.Request{Messages: user, Dialect: "openai", Extra: extra},
+		{"extra dropped from another dialect", "", provider.Request{Messages: user, Dialect: "openai", Extra: extra},
 			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
-		{"named tool, images, text and error results", provider.Request{
+		{"named tool, images, text and error results", "", provider.Request{
 			ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "f"},
 			Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{
 				{Type: provider.PartImage, Image: &provider.Image{MediaType: "image/png", Data: "iVBORw0KGgo="}},
@@ -72,12 +86,12 @@ func TestEncode(t *testing.T) {
 			`{"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["f"]}},
 			"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}},
 			{"functionResponse":{"name":"f","response":{"result":"sunny"}}},{"functionResponse":{"name":"f","response":{"error":"boom"}}}]}]}`, false},
-		{"a result answering no call has no name", provider.Request{Messages: []provider.Message{{Role: provider.RoleTool,
+		{"a result answering no call has no name", "", provider.Request{Messages: []provider.Message{{Role: provider.RoleTool,
 			Content: []provider.Part{{Type: provider.PartToolResult, ToolResult: &provider.ToolResult{CallID: "nope", Content: "1"}}}}}}, "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := gemini.Encode(&tc.req)
+			body, err := gemini.Encode(&tc.req, tc.model)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatalf("Encode = %s, want an error", body)
@@ -104,8 +118,9 @@ func TestChat(t *testing.T) {
 	}
 	want := &provider.Response{ID: "mO2kaP6yKo", Provider: "gemini", Model: "gemini-2.5-flash",
 		Text: "Let me check.", FinishReason: provider.FinishToolCalls,
-		ToolCalls: []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}},
-		Usage:     provider.Usage{InputTokens: 40, OutputTokens: 30}}
+		ToolCalls: []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`),
+			Extra: map[string]json.RawMessage{"thoughtSignature": json.RawMessage(`"CiQBVKhc7"`)}}},
+		Usage: provider.Usage{InputTokens: 40, OutputTokens: 30}}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
@@ -120,7 +135,8 @@ func TestStream(t *testing.T) {
 	base := pt.Assembled{ID: "r1", Model: "gemini-2.5-flash"}
 	full := base
 	full.Text, full.FinishReason, full.Usage = "Hello, Paris.", provider.FinishToolCalls, provider.Usage{InputTokens: 9, OutputTokens: 6}
-	full.ToolCalls = []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}
+	full.ToolCalls = []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`),
+		Extra: map[string]json.RawMessage{"thoughtSignature": json.RawMessage(`"Sig1"`)}}}
 	text := base
 	text.Text = "Hello, Paris."
 	tests := []struct {

@@ -43,9 +43,9 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		for _, p := range c.Content.Parts {
 			switch {
 			case p.FunctionCall != nil:
-				tc := p.FunctionCall.toolCall(d.calls)
+				tc := p.toolCall(d.calls)
 				out = append(out, provider.Chunk{ToolCall: &provider.ToolCallDelta{Index: d.calls, ID: tc.ID,
-					Name: tc.Name, Arguments: string(tc.Arguments)}})
+					Name: tc.Name, Arguments: string(tc.Arguments), Extra: tc.Extra}})
 				d.calls++
 			case p.Text != "" && !p.Thought:
 				out = append(out, provider.Chunk{Text: p.Text})

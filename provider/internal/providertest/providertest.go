@@ -140,6 +140,9 @@ func Assemble(chunks []provider.Chunk) Assembled {
 			if tc.Name != "" {
 				a.ToolCalls[tc.Index].Name = tc.Name
 			}
+			if tc.Extra != nil {
+				a.ToolCalls[tc.Index].Extra = tc.Extra
+			}
 			args[tc.Index] += tc.Arguments
 		}
 	}
