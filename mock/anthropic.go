@@ -43,9 +43,8 @@ func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
 // message_delta, message_stop.
 func (s *streamer) anthropic(text string, tl *tool) {
 	x := s.x
-	x.setHeaders("text/event-stream; charset=utf-8")
+	x.start()
 	s.sw = sse.NewWriter(x.w)
-	x.w.WriteHeader(200)
 	b := make([]byte, 0, 512)
 	b = append(b, `{"type":"message_start","message":{"id":"`...)
 	b = append(b, x.id("msg_011CMock")...)

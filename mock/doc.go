@@ -67,6 +67,9 @@
 //	midstream[:N]       a stream fails after N deltas (default 3) with the provider's in-stream error:
 //	                    Anthropic event: error overloaded_error, OpenAI an error chunk, Gemini an error
 //	                    object; a non-streaming request gets a truncated body
+//	stall[:N]           200 at once, then keep-alives every Config.KeepAlive (SSE ": keep-alive"
+//	                    comments in streams, blank lines before a JSON body, as DeepSeek does under
+//	                    load): N of them, then the answer; without N until the client gives up
 //
 // ARG after a status (e.g. "503:10") adds retry-after; @LATENCY ("200@300ms")
 // waits before answering.

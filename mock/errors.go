@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -86,17 +87,26 @@ type errTemplate struct {
 	status      int
 	contentType string
 	headers     [][2]string // values may hold {{RETRY}}
+	hdrs        []header    // headers, compiled by prepare
 	body        []segment
 	retry       int  // default retry seconds ({{RETRY}}) when the step has no argument
 	isJSON      bool // body values are JSON-escaped
 }
 
-func (t *errTemplate) headerSegs() [][2][]segment {
-	out := make([][2][]segment, len(t.headers))
-	for i, h := range t.headers {
-		out[i] = [2][]segment{{{lit: h[0]}}, compile(h[1])}
+// header is a pre-compiled response header.
+type header struct {
+	name  string
+	value []segment
+}
+
+// prepare compiles the headers once, when the catalog is built.
+func (t *errTemplate) prepare() {
+	if t.hdrs != nil || len(t.headers) == 0 {
+		return
 	}
-	return out
+	for _, h := range t.headers {
+		t.hdrs = append(t.hdrs, header{name: http.CanonicalHeaderKey(h[0]), value: compile(h[1])})
+	}
 }
 
 const (
@@ -265,7 +275,13 @@ func newCatalog() catalog {
 	for _, m := range []map[string]*errTemplate{anth, oai, azure, gem} {
 		m[KindHTML502] = html
 	}
-	return catalog{dialectAnthropic: anth, dialectOpenAI: oai, dialectAzure: azure, dialectGemini: gem}
+	c := catalog{dialectAnthropic: anth, dialectOpenAI: oai, dialectAzure: azure, dialectGemini: gem}
+	for _, m := range c {
+		for _, t := range m {
+			t.prepare()
+		}
+	}
+	return c
 }
 
 // lookup returns the template for kind in dialect (Azure falls back to OpenAI).
@@ -281,6 +297,12 @@ func (c catalog) lookup(dialect, kind string) *errTemplate {
 
 // missingKey returns the provider's answer to a request without a key.
 func missingKeyTemplate(dialect string) *errTemplate {
+	t := missingKey(dialect)
+	t.prepare()
+	return t
+}
+
+func missingKey(dialect string) *errTemplate {
 	switch dialect {
 	case dialectAnthropic:
 		return anthropicErr(401, "authentication_error", "x-api-key header is required")

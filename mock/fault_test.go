@@ -382,3 +382,57 @@ func TestLatencySample(t *testing.T) {
 		t.Errorf("%d of %d samples at or below the median", below, total)
 	}
 }
+
+func TestStall(t *testing.T) {
+	var mu sync.Mutex
+	var slept []time.Duration
+	sleep := func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		slept = append(slept, d)
+		mu.Unlock()
+		return ctx.Err()
+	}
+	srv, ts := newTS(t, &Config{Sleep: sleep, KeepAlive: 7 * time.Second})
+	for _, a := range apis {
+		t.Run(a.name+"/json", func(t *testing.T) {
+			resp, body := do(t, ts.URL, call{api: a.name, model: a.model, text: "hi", header: "stall:2"})
+			if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "\n\n{") {
+				t.Fatalf("status %d body %q", resp.StatusCode, body)
+			}
+			if !strings.Contains(string(body), "Mock answer from "+a.model) {
+				t.Errorf("no answer after the keep-alives: %s", body)
+			}
+		})
+		t.Run(a.name+"/stream", func(t *testing.T) {
+			resp, body := do(t, ts.URL, call{api: a.name, model: a.model, text: "hi", stream: true, header: "stall:3"})
+			if resp.StatusCode != 200 || !strings.HasPrefix(string(body), ": keep-alive\n\n: keep-alive\n\n: keep-alive\n\n") {
+				t.Fatalf("status %d body %q", resp.StatusCode, body)
+			}
+			if res := readStream(t, a.name, strings.NewReader(string(body))); !res.done || res.text == "" {
+				t.Errorf("stream after keep-alives: %+v", res)
+			}
+		})
+	}
+	mu.Lock()
+	if len(slept) != 5*len(apis) || slept[0] != 7*time.Second {
+		t.Errorf("keep-alive waits %v", slept)
+	}
+	mu.Unlock()
+
+	// Without a count it stalls until the client gives up.
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := ts.Client().Do(call{api: dialectAnthropic, model: "m", text: "hi", stream: true, header: "stall"}.request(ts.URL).WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 14)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != ": keep-alive\n\n" {
+		t.Fatalf("first keep-alive %q %v", buf, err)
+	}
+	cancel()
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := srv.Requests(); got[len(got)-1].Fault != "stall" || got[len(got)-1].Status != 200 {
+		t.Errorf("log %+v", got[len(got)-1])
+	}
+}

@@ -57,14 +57,12 @@ func (x *exchange) geminiResponse(text string, tl *tool) []byte {
 // JSON array; every chunk carries usageMetadata, the last finishReason.
 func (s *streamer) gemini(text string, tl *tool) {
 	x := s.x
+	x.start()
 	if x.rt.sse {
-		x.setHeaders("text/event-stream")
 		s.sw = sse.NewWriter(x.w)
 	} else {
-		x.setHeaders(ctGoogle)
 		s.array, s.first = true, true
 	}
-	x.w.WriteHeader(200)
 	b := make([]byte, 0, 512)
 	if tl != nil {
 		if !s.delta() {

@@ -65,9 +65,8 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 // include_usage a usage chunk, then [DONE].
 func (s *streamer) openai(text string, tl *tool) {
 	x := s.x
-	x.setHeaders("text/event-stream; charset=utf-8")
+	x.start()
 	s.sw = sse.NewWriter(x.w)
-	x.w.WriteHeader(200)
 	head := make([]byte, 0, 160)
 	head = append(head, `{"id":"`...)
 	head = append(head, x.id("chatcmpl-Mock")...)

@@ -20,6 +20,68 @@ type exchange struct {
 	stream bool
 	chat   *chat
 	rid    string
+	// started: the 200 status line and headers are out (stall, streams).
+	started bool
+}
+
+// contentType is the success answer's content type.
+func (x *exchange) contentType() string {
+	switch {
+	case !x.stream:
+		return ctJSON
+	case x.rt.dialect == dialectGemini && x.rt.sse:
+		return "text/event-stream"
+	case x.rt.dialect == dialectGemini:
+		return ctGoogle
+	}
+	return "text/event-stream; charset=utf-8"
+}
+
+// start sends the success status and headers, once.
+func (x *exchange) start() {
+	if x.started {
+		return
+	}
+	x.started = true
+	x.setHeaders(x.contentType())
+	if x.stream {
+		h := x.w.Header()
+		h["Cache-Control"] = []string{"no-cache"}
+		h["Connection"] = []string{"keep-alive"}
+	}
+	x.w.WriteHeader(http.StatusOK)
+}
+
+// stall sends the 200 headers, then keep-alives (SSE comments in streams,
+// blank lines in JSON bodies, as DeepSeek does under load) every
+// Config.KeepAlive: n of them and then the answer, or with n < 0 until
+// the client gives up (or Server.Close, or Config.HangLimit).
+func (x *exchange) stall(n int) bool {
+	x.start()
+	ka := []byte("\n")
+	if x.stream && x.contentType() != ctGoogle {
+		ka = []byte(": keep-alive\n\n")
+	}
+	rc := http.NewResponseController(x.w)
+	deadline := time.NewTimer(x.s.hangMax)
+	defer deadline.Stop()
+	for i := 0; n < 0 || i < n; i++ {
+		if _, err := x.w.Write(ka); err != nil {
+			return false
+		}
+		rc.Flush()
+		select {
+		case <-x.s.closed:
+			return false
+		case <-deadline.C:
+			return false
+		default:
+		}
+		if x.s.sleep(x.r.Context(), x.s.keepAlive) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func pad(b []byte, n uint64, width int, base int) []byte {
@@ -76,11 +138,11 @@ func (x *exchange) host() string {
 func (x *exchange) serve(st Step) {
 	x.rid = x.requestID()
 	kind := st.kind()
-	if x.rt.endpoint == endpointModels && (kind == KindMidstream || kind == KindTruncated) {
+	if x.rt.endpoint == endpointModels && (kind == KindMidstream || kind == KindTruncated || kind == KindStall) {
 		kind = KindOK
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated:
+	case KindOK, KindMidstream, KindTruncated, KindStall:
 		x.s.record(x, st.String(), http.StatusOK)
 	case KindReset, KindHang:
 		x.s.record(x, st.String(), 0)
@@ -101,6 +163,22 @@ func (x *exchange) serve(st Step) {
 			return
 		}
 		x.success(kind, st)
+	case KindStall:
+		if x.rt.endpoint == endpointModels {
+			kind = KindOK
+		}
+		n := -1
+		if st.HasArg {
+			n = st.Arg
+		}
+		if !x.stall(n) {
+			panic(http.ErrAbortHandler)
+		}
+		if x.rt.endpoint == endpointModels {
+			x.w.Write(x.s.models[x.rt.dialect])
+			return
+		}
+		x.success(KindOK, st)
 	case KindReset:
 		reset(x.w)
 	case KindHang:
@@ -136,13 +214,12 @@ func (x *exchange) writeTemplate(t *errTemplate, st Step) {
 	h := x.w.Header()
 	x.setHeaders(t.contentType)
 	hasRetry := false
-	for _, hs := range t.headerSegs() {
-		name := hs[0][0].lit
-		if name == "retry-after" {
+	hv := tvars{retry: v.retry}
+	for _, hd := range t.hdrs {
+		if hd.name == "Retry-After" {
 			hasRetry = true
 		}
-		hv := tvars{retry: v.retry}
-		h.Set(name, string(render(nil, hs[1], &hv)))
+		h[hd.name] = []string{string(render(nil, hd.value, &hv))}
 	}
 	if st.HasArg && !hasRetry {
 		h.Set("Retry-After", strconv.Itoa(st.Arg))
@@ -171,9 +248,11 @@ func (x *exchange) success(kind string, st Step) {
 		default:
 			body = x.openaiCompletion(text, tl)
 		}
-		x.setHeaders(ctJSON)
-		x.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
-		if kind != KindOK {
+		if !x.started {
+			x.setHeaders(ctJSON)
+			x.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
+		}
+		if kind == KindTruncated || kind == KindMidstream {
 			x.w.Write(body[:len(body)/2])
 			http.NewResponseController(x.w).Flush()
 			panic(http.ErrAbortHandler)

@@ -56,8 +56,12 @@ type Config struct {
 	// Now returns the current time (timestamps in bodies and the log).
 	// Nil means time.Now.
 	Now func() time.Time
-	// Sleep waits d or until ctx is done (latency faults). Nil uses a timer.
+	// Sleep waits d or until ctx is done (latency faults, keep-alive
+	// pacing). Nil uses a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// KeepAlive is the interval between the keep-alives of a "stall"
+	// fault. Zero means 1 second.
+	KeepAlive time.Duration
 }
 
 // Request is one entry of the request log.
@@ -82,18 +86,19 @@ type Request struct {
 // Server is the fault-injecting fake upstream; it implements http.Handler.
 // It is safe for concurrent use. Create it with New.
 type Server struct {
-	cfg      Config
-	sc       *Scenario
-	cat      catalog
-	noKey    map[string]*errTemplate
-	models   map[string][]byte
-	maxLog   int
-	hangMax  time.Duration
-	now      func() time.Time
-	sleep    func(context.Context, time.Duration) error
-	ids      atomic.Uint64
-	closed   chan struct{}
-	closeOne sync.Once
+	cfg       Config
+	sc        *Scenario
+	cat       catalog
+	noKey     map[string]*errTemplate
+	models    map[string][]byte
+	maxLog    int
+	hangMax   time.Duration
+	keepAlive time.Duration
+	now       func() time.Time
+	sleep     func(context.Context, time.Duration) error
+	ids       atomic.Uint64
+	closed    chan struct{}
+	closeOne  sync.Once
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -128,6 +133,10 @@ func New(cfg *Config) *Server {
 	s.hangMax = s.cfg.HangLimit
 	if s.hangMax <= 0 {
 		s.hangMax = 10 * time.Minute
+	}
+	s.keepAlive = s.cfg.KeepAlive
+	if s.keepAlive <= 0 {
+		s.keepAlive = time.Second
 	}
 	s.now = s.cfg.Now
 	if s.now == nil {
