@@ -38,7 +38,7 @@ func HTTPHandler(srv *mcp.Server, o *HTTPOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger})
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger, PropagateRequestCancellation: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) && !slices.Contains(opts.AllowedOrigins, origin) {
 			opts.Logger.Warn("mcp http: origin rejected", "origin", origin, "remote", r.RemoteAddr)

@@ -29,7 +29,8 @@ type server struct {
 	dedup *dedup
 
 	mu       sync.Mutex
-	failures []failureLine // ring of recent failures, oldest first
+	failures []failureLine                        // ring of recent failures, oldest first
+	sessions map[*mcp.ServerSession]chan struct{} // closed when the session ends
 }
 
 type failureLine struct {
