@@ -1,0 +1,143 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmguard/llmguard/mock"
+)
+
+// Phase is one stretch of the scripted night on the primary target. Start
+// and End are fractions of the night's length.
+type Phase struct {
+	Name       string  `json:"name"`
+	Start, End float64 `json:"-"`
+	// Primary says what the primary (Anthropic) answers during the phase.
+	Primary string `json:"primary"`
+}
+
+// night is the demo's script. The primary target's trouble changes over
+// time; the other targets keep theirs all night. Never mutated.
+var night = []Phase{
+	{Name: "529 burst", Start: 0, End: 0.2, Primary: "every request: 529 overloaded_error"},
+	{Name: "rate-limit storm", Start: 0.2, End: 0.45, Primary: "60% of requests: 429 rate_limit_error, retry-after 1s"},
+	{Name: "calm", Start: 0.45, End: 0.7, Primary: "healthy"},
+	{Name: "credit runs out", Start: 0.7, End: 1, Primary: `every request: 400 "Your credit balance is too low"`},
+}
+
+// Night returns the script of the primary target, phase by phase (a copy).
+func Night() []Phase { return append([]Phase(nil), night...) }
+
+// Others describes, one line each, the trouble the other targets have all night.
+func Others() []string { return append([]string(nil), others...) }
+
+var others = []string{
+	"gemini/gemini-2.5-flash: per-day quota exhausted (429 RESOURCE_EXHAUSTED, PerDay)",
+	"groq/llama-3.3-70b-versatile: flaky network (10% resets, 10% HTML 502, 10% truncated bodies)",
+	"openai/gpt-4.1-mini: healthy, 40ms slower",
+}
+
+func step(kind string) mock.Step { return mock.Step{Kind: kind} }
+
+// scenarioFor returns the mock scenario of phase i: the primary's trouble
+// of the moment, then the fallback targets' standing trouble.
+func scenarioFor(i int) *mock.Scenario {
+	var primary mock.Rule
+	primary.Match = mock.Match{Provider: "anthropic"}
+	switch i {
+	case 0:
+		primary.Sequence = []mock.Step{step(mock.KindOverloaded)}
+	case 1:
+		primary.Faults = []mock.Weighted{{Step: mock.Step{Kind: mock.KindRateLimit, Arg: 1, HasArg: true}, Rate: 0.6}}
+	case 2:
+		primary.Sequence = []mock.Step{step(mock.KindOK)}
+	default:
+		primary.Sequence = []mock.Step{step(mock.KindCreditLow)}
+	}
+	return &mock.Scenario{
+		Name: "demo: " + night[i].Name,
+		Rules: []mock.Rule{
+			primary,
+			{Match: mock.Match{Provider: "gemini"}, Sequence: []mock.Step{step(mock.KindDailyQuota)}},
+			{Match: mock.Match{Provider: "groq"}, Faults: []mock.Weighted{
+				{Step: step(mock.KindReset), Rate: 0.1},
+				{Step: step(mock.KindHTML502), Rate: 0.1},
+				{Step: step(mock.KindTruncated), Rate: 0.1},
+			}, Latency: mock.Latency{Median: 10 * time.Millisecond, P99: 80 * time.Millisecond}},
+			{Match: mock.Match{Provider: "openai"}, Sequence: []mock.Step{{Kind: mock.KindOK, Latency: 40 * time.Millisecond}}},
+		},
+	}
+}
+
+// world is one copy of the scripted upstream on a loopback port: a mock per
+// phase, chosen by the time since start. Each client gets a fresh world.
+type world struct {
+	phases []*mock.Server
+	start  atomic.Int64 // unix nanos; 0 = not started (first phase)
+	length time.Duration
+	now    func() time.Time
+	srv    *http.Server
+	url    string
+}
+
+func newWorld(seed uint64, length time.Duration, now func() time.Time) (*world, error) {
+	w := &world{length: length, now: now}
+	for i := range night {
+		w.phases = append(w.phases, mock.New(&mock.Config{Scenario: scenarioFor(i), Seed: seed + uint64(i)}))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo: starting the mock: %w", err)
+	}
+	w.url = "http://" + ln.Addr().String()
+	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
+	go w.srv.Serve(ln) // returns ErrServerClosed on close
+
+	return w, nil
+}
+
+// phase returns the index of the phase at time t.
+func (w *world) phase(t time.Time) int {
+	s := w.start.Load()
+	if s == 0 {
+		return 0
+	}
+	f := float64(t.UnixNano()-s) / float64(w.length)
+	for i, p := range night {
+		if f < p.End {
+			return i
+		}
+	}
+	return len(night) - 1
+}
+
+// ServeHTTP hands the request to the mock of the current phase.
+func (w *world) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w.phases[w.phase(w.now())].ServeHTTP(rw, r)
+}
+
+// attempts counts the generation requests the mocks logged.
+func (w *world) attempts() int {
+	n := 0
+	for _, m := range w.phases {
+		for _, r := range m.Requests() {
+			if r.Endpoint == "generate" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (w *world) close() {
+	for _, m := range w.phases {
+		m.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = w.srv.Shutdown(ctx)
+}

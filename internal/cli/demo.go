@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/llmguard/llmguard/demo"
+)
+
+// runDemo plays a scripted bad night against the in-process mock and shows
+// what llmguard, a naive retrying client and a no-retry client got.
+func runDemo(ctx context.Context, env *Env, args []string) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, "Usage: llmguard demo [--requests N] [--seed N] [--json]\n\n"+
+			"Needs no key and no network: starts the mock on 127.0.0.1 with a scripted bad night and sends the same\n"+
+			"requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.\n\n")
+		fs.PrintDefaults()
+	}
+	n := fs.Int("requests", demo.DefaultRequests, "requests each client sends")
+	seed := fs.Uint64("seed", demo.DefaultSeed, "random seed for the mock's faults")
+	asJSON := fs.Bool("json", false, "print only the summary, as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "llmguard demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *n <= 0 || *n > 5000 {
+		fmt.Fprintf(env.Stderr, "llmguard demo: --requests must be between 1 and 5000\n")
+		return 2
+	}
+	opt := &demo.Options{Requests: *n, Seed: *seed}
+	if !*asJSON {
+		opt.Progress = env.Stdout
+		opt.TTY = isTerminal(env.Stdout)
+		printScript(env.Stdout, opt)
+	}
+	s, err := demo.Run(ctx, opt)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard demo: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "llmguard demo: %v\n", err)
+			return 1
+		}
+		env.Stdout.Write(append(b, '\n'))
+		return 0
+	}
+	printSummary(env.Stdout, s)
+	return 0
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func printScript(w io.Writer, opt *demo.Options) {
+	var b strings.Builder
+	b.WriteString("llmguard demo: a bad night, compressed into a few seconds, against the mock on 127.0.0.1 (no keys, no network).\n")
+	fmt.Fprintf(&b, "Route default: %s\n", strings.Join(demo.Route, " → "))
+	b.WriteString("The primary's night:\n")
+	for _, p := range demo.Night() {
+		fmt.Fprintf(&b, "  %-17s %s\n", p.Name, p.Primary)
+	}
+	b.WriteString("All night:\n")
+	for _, o := range demo.Others() {
+		fmt.Fprintf(&b, "  %s\n", o)
+	}
+	b.WriteString("Waits are real (retry-after 1s, backoff from 50ms); only the night is short. The same requests go, at the same\n" +
+		"moments, to llmguard, to a naive client and to a no-retry client, each against its own copy of the mock.\n\n")
+	io.WriteString(w, b.String())
+}
+
+func printSummary(w io.Writer, s *demo.Summary) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nMorning report: %d requests per client over a %.1fs night (%.1fs in all).\n\n", s.Requests, s.NightSeconds, s.ElapsedSecond)
+	fmt.Fprintf(&b, "  %-9s %7s %7s %18s %8s %10s %10s\n", "client", "served", "failed", "upstream attempts", "retries", "fallbacks", "waited")
+	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
+		fmt.Fprintf(&b, "  %-9s %7d %7d %18d %8d %10d %9.1fs\n", o.Client, o.Served, o.Failed, o.MockAttempts, o.Retries, o.Fallbacks, o.WaitedSeconds)
+	}
+	b.WriteString("\n")
+	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
+		fmt.Fprintf(&b, "  %-9s %s", o.Client, o.Description)
+		if len(o.ServedBy) > 0 && o.Client == "llmguard" {
+			b.WriteString("; answers from " + counts(o.ServedBy))
+		}
+		if len(o.Failures) > 0 {
+			b.WriteString("; failures: " + counts(o.Failures))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n  (upstream attempts are counted by the mock's request log; waited is the sum over all requests)\n")
+	io.WriteString(w, b.String())
+}
+
+// counts formats a histogram, largest first.
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

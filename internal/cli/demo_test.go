@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/llmguard/llmguard/demo"
+)
+
+// The demo's summary must add up: every request is served or failed, the
+// attempts each client reports are the ones the mock logged, and llmguard
+// serves more than the client that never retries.
+func TestDemoJSONSummaryConsistent(t *testing.T) {
+	var out, errb bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: noEnv}
+	code := MainEnv(context.Background(), []string{"demo", "--requests", "40", "--seed", "7", "--json"}, env)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr: %s", code, errb.String())
+	}
+	var s demo.Summary
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
+	}
+	if s.Requests != 40 || s.Seed != 7 {
+		t.Errorf("requests, seed = %d, %d; want 40, 7", s.Requests, s.Seed)
+	}
+	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
+		t.Run(o.Client, func(t *testing.T) {
+			if o.Served+o.Failed != s.Requests {
+				t.Errorf("served %d + failed %d != requests %d", o.Served, o.Failed, s.Requests)
+			}
+			if o.Attempts != o.MockAttempts {
+				t.Errorf("reported attempts %d, the mock logged %d", o.Attempts, o.MockAttempts)
+			}
+			if o.Attempts < o.Served+o.Failed {
+				t.Errorf("attempts %d < requests %d", o.Attempts, s.Requests)
+			}
+			served := 0
+			for _, n := range o.ServedBy {
+				served += n
+			}
+			failed := 0
+			for _, n := range o.Failures {
+				failed += n
+			}
+			if served != o.Served || failed != o.Failed {
+				t.Errorf("served_by sums to %d (want %d), failures to %d (want %d)", served, o.Served, failed, o.Failed)
+			}
+		})
+	}
+	if s.NoRetry.Attempts != s.Requests || s.NoRetry.Retries != 0 {
+		t.Errorf("no-retry made %d attempts, %d retries; want one attempt per request", s.NoRetry.Attempts, s.NoRetry.Retries)
+	}
+	if s.Llmguard.Served <= s.NoRetry.Served {
+		t.Errorf("llmguard served %d, no-retry %d: want more", s.Llmguard.Served, s.NoRetry.Served)
+	}
+	if len(s.Targets) != len(demo.Route) {
+		t.Errorf("targets %d, want %d", len(s.Targets), len(demo.Route))
+	}
+}
+
+func TestDemoFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"demo", "--requests", "0"}, 2, "--requests must be"},
+		{[]string{"demo", "extra"}, 2, "unexpected argument"},
+		{[]string{"demo", "-h"}, 0, "Usage: llmguard demo"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: noEnv}
+			if code := MainEnv(context.Background(), tt.args, env); code != tt.code {
+				t.Errorf("exit %d, want %d", code, tt.code)
+			}
+			if !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("stderr %q, want %q", errb.String(), tt.want)
+			}
+		})
+	}
+}
