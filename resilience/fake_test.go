@@ -58,8 +58,10 @@ func (c *fakeClock) Sleeps() []time.Duration {
 type reply struct {
 	err     *provider.Error
 	latency time.Duration // advances the fake clock (if any) before answering
+	delay   time.Duration // real (or synctest) time before answering, or until ctx ends
 	text    string
 	block   chan struct{} // wait for this (or ctx) before answering
+	hang    bool          // never answer; wait for ctx
 	chunks  []string      // for streams
 	// stallAfter makes a stream stop sending (until ctx ends) after that many chunks.
 	stallAfter int
@@ -122,6 +124,19 @@ func (f *fakeAdapter) wait(ctx context.Context, r reply, model string) error {
 			f.noteCtx(model)
 			return ctx.Err()
 		}
+	}
+	if r.delay > 0 {
+		select {
+		case <-time.After(r.delay):
+		case <-ctx.Done():
+			f.noteCtx(model)
+			return ctx.Err()
+		}
+	}
+	if r.hang {
+		<-ctx.Done()
+		f.noteCtx(model)
+		return ctx.Err()
 	}
 	if r.block != nil {
 		select {
@@ -251,6 +266,12 @@ func targets(names ...string) []config.Target {
 
 func userReq(text string) *provider.Request {
 	return &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: text}}}}}
+}
+
+// realClock makes the harness use time.Now and real sleeps (for synctest bubbles).
+func realClock(o *Options) {
+	o.Now = nil
+	o.Sleep = nil
 }
 
 // harness is an engine over fake adapters "a" and "b" (and "c") with a fake clock.

@@ -1,0 +1,372 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
+)
+
+func TestHalfOpenAdmitsOnlyProbes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*config.Route{
+			"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1},
+				Breaker: config.Breaker{Failures: 1, Cooldown: 10 * time.Second, Probes: 2}},
+		}, nil)
+		gate := make(chan struct{})
+		h.ads["a"].on("m1", reply{err: errOverloaded}, reply{block: gate})
+		if _, err := h.chat("default"); err == nil {
+			t.Fatal("first call should fail")
+		}
+		h.clock.Advance(10 * time.Second)
+		const callers = 6
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var okN, refused int
+		for range callers {
+			wg.Go(func() {
+				_, err := h.chat("default")
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					okN++
+				case errors.Is(err, ErrNoTarget):
+					refused++
+				default:
+					t.Errorf("unexpected error %v", err)
+				}
+			})
+		}
+		synctest.Wait() // every caller has either returned or is blocked upstream
+		if got := h.ads["a"].Calls("m1") - 1; got != 2 {
+			t.Errorf("half-open let %d calls through, want 2 probes", got)
+		}
+		close(gate)
+		wg.Wait()
+		if okN != 2 || refused != callers-2 {
+			t.Errorf("ok %d, refused %d", okN, refused)
+		}
+		if st := statusOf(h.eng, "a/m1"); st.Breaker != "closed" {
+			t.Errorf("after successful probes: %+v", st)
+		}
+	})
+}
+
+func TestSingleFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, nil)
+		gate := make(chan struct{})
+		h.ads["a"].on("m1", reply{block: gate, text: "once"})
+		const n = 8
+		results := make(chan *Result, n)
+		for range n {
+			go func() {
+				res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("hi"), IdempotencyKey: "k1"})
+				if err != nil {
+					t.Error(err)
+				}
+				results <- res
+			}()
+		}
+		synctest.Wait()
+		close(gate)
+		cached := 0
+		for range n {
+			r := <-results
+			if r == nil {
+				continue
+			}
+			if r.Response.Text != "once" {
+				t.Errorf("text %q", r.Response.Text)
+			}
+			if r.Cached {
+				cached++
+			}
+		}
+		if got := h.ads["a"].Calls("m1"); got != 1 {
+			t.Errorf("%d concurrent duplicates made %d upstream calls, want 1", n, got)
+		}
+		if cached != n-1 {
+			t.Errorf("%d results marked Cached, want %d", cached, n-1)
+		}
+		// A later duplicate is served from the store until the TTL.
+		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("hi"), IdempotencyKey: "k1"})
+		if err != nil || !res.Cached || h.ads["a"].Calls("m1") != 1 {
+			t.Errorf("later duplicate: %+v %v calls=%d", res, err, h.ads["a"].Calls("m1"))
+		}
+		h.clock.Advance(DefaultIdempotencyTTL)
+		res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("hi"), IdempotencyKey: "k1"})
+		if err != nil || res.Cached || h.ads["a"].Calls("m1") != 2 {
+			t.Errorf("after TTL: %+v %v calls=%d", res, err, h.ads["a"].Calls("m1"))
+		}
+	})
+}
+
+func TestRouteCacheKeysOnRequest(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1"), Cache: config.Cache{TTL: time.Minute}}}, nil)
+	h.ads["a"].on("m1", reply{err: errServer}, reply{})
+	call := func(text string) *Result {
+		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq(text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if r := call("one"); r.Cached {
+		t.Error("first call cached")
+	}
+	if r := call("one"); !r.Cached {
+		t.Error("identical request not served from cache")
+	}
+	if r := call("two"); r.Cached {
+		t.Error("different request served from cache")
+	}
+	// 1 failure + 1 success for "one", 1 for "two": failures are never stored.
+	if got := h.ads["a"].Calls("m1"); got != 3 {
+		t.Errorf("upstream calls = %d, want 3", got)
+	}
+}
+
+func TestHedging(t *testing.T) {
+	tests := []struct {
+		name       string
+		primary    reply
+		wantTarget string
+		wantErr    error
+		wantBCalls int
+		wantTook   time.Duration
+	}{
+		{"slow primary loses to hedge", reply{delay: 5 * time.Second}, "b/m2", nil, 1, time.Second},
+		{"fast primary, no hedge", reply{delay: 500 * time.Millisecond}, "a/m1", nil, 0, 500 * time.Millisecond},
+		{"deterministic error is never hedged", reply{delay: 500 * time.Millisecond, err: errInvalid}, "", ErrRejected, 0, 500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		for _, stream := range []bool{false, true} {
+			name := tt.name
+			if stream {
+				name += "/stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := newHarness(t, map[string]*config.Route{
+						"default": {Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second},
+					}, realClock)
+					h.ads["a"].on("m1", tt.primary)
+					start := time.Now()
+					var target string
+					var err error
+					if stream {
+						var sr *StreamResult
+						sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+						if err == nil {
+							target = sr.Target
+							text := drain(t, sr.Stream)
+							if !strings.HasSuffix(text, strings.Split(target, "/")[1]) {
+								t.Errorf("stream text %q from %s", text, target)
+							}
+						}
+					} else {
+						var res *Result
+						res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
+						if err == nil {
+							target = res.Target
+						}
+					}
+					took := time.Since(start)
+					if !errors.Is(err, tt.wantErr) || target != tt.wantTarget {
+						t.Fatalf("target %q err %v; want %q %v", target, err, tt.wantTarget, tt.wantErr)
+					}
+					if got := h.ads["b"].Calls("m2"); got != tt.wantBCalls {
+						t.Errorf("hedge target called %d times, want %d", got, tt.wantBCalls)
+					}
+					if took != tt.wantTook {
+						t.Errorf("took %s, want %s", took, tt.wantTook)
+					}
+					synctest.Wait()
+					if tt.wantBCalls == 1 && h.ads["a"].CtxEnded("m1") != 1 {
+						t.Error("losing primary was not cancelled")
+					}
+				})
+			})
+		}
+	}
+}
+
+func drain(t *testing.T, s provider.Stream) string {
+	t.Helper()
+	defer s.Close()
+	var b strings.Builder
+	for {
+		c, err := s.Recv()
+		if err == io.EOF {
+			return b.String()
+		}
+		if err != nil {
+			t.Fatalf("Recv: %v", err)
+		}
+		b.WriteString(c.Text)
+	}
+}
+
+func TestSilentUpstreamFailsOverAfterFirstTimeout(t *testing.T) {
+	tests := []struct {
+		name   string
+		stream bool
+		a      reply
+		route  config.Route
+		want   time.Duration
+	}{
+		{"chat: no response within header timeout", false, reply{hang: true},
+			config.Route{Stream: config.StreamPolicy{HeaderTimeout: 5 * time.Second}}, 5 * time.Second},
+		{"stream: no headers", true, reply{hang: true},
+			config.Route{Stream: config.StreamPolicy{HeaderTimeout: 3 * time.Second}}, 3 * time.Second},
+		{"stream: no first token", true, reply{stallAfter: -1},
+			config.Route{Stream: config.StreamPolicy{FirstTokenTimeout: 2 * time.Second}}, 2 * time.Second},
+		{"stream: deadline shorter than first-token timeout", true, reply{stallAfter: -1},
+			config.Route{Timeout: time.Second, Stream: config.StreamPolicy{FirstTokenTimeout: 15 * time.Second}}, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := tt.route
+				r.Targets = targets("a/m1", "b/m2")
+				h := newHarness(t, map[string]*config.Route{"default": &r}, realClock)
+				h.ads["a"].on("m1", tt.a)
+				start := time.Now()
+				var target string
+				var err error
+				if tt.stream {
+					var sr *StreamResult
+					if sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")}); err == nil {
+						target = sr.Target
+						if got := drain(t, sr.Stream); got != "ok from m2" {
+							t.Errorf("stream text %q", got)
+						}
+					}
+				} else {
+					var res *Result
+					if res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x")}); err == nil {
+						target = res.Target
+					}
+				}
+				if r.Timeout > 0 && r.Timeout < tt.want+time.Second {
+					// The deadline ran out on the first target: nothing left.
+					if !errors.Is(err, ErrDeadline) {
+						t.Fatalf("err = %v, want ErrDeadline", err)
+					}
+				} else if err != nil || target != "b/m2" {
+					t.Fatalf("target %q err %v", target, err)
+				}
+				if took := time.Since(start); took != tt.want {
+					t.Errorf("took %s, want %s", took, tt.want)
+				}
+				if got := h.ads["a"].Calls("m1"); got != 1 {
+					t.Errorf("silent upstream attempted %d times, want 1", got)
+				}
+				var sawTimeout bool
+				for _, ev := range h.Events() {
+					if ev.Kind == EventFailure && ev.Verdict.Class == classify.Timeout {
+						sawTimeout = true
+					}
+				}
+				if !sawTimeout {
+					t.Error("no timeout failure event")
+				}
+			})
+		})
+	}
+}
+
+func TestStreamIdleTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*config.Route{
+			"default": {Targets: targets("a/m1"), Stream: config.StreamPolicy{IdleTimeout: 4 * time.Second}},
+		}, realClock)
+		h.ads["a"].on("m1", reply{chunks: []string{"one", "two", "three"}, stallAfter: 2})
+		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"one", "two"} {
+			c, err := sr.Stream.Recv()
+			if err != nil || c.Text != want {
+				t.Fatalf("Recv = %q, %v; want %q", c.Text, err, want)
+			}
+		}
+		start := time.Now()
+		_, err = sr.Stream.Recv()
+		pe := provider.AsError(err)
+		if pe == nil || pe.Verdict.Class != classify.Timeout || !pe.AfterFirstToken {
+			t.Fatalf("stalled stream: err = %v (%+v)", err, pe)
+		}
+		if took := time.Since(start); took != 4*time.Second {
+			t.Errorf("stall detected after %s, want 4s", took)
+		}
+		if st := statusOf(h.eng, "a/m1"); st.Failures != 1 || st.Successes != 1 {
+			t.Errorf("mid-stream stall not counted: %+v", st)
+		}
+		sr.Stream.Close()
+		sr.Stream.Close()
+	})
+}
+
+func TestStreamMidErrorIsAfterFirstToken(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1", "b/m2")}}, nil)
+	h.ads["a"].on("m1", reply{chunks: []string{"partial"}, midErr: errOverloaded})
+	sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+	if err != nil || sr.Target != "a/m1" {
+		t.Fatalf("%+v %v", sr, err)
+	}
+	c, _ := sr.Stream.Recv()
+	if c.Text != "partial" {
+		t.Errorf("first chunk %q", c.Text)
+	}
+	_, err = sr.Stream.Recv()
+	if pe := provider.AsError(err); pe == nil || !pe.AfterFirstToken || pe.Verdict.Class != classify.Overloaded {
+		t.Errorf("mid-stream error = %v", err)
+	}
+	if errOverloaded.AfterFirstToken {
+		t.Error("the adapter's error value was mutated")
+	}
+	sr.Stream.Close()
+}
+
+func TestConcurrencyLimitQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*config.Route{
+			"default": {Targets: targets("a/m1", "b/m2"), MaxConcurrency: 1, QueueTimeout: 2 * time.Second},
+		}, realClock)
+		gate := make(chan struct{})
+		h.ads["a"].on("m1", reply{block: gate})
+		done := make(chan *Result, 1)
+		go func() {
+			res, err := h.chat("default")
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		synctest.Wait()
+		start := time.Now()
+		res, err := h.chat("default")
+		if err != nil || res.Target != "b/m2" {
+			t.Fatalf("queued call: %+v %v", res, err)
+		}
+		if took := time.Since(start); took != 2*time.Second {
+			t.Errorf("queue wait %s, want 2s", took)
+		}
+		close(gate)
+		if r := <-done; r == nil || r.Target != "a/m1" {
+			t.Errorf("first call: %+v", r)
+		}
+	})
+}
