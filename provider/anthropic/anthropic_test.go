@@ -85,6 +85,16 @@ func TestEncode(t *testing.T) {
 			`{"model":"m","max_tokens":4096,"metadata":{"user_id":"u-1"},"tool_choice":{"type":"tool","name":"f"},
 			"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
 			{"type":"image","source":{"type":"url","url":"https://example.com/a.jpg"}}]}]}`},
+		{"blocks the canonical form lacks pass through in their own dialect", provider.Request{Dialect: "anthropic",
+			Messages: []provider.Message{{Role: provider.RoleAssistant, Content: []provider.Part{
+				{Type: "thinking", Extra: map[string]json.RawMessage{"thinking": json.RawMessage(`"hmm"`), "signature": json.RawMessage(`"EqQB"`)}},
+				{Type: provider.PartText, Text: "ok"}}}}},
+			`{"model":"m","max_tokens":4096,"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"EqQB"},{"type":"text","text":"ok"}]}]}`},
+		{"and are left out from another dialect", provider.Request{Dialect: "openai",
+			Messages: []provider.Message{
+				{Role: provider.RoleUser, Content: []provider.Part{{Type: "input_audio", Extra: map[string]json.RawMessage{"input_audio": json.RawMessage(`{}`)}}}},
+				{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}},
+			`{"model":"m","max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`},
 		{"required is any", provider.Request{ToolChoice: &provider.ToolChoice{Mode: "required"}},
 			`{"model":"m","max_tokens":4096,"messages":[],"tool_choice":{"type":"any"}}`},
 	}

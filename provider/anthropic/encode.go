@@ -72,7 +72,9 @@ var emptyObject = json.RawMessage("{}")
 // tool_result blocks in a user turn, consecutive turns of the same role are
 // merged, and MaxTokens defaults to DefaultMaxTokens. When req.Dialect is
 // Dialect, req.Extra and each part's Extra are sent unchanged (an Extra key
-// replaces the canonical encoding of the same key, except model and stream).
+// replaces the canonical encoding of the same key, except model and stream)
+// and parts the canonical form does not hold (thinking, document blocks) go
+// out verbatim; from another dialect such parts are left out.
 func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 	same := req.Dialect == Dialect
 	w := wireRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System,
@@ -115,11 +117,24 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 		}
 		blocks := make([]json.RawMessage, 0, len(m.Content))
 		for j := range m.Content {
-			b, err := encodePart(&m.Content[j], same)
+			p := &m.Content[j]
+			var b json.RawMessage
+			var err error
+			switch {
+			case wire.KnownPart(p):
+				b, err = encodePart(p, same)
+			case same:
+				b, err = wire.RawPart(p)
+			default:
+				continue // another dialect's block (thinking, document...)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
 			}
 			blocks = append(blocks, b)
+		}
+		if len(blocks) == 0 && len(m.Content) > 0 {
+			continue // every part was another dialect's
 		}
 		if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == role {
 			w.Messages[n-1].Content = append(w.Messages[n-1].Content, blocks...)

@@ -146,14 +146,26 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 		}
 		parts := make([]wirePart, 0, len(m.Content))
 		for j := range m.Content {
-			p, err := encodePart(&m.Content[j], names, needSig)
-			if err != nil {
-				return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
+			part := &m.Content[j]
+			var p wirePart
+			switch {
+			case wire.KnownPart(part):
+				var err error
+				if p, err = encodePart(part, names, needSig); err != nil {
+					return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
+				}
+			case !same:
+				continue // another dialect's part (thinking, document...)
 			}
 			if same {
-				p.extra = m.Content[j].Extra
+				// A part the canonical form does not hold (executableCode,
+				// videoMetadata...) is its Extra fields alone.
+				p.extra = part.Extra
 			}
 			parts = append(parts, p)
+		}
+		if len(parts) == 0 && len(m.Content) > 0 {
+			continue // every part was another dialect's
 		}
 		if n := len(w.Contents); n > 0 && w.Contents[n-1].Role == role {
 			w.Contents[n-1].Parts = append(w.Contents[n-1].Parts, parts...)

@@ -73,6 +73,14 @@ func TestEncode(t *testing.T) {
 		{"gemini 2.5 needs no signature", "models/gemini-2.5-flash", provider.Request{Messages: call("")},
 			`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]}`, false},
 		{"minimal", "", provider.Request{Messages: user}, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
+		{"parts the canonical form lacks pass through in their own dialect", "", provider.Request{Dialect: "gemini",
+			Messages: []provider.Message{{Role: provider.RoleAssistant, Content: []provider.Part{
+				{Type: "executableCode", Extra: map[string]json.RawMessage{"executableCode": json.RawMessage(`{"language":"PYTHON","code":"1+1"}`)}}}}}},
+			`{"contents":[{"role":"model","parts":[{"executableCode":{"language":"PYTHON","code":"1+1"}}]}]}`, false},
+		{"and are left out from another dialect", "", provider.Request{Dialect: "anthropic",
+			Messages: []provider.Message{{Role: provider.RoleAssistant, Content: []provider.Part{
+				{Type: "thinking", Extra: map[string]json.RawMessage{"thinking": json.RawMessage(`"hmm"`)}}}}, user[0]}},
+			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, false},
 		{"extra passes through in its own dialect", "", provider.Request{Messages: user, Dialect: "gemini", Extra: extra},
 			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]}`, false},
 		{"extra dropped from another dialect", "", provider.Request{Messages: user, Dialect: "openai", Extra: extra},

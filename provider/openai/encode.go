@@ -74,7 +74,8 @@ type wirePart struct {
 }
 
 type wireImageURL struct {
-	URL string `json:"url"`
+	URL    string          `json:"url"`
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 // Encode returns the Chat Completions body for req, addressed to model, with
@@ -162,6 +163,18 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMes
 	texts, rich := 0, false
 	for j := range m.Content {
 		p := &m.Content[j]
+		if !wire.KnownPart(p) {
+			if !same {
+				continue // another dialect's part (thinking, document...)
+			}
+			raw, err := wire.RawPart(p)
+			if err != nil {
+				return nil, err
+			}
+			rich = true
+			parts = append(parts, raw)
+			continue
+		}
 		switch p.Type {
 		case provider.PartToolResult:
 			if p.ToolResult == nil {
@@ -205,13 +218,27 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMes
 			if p.Image.Data != "" {
 				u = "data:" + p.Image.MediaType + ";base64," + p.Image.Data
 			}
-			raw, err := json.Marshal(wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: u}})
+			iu := &wireImageURL{URL: u}
+			var extra map[string]json.RawMessage
+			if same && len(p.Extra) > 0 {
+				// "detail" belongs inside image_url; anything else beside it.
+				extra = make(map[string]json.RawMessage, len(p.Extra))
+				for k, v := range p.Extra {
+					if k == "detail" {
+						iu.Detail = v
+					} else {
+						extra[k] = v
+					}
+				}
+			}
+			raw, err := json.Marshal(wirePart{Type: "image_url", ImageURL: iu})
 			if err != nil {
 				return nil, err
 			}
+			if raw, err = wire.MergeExtra(raw, extra, "type"); err != nil {
+				return nil, err
+			}
 			parts = append(parts, raw)
-		default:
-			return nil, fmt.Errorf("part %d: unsupported part type %q", j, p.Type)
 		}
 	}
 	if role == provider.RoleTool {

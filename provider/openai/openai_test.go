@@ -70,6 +70,17 @@ func TestEncode(t *testing.T) {
 			`{"model":"m","max_completion_tokens":9,"response_format":{"type":"json_object"},"seed":7,"messages":[{"role":"user","content":"hi"}]}`},
 		{"extra dropped from another dialect", provider.Request{Messages: user, Dialect: "anthropic", Extra: extra},
 			`{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{"image detail and unknown parts pass through in their own dialect", provider.Request{Dialect: "openai",
+			Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{
+				{Type: provider.PartImage, Image: &provider.Image{URL: "https://x/a.png"}, Extra: map[string]json.RawMessage{"detail": json.RawMessage(`"low"`)}},
+				{Type: "input_audio", Extra: map[string]json.RawMessage{"input_audio": json.RawMessage(`{"data":"UklG","format":"wav"}`)}}}}}},
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"}},
+			{"type":"input_audio","input_audio":{"data":"UklG","format":"wav"}}]}]}`},
+		{"another dialect's blocks are left out", provider.Request{Dialect: "anthropic",
+			Messages: []provider.Message{{Role: provider.RoleAssistant, Content: []provider.Part{
+				{Type: "thinking", Extra: map[string]json.RawMessage{"thinking": json.RawMessage(`"hmm"`)}},
+				{Type: provider.PartText, Text: "ok"}}}}},
+			`{"model":"m","messages":[{"role":"assistant","content":"ok"}]}`},
 		{"anthropic-style tool results in a user turn, images, named tool", provider.Request{
 			Metadata:   map[string]string{"k": "v"},
 			ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "f"},

@@ -170,3 +170,29 @@ func FirstHeader(h http.Header, names ...string) string {
 	}
 	return ""
 }
+
+// KnownPart reports whether p has a canonical type with its payload set.
+func KnownPart(p *provider.Part) bool {
+	switch p.Type {
+	case provider.PartText:
+		return true
+	case provider.PartImage:
+		return p.Image != nil
+	case provider.PartToolCall:
+		return p.ToolCall != nil
+	case provider.PartToolResult:
+		return p.ToolResult != nil
+	}
+	return false
+}
+
+// RawPart is the verbatim form of a part the canonical form does not hold
+// (an Anthropic thinking or document block, an OpenAI input_audio part): its
+// type plus its Extra fields, for an adapter of the dialect it came from.
+func RawPart(p *provider.Part) (json.RawMessage, error) {
+	typ, err := json.Marshal(p.Type)
+	if err != nil {
+		return nil, err
+	}
+	return MergeExtra(append(append([]byte(`{"type":`), typ...), '}'), p.Extra)
+}
