@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/alert"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
@@ -23,13 +24,17 @@ type App struct {
 	Config   *config.Config
 	Engine   *resilience.Engine
 	Adapters map[string]provider.Adapter
-	closers  []func()
+	// Alerts is the webhook notifier fed by the engine's events, nil when
+	// alerts.webhook_url is not set.
+	Alerts  *alert.Notifier
+	closers []func()
 }
 
-// Close releases what the App started (the simulated provider's listener).
+// Close releases what the App started (the simulated provider's listener)
+// and delivers the alerts still queued (for at most 5s).
 func (a *App) Close() {
-	for _, c := range a.closers {
-		c()
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
 	}
 	a.closers = nil
 }
@@ -82,6 +87,24 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 		o = *opts
 	}
 	o.Config, o.Adapters = cfg, app.Adapters
+	if u := cfg.Alerts.WebhookURL; u != "" {
+		n, err := alert.New(&alert.Options{WebhookURL: u, Logger: o.Logger})
+		if err != nil {
+			app.Close()
+			return nil, fmt.Errorf("alerts.webhook_url: %w", err)
+		}
+		app.Alerts = n
+		app.closers = append(app.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			n.Close(ctx)
+		})
+		if prev := o.OnEvent; prev != nil {
+			o.OnEvent = func(e resilience.Event) { prev(e); n.Event(e) }
+		} else {
+			o.OnEvent = n.Event
+		}
+	}
 	eng, err := resilience.New(o)
 	if err != nil {
 		app.Close()
