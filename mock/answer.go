@@ -9,6 +9,7 @@ import "strings"
 //   - otherwise: "Mock answer from MODEL: FIRST 8 WORDS OF THE PROMPT".
 func answerText(c *chat) string {
 	var b strings.Builder
+	b.Grow(len(c.model) + 96)
 	switch {
 	case c.toolResult:
 		b.WriteString("Mock answer from ")
@@ -68,4 +69,18 @@ func tokens(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
+}
+
+// countTokens is len(tokens(s)) without building the slice.
+func countTokens(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := 1
+	for i := 1; i < len(s); i++ {
+		if s[i] == ' ' {
+			n++
+		}
+	}
+	return n
 }

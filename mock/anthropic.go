@@ -6,7 +6,7 @@ import "github.com/llmguard/llmguard/internal/sse"
 func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"id":"`...)
-	b = append(b, x.id("msg_011CMock")...)
+	b = x.appendID(b, "msg_011CMock")
 	b = append(b, `","type":"message","role":"assistant","model":`...)
 	b = appendJSONString(b, x.chat.model)
 	b = append(b, `,"content":[`...)
@@ -15,7 +15,7 @@ func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
 	if tl != nil {
 		args := toolArgs(tl)
 		b = append(b, `{"type":"tool_use","id":"`...)
-		b = append(b, x.id("toolu_011CMock")...)
+		b = x.appendID(b, "toolu_011CMock")
 		b = append(b, `","name":`...)
 		b = appendJSONString(b, tl.name)
 		b = append(b, `,"input":`...)
@@ -26,7 +26,7 @@ func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
 		b = append(b, `{"type":"text","text":`...)
 		b = appendJSONString(b, text)
 		b = append(b, '}')
-		out = len(tokens(text))
+		out = countTokens(text)
 	}
 	b = append(b, `],"stop_reason":"`...)
 	b = append(b, stop...)
@@ -47,7 +47,7 @@ func (s *streamer) anthropic(text string, tl *tool) {
 	s.sw = sse.NewWriter(x.w)
 	b := make([]byte, 0, 512)
 	b = append(b, `{"type":"message_start","message":{"id":"`...)
-	b = append(b, x.id("msg_011CMock")...)
+	b = x.appendID(b, "msg_011CMock")
 	b = append(b, `","type":"message","role":"assistant","model":`...)
 	b = appendJSONString(b, x.chat.model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
@@ -60,7 +60,7 @@ func (s *streamer) anthropic(text string, tl *tool) {
 	if tl != nil {
 		args := string(toolArgs(tl))
 		b = append(b[:0], `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"`...)
-		b = append(b, x.id("toolu_011CMock")...)
+		b = x.appendID(b, "toolu_011CMock")
 		b = append(b, `","name":`...)
 		b = appendJSONString(b, tl.name)
 		b = append(b, `,"input":{}}}`...)

@@ -22,7 +22,7 @@ func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
 	b = append(b, `},"modelVersion":`...)
 	b = appendJSONString(b, x.chat.model)
 	b = append(b, `,"responseId":"`...)
-	b = append(b, x.id("mockResp")...)
+	b = x.appendID(b, "mockResp")
 	return append(b, `"}`...)
 }
 
@@ -47,7 +47,7 @@ func (x *exchange) geminiResponse(text string, tl *tool) []byte {
 		b = append(b, `{"text":`...)
 		b = appendJSONString(b, text)
 		b = append(b, '}')
-		out = len(tokens(text))
+		out = countTokens(text)
 	}
 	b = append(b, `],"role":"model"},"finishReason":"STOP","index":0}],`...)
 	return x.appendGeminiTail(b, out, true)

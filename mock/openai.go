@@ -21,7 +21,7 @@ func (x *exchange) appendUsage(b []byte, out int) []byte {
 
 func (x *exchange) appendToolCall(b []byte, tl *tool, args []byte) []byte {
 	b = append(b, `{"id":"`...)
-	b = append(b, x.id("call_Mock")...)
+	b = x.appendID(b, "call_Mock")
 	b = append(b, `","type":"function","function":{"name":`...)
 	b = appendJSONString(b, tl.name)
 	b = append(b, `,"arguments":`...)
@@ -33,7 +33,7 @@ func (x *exchange) appendToolCall(b []byte, tl *tool, args []byte) []byte {
 func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 	b := make([]byte, 0, 768)
 	b = append(b, `{"id":"`...)
-	b = append(b, x.id("chatcmpl-Mock")...)
+	b = x.appendID(b, "chatcmpl-Mock")
 	b = append(b, `","object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, x.created(), 10)
 	b = append(b, `,"model":`...)
@@ -50,7 +50,7 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 		b = append(b, `"content":`...)
 		b = appendJSONString(b, text)
 		b = append(b, `,"refusal":null,"annotations":[]}`...)
-		out = len(tokens(text))
+		out = countTokens(text)
 	}
 	b = append(b, `,"logprobs":null,"finish_reason":"`...)
 	b = append(b, finish...)
@@ -69,7 +69,7 @@ func (s *streamer) openai(text string, tl *tool) {
 	s.sw = sse.NewWriter(x.w)
 	head := make([]byte, 0, 160)
 	head = append(head, `{"id":"`...)
-	head = append(head, x.id("chatcmpl-Mock")...)
+	head = x.appendID(head, "chatcmpl-Mock")
 	head = append(head, `","object":"chat.completion.chunk","created":`...)
 	head = strconv.AppendInt(head, x.created(), 10)
 	head = append(head, `,"model":`...)
@@ -108,7 +108,7 @@ func (s *streamer) openai(text string, tl *tool) {
 		args := toolArgs(tl)
 		first := make([]byte, 0, 200)
 		first = append(first, `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"`...)
-		first = append(first, x.id("call_Mock")...)
+		first = x.appendID(first, "call_Mock")
 		first = append(first, `","type":"function","function":{"name":`...)
 		first = appendJSONString(first, tl.name)
 		first = append(first, `,"arguments":""}}],"refusal":null}`...)

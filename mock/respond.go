@@ -84,7 +84,9 @@ func (x *exchange) stall(n int) bool {
 	return true
 }
 
-func pad(b []byte, n uint64, width int, base int) []byte {
+// appendPadded appends prefix and n in base, zero-padded to width digits.
+func appendPadded(b []byte, prefix string, n uint64, width int, base int) []byte {
+	b = append(b, prefix...)
 	var tmp [24]byte
 	d := strconv.AppendUint(tmp[:0], n, base)
 	for i := len(d); i < width; i++ {
@@ -97,28 +99,37 @@ func pad(b []byte, n uint64, width int, base int) []byte {
 // Anthropic "req_011CMock…" (28 chars like the real ones), OpenAI and Azure
 // "req_" + 32 hex digits, Gemini none.
 func (x *exchange) requestID() string {
+	var buf [40]byte
 	switch x.rt.dialect {
 	case dialectAnthropic:
-		return string(pad([]byte("req_011CMock"), x.n, 16, 10))
+		return string(appendPadded(buf[:0], "req_011CMock", x.n, 16, 10))
 	case dialectOpenAI, dialectAzure:
-		return string(pad([]byte("req_"), x.n, 32, 16))
+		return string(appendPadded(buf[:0], "req_", x.n, 32, 16))
 	}
 	return ""
 }
 
-func (x *exchange) id(prefix string) []byte { return pad([]byte(prefix), x.n, 16, 10) }
+// appendID appends a message/tool-call id: prefix and the request number.
+func (x *exchange) appendID(b []byte, prefix string) []byte {
+	return appendPadded(b, prefix, x.n, 16, 10)
+}
 
 func (x *exchange) setHeaders(contentType string) {
 	h := x.w.Header()
-	h["Content-Type"] = []string{contentType}
+	if contentType == ctJSON {
+		h["Content-Type"] = x.s.ctJSON // shared, never modified
+	} else {
+		h["Content-Type"] = []string{contentType}
+	}
 	switch x.rt.dialect {
 	case dialectAnthropic:
 		h["Request-Id"] = []string{x.rid}
 	case dialectOpenAI:
 		h["X-Request-Id"] = []string{x.rid}
 	case dialectAzure:
-		h["X-Request-Id"] = []string{x.rid}
-		h["Apim-Request-Id"] = []string{x.rid}
+		rid := []string{x.rid}
+		h["X-Request-Id"] = rid
+		h["Apim-Request-Id"] = rid
 	}
 }
 
@@ -250,9 +261,11 @@ func (x *exchange) success(kind string, st Step) {
 		}
 		if !x.started {
 			x.setHeaders(ctJSON)
-			x.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 		}
 		if kind == KindTruncated || kind == KindMidstream {
+			if !x.started {
+				x.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
+			}
 			x.w.Write(body[:len(body)/2])
 			http.NewResponseController(x.w).Flush()
 			panic(http.ErrAbortHandler)

@@ -91,6 +91,7 @@ type Server struct {
 	cat       catalog
 	noKey     map[string]*errTemplate
 	models    map[string][]byte
+	ctJSON    []string // the JSON Content-Type value, shared by responses (never modified)
 	maxLog    int
 	hangMax   time.Duration
 	keepAlive time.Duration
@@ -152,6 +153,7 @@ func New(cfg *Config) *Server {
 		s.noKey[d] = missingKeyTemplate(d)
 	}
 	s.models = modelLists()
+	s.ctJSON = []string{ctJSON}
 	return s
 }
 
