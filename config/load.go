@@ -309,6 +309,8 @@ func (w *walker) yamlError(err error) error {
 	}
 	if m := typeErrRE.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("expected %s, got %s", goTypeName(m[2]), m[1])
+	} else if m := shapeErrRE.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("expected %s, got %s", yamlKindName(m[2]), yamlKindName(m[1]))
 	}
 	msg = unmarkEnv(strings.ReplaceAll(msg, "unknown field", "unknown key"))
 	tk := ye.GetToken()
@@ -324,6 +326,24 @@ func (w *walker) yamlError(err error) error {
 		}
 	}
 	return e
+}
+
+var shapeErrRE = regexp.MustCompile(`^(\w+) was used where (\w+) is expected$`)
+
+func yamlKindName(k string) string {
+	switch k {
+	case "sequence":
+		return "a list"
+	case "mapping":
+		return "a mapping"
+	case "string":
+		return "a string"
+	case "int", "float":
+		return "a number"
+	case "bool":
+		return "true or false"
+	}
+	return k
 }
 
 func goTypeName(t string) string {

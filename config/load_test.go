@@ -394,3 +394,35 @@ func TestDecodePanicRecovered(t *testing.T) {
 		t.Errorf("decodeNode = %v, want a malformed-YAML *FieldError", err)
 	}
 }
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"routes:\n  default:\n    targets: sim\n", "t.yaml:3:14: routes.default.targets: expected a list, got a string"},
+		{"routes:\n  default:\n    targets: [sim]\n    retry: 3\n", "t.yaml:4:12: routes.default.retry: expected a mapping, got a number"},
+		{"routes: [a]\n", "t.yaml:1:9: routes: expected a mapping, got a list"},
+		{"providers:\n  anthropic: sk-ant-xxx\n", "t.yaml:2:14: providers.anthropic: expected a mapping, got a string"},
+		{"routes:\n  default:\n    targets: [{targt: sim}]\n", `t.yaml:3:16: routes.default.targets[0].targt: unknown key "targt" (did you mean "target"?)`},
+		{"a: 1\n", `t.yaml:1:1: a: unknown key "a" (known: providers, default_provider, routes, pricing, models, alerts)`},
+		{"routes:\n  x:\n", "t.yaml:2:3: routes.x.targets: no targets"},
+		{"routes:\n  default:\n    targets: [sim]\n    timeout: 5s\n    timeout: 6s\n", `t.yaml:5:5: mapping key "timeout" already defined at [4:5]`},
+		{"a: 1\n---\nb: 2\n", "t.yaml: more than one YAML document"},
+		{"routes:\n  default: &r {targets: [sim], timeout: 5s}\n  other: *r\n", ""},
+		{"", ""},
+		{"# only a comment\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			c, err := Parse("t.yaml", []byte(tt.src), nil)
+			if err == nil {
+				err = c.Validate()
+			}
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("error %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
