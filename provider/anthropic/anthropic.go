@@ -119,7 +119,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		return nil, err
 	}
 	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}}
-	return call.NewStream(ctx, resp, dec, resp.Header.Get("request-id")), nil
+	return call.OpenStream(ctx, resp, dec, resp.Header.Get("request-id"))
 }
 
 var errNotMessage = fmt.Errorf("body is not a message")

@@ -122,7 +122,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		return nil, err
 	}
 	dec := &decoder{call: call, h: resp.Header}
-	return call.NewStream(ctx, resp, dec, requestID(resp.Header)), nil
+	return call.OpenStream(ctx, resp, dec, requestID(resp.Header))
 }
 
 type wireResponse struct {

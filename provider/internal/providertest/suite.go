@@ -163,6 +163,17 @@ func (s Suite) runRest(t *testing.T) {
 			}
 		}
 	})
+	t.Run("stream answered with JSON", func(t *testing.T) {
+		up := NewUpstream(t, Reply(200, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+		st, err := s.New(up.URL).Stream(context.Background(), request())
+		if err == nil {
+			st.Close()
+			t.Fatal("Stream on a JSON body returned a stream")
+		}
+		if provider.AsError(err) == nil {
+			t.Errorf("err = %v (%T), want a *provider.Error", err, err)
+		}
+	})
 	t.Run("truncated stream before content", func(t *testing.T) {
 		up := NewUpstream(t, SSE(s.StreamHead))
 		st, err := s.New(up.URL).Stream(context.Background(), request())

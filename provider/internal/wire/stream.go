@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -51,6 +52,24 @@ type Stream struct {
 func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) *Stream {
 	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID}
 }
+
+// OpenStream is NewStream for a 2xx response to a streaming request, except
+// that a JSON body (a proxy or an API answering an error, or a whole
+// answer, without streaming) is read, at most MaxErrorBody, and returned as
+// a classified error instead of a stream that would end truncated.
+func (c Call) OpenStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) (provider.Stream, error) {
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+		resp.Body.Close()
+		if err != nil {
+			return nil, c.Transport(ctx, resp.Header, fmt.Errorf("reading response body: %w", err))
+		}
+		return nil, c.BadBody(resp, body, errNotStream)
+	}
+	return c.NewStream(ctx, resp, dec, requestID), nil
+}
+
+var errNotStream = errors.New("a JSON body where an event stream was expected")
 
 // RequestID implements provider.Stream.
 func (s *Stream) RequestID() string { return s.reqID }
