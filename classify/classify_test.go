@@ -383,3 +383,26 @@ func ExampleRedact() {
 	fmt.Println(classify.Redact("401: bad key sk-ant-api03-AbCdEfGhIjKlMnOpQrSt"))
 	// Output: 401: bad key sk-ant-***
 }
+
+func ExampleClassifyStreamError() {
+	// One event's data from an Anthropic stream that broke after text began.
+	data := []byte(`{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}`)
+	if v, ok := classify.ClassifyStreamError("anthropic", data, nil); ok {
+		fmt.Println(v.Class, v.Retryable)
+		fmt.Println(v.Message)
+	}
+	// Output:
+	// overloaded true
+	// 200 overloaded_error (in stream): Overloaded
+}
+
+func ExampleVerdict_Advice() {
+	body := []byte(`{"error":{"code":429,"message":"Quota exceeded.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`)
+	now := time.Date(2026, 8, 21, 14, 2, 0, 0, time.UTC)
+	v := classify.Classify(classify.Input{Provider: "gemini", Status: 429, Body: body, Now: now})
+	fmt.Println(v.Class, v.Until.Format(time.RFC3339))
+	fmt.Println(v.Advice())
+	// Output:
+	// quota_exhausted 2026-08-22T07:00:00Z
+	// the quota resets at 2026-08-22T07:00:00Z; add credits or upgrade the tier; fall back to another key or provider meanwhile (retrying will not help)
+}

@@ -70,7 +70,10 @@ type Verdict struct {
 }
 
 // Input is everything the classifier looks at. Provider may be a known
-// provider name, "openai-compatible" or "auto"/"" to guess.
+// provider name, "openai-compatible" or "auto"/"" to guess (see
+// GuessProvider); the classifier itself reads the fields each envelope
+// carries, so a wrong name does not change the verdict. The zero Input
+// classifies as Unknown. Classify does not modify or retain an Input.
 type Input struct {
 	Provider string
 	// Status is the HTTP status; 0 when no response came (see Err).
