@@ -286,8 +286,8 @@ func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
 
 func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
 	cs := e.newCallState(rp, c)
-	ctx, cancel := context.WithTimeout(ctx, cs.timeout)
-	defer cancel()
+	// No context deadline here: every wait (attempt, queue, backoff) is
+	// bounded by the time left on the engine's clock, which saves a timer.
 	out, t, err := cs.walk(ctx, false)
 	if err != nil {
 		if r := cs.static(); r != nil {

@@ -30,7 +30,7 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, tk ticket) 
 		idx := len(cancels)
 		cancels = append(cancels, bcancel)
 		go func() {
-			out, pe, skip := cs.attempt(bctx, stream, t, tk, 1)
+			out, pe, skip := cs.attempt(bctx, stream, t, tk, 1, cs.left())
 			results <- hedgeResult{idx: idx, t: t, out: out, pe: pe, skip: skip}
 		}()
 	}
@@ -75,7 +75,7 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, tk ticket) 
 			}
 			for j := i + 1; j < len(rp.targets); j++ {
 				u := rp.targets[j]
-				utk, reason := cs.e.admit(ctx, cs, u)
+				utk, reason := cs.e.admit(ctx, cs, u, cs.e.now())
 				if reason != "" {
 					continue
 				}

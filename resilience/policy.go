@@ -58,6 +58,9 @@ type breakerPolicy struct {
 // targetPlan is one target of a route with its resolved policies.
 type targetPlan struct {
 	name     string // provider/model
+	tkey     string // the target's breaker key
+	kkey     string // its provider key's breaker key
+	keyLabel string // "key <provider>", for events
 	provider string
 	model    string
 	adapter  provider.Adapter
@@ -255,6 +258,9 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		}
 		tp := &targetPlan{
 			name:     tname,
+			tkey:     targetKey(tname),
+			kkey:     keyKey(prov),
+			keyLabel: "key " + prov,
 			provider: prov,
 			model:    model,
 			adapter:  ad,

@@ -179,7 +179,9 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 	t.rt.active.Add(1)
 	defer t.rt.active.Add(-1)
 	for n := 1; ; n++ {
-		if ctx.Err() != nil || cs.left() <= 0 {
+		now := e.now()
+		left := cs.deadline.Sub(now)
+		if ctx.Err() != nil || left <= 0 {
 			return outcome{}, nil, last, ErrDeadline
 		}
 		cs.mu.Lock()
@@ -189,7 +191,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 			cs.skip(t, "max_total_attempts reached")
 			return outcome{}, nil, last, ErrExhausted
 		}
-		tk, reason := e.admit(ctx, cs, t)
+		tk, reason := e.admit(ctx, cs, t, now)
 		if reason != "" {
 			cs.skip(t, reason)
 			return outcome{}, nil, last, nil
@@ -209,7 +211,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 			if n > 1 {
 				t.rt.retrying.Add(1)
 			}
-			out, pe, skipReason = cs.attempt(ctx, stream, t, tk, n)
+			out, pe, skipReason = cs.attempt(ctx, stream, t, tk, n, left)
 			if n > 1 {
 				t.rt.retrying.Add(-1)
 			}
@@ -293,11 +295,12 @@ func budgetAllows(t *targetPlan) bool {
 // attempt makes one upstream attempt on t: concurrency slot, timeouts, the
 // adapter call, breaker and statistics. skip != "" means no attempt was made
 // (the admission ticket has been returned).
-func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk ticket, n int) (out outcome, pe *provider.Error, skip string) {
+// left is the time left before the call's deadline when the attempt starts.
+func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk ticket, n int, left time.Duration) (out outcome, pe *provider.Error, skip string) {
 	e, rp := cs.e, cs.rp
 	release := func() {}
 	if t.rt.sem != nil {
-		wait := min(rp.queueTimeout, cs.left())
+		wait := min(rp.queueTimeout, left)
 		qctx, cancel := context.WithTimeout(ctx, wait)
 		err := t.rt.sem.Acquire(qctx, 1)
 		cancel()
@@ -306,6 +309,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 			return outcome{}, nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
 		}
 		release = func() { t.rt.sem.Release(1) }
+		left = cs.left()
 	}
 	cs.mu.Lock()
 	cs.total++
@@ -319,9 +323,9 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 		req = &cp
 	}
 	if stream {
-		out, pe = cs.streamAttempt(ctx, t, req, release)
+		out, pe = cs.streamAttempt(ctx, t, req, release, left)
 	} else {
-		out, pe = cs.chatAttempt(ctx, t, req)
+		out, pe = cs.chatAttempt(ctx, t, req, left)
 		release()
 	}
 	if pe == nil {
@@ -350,8 +354,8 @@ var (
 	errIdleTimeout       = errors.New("idle timeout")
 )
 
-func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request) (outcome, *provider.Error) {
-	limit := min(cs.rp.headerTimeout, cs.left())
+func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (outcome, *provider.Error) {
+	limit := min(cs.rp.headerTimeout, left)
 	actx, cancel := context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
 	defer cancel()
 	resp, err := t.adapter.Chat(actx, req)
@@ -367,9 +371,9 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 	return outcome{}, asProviderError(t, err)
 }
 
-func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *provider.Request, release func()) (outcome, *provider.Error) {
+func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *provider.Request, release func(), left time.Duration) (outcome, *provider.Error) {
 	actx, cancel := context.WithCancelCause(ctx)
-	limit := min(cs.rp.headerTimeout, cs.left())
+	limit := min(cs.rp.headerTimeout, left)
 	timer := time.AfterFunc(limit, func() { cancel(errHeaderTimeout) })
 	s, err := t.adapter.Stream(actx, req)
 	timer.Stop()
@@ -407,10 +411,9 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 
 // admit asks both breakers (the provider key's, then the target's) whether
 // a call may go to t. reason != "" means no.
-func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan) (ticket, string) {
-	now := e.now()
+func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (ticket, string) {
 	var tk ticket
-	kk, tkey := keyKey(t.provider), targetKey(t.name)
+	kk, tkey := t.kkey, t.tkey
 	kb, err := e.store.Breaker(ctx, kk)
 	if err != nil {
 		return tk, "state store: " + err.Error()
@@ -427,7 +430,7 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan) (ticke
 		if err != nil {
 			return tk, "state store: " + err.Error()
 		}
-		cs.breakerEvent(t.name, from, breakerState(&after), "key "+t.provider)
+		cs.breakerEvent(t.name, from, breakerState(&after), t.keyLabel)
 		if !ok {
 			return tk, "key " + t.provider + ": " + reason
 		}
@@ -474,10 +477,10 @@ func storeCtx() context.Context { return context.Background() }
 func (e *Engine) release(t *targetPlan, tk ticket) {
 	ctx := storeCtx()
 	if tk.keyProbe {
-		_, _ = e.store.UpdateBreaker(ctx, keyKey(t.provider), breakerRelease)
+		_, _ = e.store.UpdateBreaker(ctx, t.kkey, breakerRelease)
 	}
 	if tk.targetProbe {
-		_, _ = e.store.UpdateBreaker(ctx, targetKey(t.name), breakerRelease)
+		_, _ = e.store.UpdateBreaker(ctx, t.tkey, breakerRelease)
 	}
 }
 
@@ -486,7 +489,6 @@ func (e *Engine) release(t *targetPlan, tk ticket) {
 func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 	t.rt.successes.Add(1)
 	ctx := storeCtx()
-	now := e.now()
 	update := func(key, label string, probe bool) {
 		if !probe && t.breaker.ratio == 0 {
 			b, err := e.store.Breaker(ctx, key)
@@ -495,6 +497,7 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 			}
 		}
 		var from, to string
+		now := e.now()
 		_, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
 			from = breakerState(b)
 			ch := breakerSuccess(b, t.breaker, now)
@@ -506,9 +509,9 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 		}
 	}
 	if tk.keyProbe {
-		update(keyKey(t.provider), "key "+t.provider, true)
+		update(t.kkey, t.keyLabel, true)
 	}
-	update(targetKey(t.name), "", tk.targetProbe)
+	update(t.tkey, "", tk.targetProbe)
 }
 
 // failed records a failure on the breaker its scope names.
@@ -536,7 +539,7 @@ func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Er
 			cs.breakerEvent(t.name, from, to, label)
 		}
 	}
-	kk, tkey := keyKey(t.provider), targetKey(t.name)
+	kk, tkey := t.kkey, t.tkey
 	keyLabel := "key " + t.provider
 	reason := pe.Error()
 	switch {
