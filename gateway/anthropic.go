@@ -29,18 +29,14 @@ type anTool struct {
 // canonical form holds, are also kept verbatim in Extra so a same-dialect
 // target receives them unchanged.
 func decodeAnthropic(body []byte) (*inbound, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, badRequest("request body is not a JSON object: %v", err)
-	}
 	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
 	r := in.req
 	var models []string // OpenRouter's list, appended after "fallbacks"
-	for k, v := range top {
+	err := eachField(body, func(k string, v json.RawMessage) error {
 		var err error
 		switch k {
 		case "model":
-			err = json.Unmarshal(v, &in.model)
+			in.model, err = unquote(v)
 		case "messages":
 			err = decodeANMessages(v, r)
 		case "system":
@@ -74,11 +70,21 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 		case "models":
 			models, err = stringOrList(v)
 		default:
+			if !json.Valid(v) {
+				return badRequest("invalid %q: malformed JSON", k)
+			}
 			setExtra(&r.Extra, k, v)
 		}
 		if err != nil {
-			return nil, badRequest("invalid %q: %v", k, err)
+			return badRequest("invalid %q: %v", k, err)
 		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := err.(*requestError); ok {
+			return nil, err
+		}
+		return nil, badRequest("request body is not a JSON object: %v", err)
 	}
 	in.fallbacks = append(in.fallbacks, models...)
 	if in.model == "" {
@@ -161,8 +167,8 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 		return nil, nil
 	}
 	if v[0] == '"' {
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
+		s, err := unquote(v)
+		if err != nil {
 			return nil, err
 		}
 		return []provider.Part{{Type: provider.PartText, Text: s}}, nil

@@ -115,6 +115,35 @@ func TestDecodeAnthropic(t *testing.T) {
 	}
 }
 
+// TestDecodeCopies checks that nothing decoded aliases the body, which the
+// server recycles.
+func TestDecodeCopies(t *testing.T) {
+	for _, dec := range []struct {
+		name string
+		fn   func([]byte) (*inbound, error)
+		body string
+	}{
+		{"openai", decodeOpenAI, `{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"},"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"},"strict":true}}]}`},
+		{"anthropic", decodeAnthropic, `{"model":"m","system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],"thinking":{"type":"enabled"},"tool_choice":{"type":"auto","disable_parallel_tool_use":true}}`},
+	} {
+		t.Run(dec.name, func(t *testing.T) {
+			body := []byte(dec.body)
+			in, err := dec.fn(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(in.req)
+			for i := range body {
+				body[i] = 'x'
+			}
+			got, _ := json.Marshal(in.req)
+			if !bytes.Equal(got, want) {
+				t.Errorf("decoded request changed with the body:\n%s\n%s", want, got)
+			}
+		})
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name, body, want string
@@ -124,6 +153,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"no messages", `{"model":"m"}`, `missing "messages"`},
 		{"bad role", `{"model":"m","messages":[{"role":"robot","content":"x"}]}`, "unknown role"},
 		{"bad max_tokens", `{"model":"m","max_tokens":"many","messages":[{"role":"user","content":"x"}]}`, `invalid "max_tokens"`},
+		{"bad unknown field", `{"model":"m","x":tru,"messages":[{"role":"user","content":"x"}]}`, `invalid "x"`},
+		{"trailing garbage", `{"model":"m","messages":[{"role":"user","content":"x"}]} {}`, "not a JSON object"},
+		{"array", `[1]`, "not a JSON object"},
+		{"unterminated", `{"model":"m","messages":[{"role":"user","content":"x"}]`, "not a JSON object"},
 	}
 	for _, tt := range tests {
 		for _, dec := range []struct {
@@ -271,6 +304,27 @@ func TestStreamEncoders(t *testing.T) {
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Error(d)
+		}
+	})
+}
+
+// FuzzDecode checks that no body crashes the decoders and that a body
+// encoding/json rejects is rejected.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"model":"m","messages":[{"role":"user","content":"x"}]}`, `{}`, `{"a":[1,{"b":"\"}"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"data:a;base64,b"}}]}],"tools":[{"type":"function"}]}`,
+		`{"model":"m","system":[{"type":"text"}],"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"image"}]}]}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, fn := range []func([]byte) (*inbound, error){decodeOpenAI, decodeAnthropic} {
+			in, err := fn(body)
+			if err == nil && !json.Valid(body) {
+				t.Fatalf("accepted invalid JSON %q", body)
+			}
+			if err == nil && in.req == nil {
+				t.Fatal("nil request without error")
+			}
 		}
 	})
 }

@@ -66,18 +66,14 @@ type oaTool struct {
 // fields the canonical request lacks are kept in Request.Extra; part fields in
 // Part.Extra; gateway-only fields (fallbacks, models) are removed.
 func decodeOpenAI(body []byte) (*inbound, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, badRequest("request body is not a JSON object: %v", err)
-	}
 	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
 	r := in.req
 	var models []string // OpenRouter's list, appended after "fallbacks"
-	for k, v := range top {
+	err := eachField(body, func(k string, v json.RawMessage) error {
 		var err error
 		switch k {
 		case "model":
-			err = json.Unmarshal(v, &in.model)
+			in.model, err = unquote(v)
 		case "messages":
 			err = decodeOAMessages(v, r)
 		case "max_tokens", "max_completion_tokens":
@@ -110,11 +106,21 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 		case "models":
 			models, err = stringOrList(v)
 		default:
+			if !json.Valid(v) {
+				return badRequest("invalid %q: malformed JSON", k)
+			}
 			setExtra(&r.Extra, k, v)
 		}
 		if err != nil {
-			return nil, badRequest("invalid %q: %v", k, err)
+			return badRequest("invalid %q: %v", k, err)
 		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := err.(*requestError); ok {
+			return nil, err
+		}
+		return nil, badRequest("request body is not a JSON object: %v", err)
 	}
 	in.fallbacks = append(in.fallbacks, models...)
 	if in.model == "" {
@@ -126,11 +132,12 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 	return in, nil
 }
 
+// setExtra stores a copy of v: the body it points into is a pooled buffer.
 func setExtra(m *map[string]json.RawMessage, k string, v json.RawMessage) {
 	if *m == nil {
 		*m = make(map[string]json.RawMessage)
 	}
-	(*m)[k] = v
+	(*m)[k] = bytes.Clone(v)
 }
 
 // stringOrList decodes a JSON string, array of strings or null.
@@ -234,8 +241,8 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 		return nil, nil
 	}
 	if v[0] == '"' {
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
+		s, err := unquote(v)
+		if err != nil {
 			return nil, err
 		}
 		return []provider.Part{{Type: provider.PartText, Text: s}}, nil

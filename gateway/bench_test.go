@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// The side-by-side benchmark of the issue: one zero-latency mock on
+// loopback, called directly, through a plain httputil.ReverseProxy (which
+// forwards bytes without parsing them: the floor any gateway pays) and
+// through the gateway (which parses, routes through the engine and the
+// OpenAI adapter, and re-encodes). Every client request is the same
+// OpenAI chat completion; the mock answers it in full.
+//
+//	go test -run '^$' -bench 'Gateway' -benchtime 5000x ./gateway/
+
+type benchSetup struct {
+	direct, proxy, gateway string // URLs of the chat completions endpoint
+	client                 *http.Client
+	closers                []func()
+}
+
+func (b *benchSetup) close() {
+	for _, c := range b.closers {
+		c()
+	}
+}
+
+func newBench(tb testing.TB) *benchSetup {
+	tb.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	ms := httptest.NewServer(mock.New(&mock.Config{MaxRequests: 16}))
+	u, _ := url.Parse(ms.URL)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = provider.NewHTTPClient(nil).Transport
+	rp.ErrorLog = slog.NewLogLogger(quiet.Handler(), slog.LevelError)
+	ps := httptest.NewServer(rp)
+	cfg, err := config.Parse("bench.yaml", []byte("providers:\n  openai: {base_url: "+ms.URL+"/v1, api_key: bench-key}\n"+
+		"routes:\n  default:\n    targets: [openai/gpt-4o]\n"), nil)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	adapters, err := registry.FromConfig(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := New(&Options{Engine: eng, Config: cfg, Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gs := httptest.NewServer(srv.Handler())
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 128, IdleConnTimeout: time.Minute}}
+	return &benchSetup{direct: ms.URL + "/v1/chat/completions", proxy: ps.URL + "/v1/chat/completions",
+		gateway: gs.URL + "/v1/chat/completions", client: client,
+		closers: []func(){gs.Close, ps.Close, ms.Close, client.CloseIdleConnections}}
+}
+
+const benchBody = `{"model":"%s","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarise the benefits of circuit breakers in two sentences"}],"max_tokens":128,"temperature":0.2}`
+
+// call posts one request and reads the whole answer.
+func (b *benchSetup) call(tb testing.TB, target string) {
+	model := "gpt-4o"
+	if target == b.gateway {
+		model = "default"
+	}
+	req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(fmt.Sprintf(benchBody, model)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer bench-key")
+	res, err := b.client.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || n == 0 {
+		tb.Fatalf("%s: status %d", target, res.StatusCode)
+	}
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p)]
+}
+
+// BenchmarkGatewaySequential interleaves direct, proxy and gateway calls
+// one at a time and reports each path's p50/p99 latency and the latency
+// the proxy and the gateway add over the direct call.
+func BenchmarkGatewaySequential(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	paths := []string{bs.direct, bs.proxy, bs.gateway}
+	for _, p := range paths { // warm connections
+		bs.call(b, p)
+	}
+	lat := make([][]time.Duration, len(paths))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, p := range paths {
+			t0 := time.Now()
+			bs.call(b, p)
+			lat[j] = append(lat[j], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	for _, q := range []struct {
+		name string
+		p    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		d, px, gw := percentile(lat[0], q.p), percentile(lat[1], q.p), percentile(lat[2], q.p)
+		b.ReportMetric(us(d), "direct-"+q.name+"-µs")
+		b.ReportMetric(us(px-d), "proxy-added-"+q.name+"-µs")
+		b.ReportMetric(us(gw-d), "gateway-added-"+q.name+"-µs")
+		if px > d {
+			b.ReportMetric(float64(gw-d)/float64(px-d), "gateway/proxy-added-"+q.name)
+		}
+	}
+	b.ReportMetric(0, "ns/op") // per-op time mixes three paths; the metrics above are the result
+}
+
+// BenchmarkGatewayConcurrent32 runs 32 concurrent clients on each path and
+// reports requests per second.
+func BenchmarkGatewayConcurrent32(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	for _, p := range []struct{ name, url string }{{"direct", bs.direct}, {"proxy", bs.proxy}, {"gateway", bs.gateway}} {
+		b.Run(p.name, func(b *testing.B) {
+			b.SetParallelism((32 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			t0 := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					bs.call(b, p.url)
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkCodec measures the gateway's own work per request: decoding an
+// OpenAI body and encoding the answer, without any I/O.
+func BenchmarkCodec(b *testing.B) {
+	body := []byte(fmt.Sprintf(benchBody, "default"))
+	res := &provider.Response{Model: "gpt-4o", Text: strings.Repeat("All work and no play. ", 20), FinishReason: "stop",
+		Usage: provider.Usage{InputTokens: 30, OutputTokens: 120}}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := decodeOpenAI(body); err != nil {
+			b.Fatal(err)
+		}
+		buf = appendOpenAIResponse(buf[:0], res, "chatcmpl-1", 1)
+	}
+	if !bytes.Contains(buf, []byte("All work")) {
+		b.Fatal("bad encoding")
+	}
+}
