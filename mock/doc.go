@@ -65,8 +65,9 @@
 //	truncated[:N]       a 200 whose body stops half way (streams: after N deltas, default 2,
 //	                    the connection drops without the closing events)
 //	midstream[:N]       a stream fails after N deltas (default 3) with the provider's in-stream error:
-//	                    Anthropic event: error overloaded_error, OpenAI an error chunk, Gemini an error
-//	                    object; a non-streaming request gets a truncated body
+//	                    Anthropic event: error overloaded_error, OpenAI an error chunk, OpenRouter
+//	                    (/openrouter/…) a chunk with finish_reason "error", Gemini an error object;
+//	                    a non-streaming request gets a truncated body
 //	stall[:N]           200 at once, then keep-alives every Config.KeepAlive (SSE ": keep-alive"
 //	                    comments in streams, blank lines before a JSON body, as DeepSeek does under
 //	                    load): N of them, then the answer; without N until the client gives up

@@ -436,3 +436,24 @@ func TestStall(t *testing.T) {
 		t.Errorf("log %+v", got[len(got)-1])
 	}
 }
+
+func TestOpenRouterMidstream(t *testing.T) {
+	srv, ts := newTS(t, nil)
+	req, _ := http.NewRequest("POST", ts.URL+"/openrouter/v1/chat/completions",
+		strings.NewReader(`{"model":"openai/gpt-4o","stream":true,"messages":[{"role":"user","content":"a b c d"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-or-1234567")
+	req.Header.Set(FaultHeader, "midstream:2")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s := string(body)
+	if !strings.Contains(s, `"finish_reason":"error"`) || !strings.Contains(s, `"error":{"code":502`) || !strings.HasSuffix(s, "data: [DONE]\n\n") {
+		t.Errorf("stream:\n%s", s)
+	}
+	if p := srv.Requests()[0].Provider; p != "openrouter" {
+		t.Errorf("provider %q", p)
+	}
+}

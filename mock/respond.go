@@ -328,6 +328,18 @@ func (s *streamer) stop() {
 				x.w.Write([]byte("]"))
 			}
 		default:
+			if x.rt.provider == "openrouter" {
+				// OpenRouter: a chunk with error and finish_reason "error", then [DONE].
+				b := append([]byte(`{"id":"`), x.appendID(nil, "gen-Mock")...)
+				b = append(b, `","object":"chat.completion.chunk","created":`...)
+				b = strconv.AppendInt(b, x.created(), 10)
+				b = append(b, `,"model":`...)
+				b = appendJSONString(b, x.chat.model)
+				b = append(b, `,"provider":"Mock","error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"Mock","raw":"upstream connection closed"}},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error","native_finish_reason":"error"}]}`...)
+				s.sw.Data(b)
+				s.sw.Data([]byte("[DONE]"))
+				return
+			}
 			s.sw.Data([]byte(`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`))
 		}
 		return

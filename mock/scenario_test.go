@@ -79,6 +79,17 @@ func TestBuiltinScenarios(t *testing.T) {
 			t.Errorf("status %d err %q text %q", resp.StatusCode, res.errType, res.text)
 		}
 	})
+	t.Run("slow", func(t *testing.T) {
+		sc, _ := Builtin("slow")
+		var slept []time.Duration
+		_, ts := newTS(t, &Config{Scenario: sc, Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }})
+		if got := statuses(t, ts.URL, call{api: dialectGemini, model: "g", text: "hi"}, 2); !cmp.Equal(got, []int{200, 200}) {
+			t.Errorf("statuses %v", got)
+		}
+		if !cmp.Equal(slept, []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}) {
+			t.Errorf("latency %v", slept)
+		}
+	})
 	t.Run("bad-key models", func(t *testing.T) {
 		sc, _ := Builtin("bad-key")
 		_, ts := newTS(t, &Config{Scenario: sc})
