@@ -3,6 +3,9 @@ package config
 import "time"
 
 // Config is the whole configuration file. See docs/config.md for every key.
+// Build one with Load, LoadDefault, FromEnv or Parse; the zero value is an
+// empty configuration (call Provision to complete one built in Go). Once
+// built it is read-only, and all its methods are safe for concurrent use.
 type Config struct {
 	// Providers maps a provider name to its settings. The key is the
 	// provider's name; Type defaults to it for known providers.
@@ -34,7 +37,9 @@ type Config struct {
 	envRefs map[string][]string
 }
 
-// Provider is one provider account.
+// Provider is one provider account. After Load every field is resolved
+// (from the file, the provider's environment variables, or the defaults);
+// the zero value means "all from the environment and defaults".
 type Provider struct {
 	// Type is the adapter: anthropic, openai, azure, gemini, deepseek, mistral,
 	// groq, openrouter, xai, together, fireworks, openai-compatible. Defaults to the map key.
@@ -53,6 +58,8 @@ type Provider struct {
 }
 
 // Route is an ordered list of targets and the policies for calls over it.
+// Decoded from YAML, absent keys take the DefaultRoute values; a Route built
+// in Go gets them for its zero fields from Provision.
 type Route struct {
 	// Targets are "provider/model" strings or objects with per-target overrides.
 	Targets []Target `yaml:"targets"`
@@ -102,7 +109,8 @@ type Target struct {
 	index int
 }
 
-// Retry is the retry policy on one target.
+// Retry is the retry policy on one target. In a route every field is
+// effective; in a target override a zero field inherits the route's.
 type Retry struct {
 	// MaxAttempts per target, first attempt included (default 4).
 	MaxAttempts int `yaml:"max_attempts"`
@@ -120,7 +128,7 @@ type Retry struct {
 	MinRetryConcurrency int `yaml:"min_retry_concurrency"`
 }
 
-// StreamPolicy holds stream-aware timeouts.
+// StreamPolicy holds stream-aware per-attempt timeouts (0 = none).
 type StreamPolicy struct {
 	// FirstTokenTimeout: no first token within this moves on (default 15s).
 	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
@@ -130,7 +138,8 @@ type StreamPolicy struct {
 	HeaderTimeout time.Duration `yaml:"header_timeout"`
 }
 
-// Breaker is the circuit-breaker policy of a target.
+// Breaker is the circuit-breaker policy of a target. In a target override
+// a zero field inherits the route's.
 type Breaker struct {
 	// Failures in a row that open the breaker (default 5).
 	Failures int `yaml:"failures"`
@@ -145,27 +154,33 @@ type Breaker struct {
 	Probes int `yaml:"probes"`
 }
 
-// Cache is the idempotency/result cache of a route.
+// Cache is the idempotency/result cache of a route; the zero TTL is off.
 type Cache struct {
-	TTL        time.Duration `yaml:"ttl"`
-	MaxEntries int           `yaml:"max_entries"`
+	// TTL keeps successful results this long (0 = no cache).
+	TTL time.Duration `yaml:"ttl"`
+	// MaxEntries bounds the stored results (default 10000).
+	MaxEntries int `yaml:"max_entries"`
 	// MaxBytes bounds the stored results (default 64 MiB).
 	MaxBytes int64 `yaml:"max_bytes"`
 }
 
-// Price is dollars per million tokens.
+// Price is dollars per million tokens; the zero value is free.
 type Price struct {
-	In  float64 `yaml:"in"`
-	Out float64 `yaml:"out"`
+	In  float64 `yaml:"in"`  // per million input tokens
+	Out float64 `yaml:"out"` // per million output tokens
 }
 
-// ModelInfo is what the engine knows of a model.
+// ModelInfo is what the engine knows of a model. The zero value is an
+// unknown model: unknown context window, no assistant prefill.
 type ModelInfo struct {
-	ContextWindow int  `yaml:"context_window"`
-	Prefill       bool `yaml:"prefill"`
+	// ContextWindow in tokens (0 = unknown).
+	ContextWindow int `yaml:"context_window"`
+	// Prefill: the API continues a final assistant turn.
+	Prefill bool `yaml:"prefill"`
 }
 
-// Alerts configures alert delivery.
+// Alerts configures alert delivery; the zero value sends none.
 type Alerts struct {
+	// WebhookURL receives Slack-compatible JSON posts ("" = off).
 	WebhookURL string `yaml:"webhook_url"`
 }
