@@ -216,6 +216,37 @@ func (s Suite) runRest(t *testing.T) {
 			}
 		}
 	})
+	t.Run("close while receiving", func(t *testing.T) {
+		gone := make(chan struct{})
+		up := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, s.StreamHead)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			close(gone)
+		})
+		st, err := s.New(up.URL).Stream(context.Background(), request())
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := Collect(st)
+			done <- err
+		}()
+		st.Close() // from another goroutine, maybe while Recv blocks
+		if err := <-done; provider.AsError(err) == nil {
+			t.Errorf("Recv after Close = %v, want a *provider.Error", err)
+		}
+		if _, err := st.Recv(); provider.AsError(err) == nil {
+			t.Errorf("Recv after the end = %v", err)
+		}
+		select {
+		case <-gone:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the upstream never saw the stream closed")
+		}
+	})
 	t.Run("cancel mid-stream", func(t *testing.T) {
 		gone := make(chan struct{})
 		up := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -45,7 +47,10 @@ type Stream struct {
 	delivered bool
 	finish    bool
 	usage     bool
-	closed    bool
+
+	closeOnce sync.Once
+	closeErr  error
+	byCaller  atomic.Bool // Close was called
 }
 
 // NewStream returns a Stream reading resp's body with dec.
@@ -98,6 +103,9 @@ func (s *Stream) Recv() (provider.Chunk, error) {
 
 func (s *Stream) next() {
 	ev, err := s.rd.Next()
+	if err != nil && s.byCaller.Load() {
+		err = fmt.Errorf("%w: %w", errStreamClosed, err)
+	}
 	if err != nil {
 		if err == io.EOF {
 			if s.finish && s.usage {
@@ -148,19 +156,21 @@ func (s *Stream) end(err error) {
 		// Drain a little so the connection can be reused.
 		_, _ = io.CopyN(io.Discard, s.resp.Body, 4<<10)
 	}
-	s.Close()
+	s.closeBody()
 }
 
-// Close implements provider.Stream. It is safe to call more than once.
+// Close implements provider.Stream: it releases the connection, which
+// aborts a Recv in progress. It may be called more than once, and from
+// another goroutine while Recv runs; a later Recv returns a *provider.Error
+// wrapping "stream closed by the caller".
 func (s *Stream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if s.err == nil {
-		s.err = s.call.Classify(classify.Input{Err: errStreamClosed}, errStreamClosed)
-	}
-	return s.resp.Body.Close()
+	s.byCaller.Store(true)
+	return s.closeBody()
+}
+
+func (s *Stream) closeBody() error {
+	s.closeOnce.Do(func() { s.closeErr = s.resp.Body.Close() })
+	return s.closeErr
 }
 
 var errStreamClosed = errors.New("stream closed by the caller")
