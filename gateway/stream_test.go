@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// scripted is an upstream stream that yields its chunks, then either ends
+// (io.EOF), fails with err, or, with block, waits for its context like a
+// stalled connection.
+type scripted struct {
+	ctx    context.Context
+	chunks []provider.Chunk
+	err    error
+	block  bool
+	closed atomic.Bool
+}
+
+func (s *scripted) Recv() (provider.Chunk, error) {
+	if len(s.chunks) > 0 {
+		c := s.chunks[0]
+		s.chunks = s.chunks[1:]
+		return c, nil
+	}
+	if s.block {
+		<-s.ctx.Done()
+		return provider.Chunk{}, &provider.Error{Err: s.ctx.Err(), Verdict: classify.Verdict{Class: classify.Network, Message: "stream read: context canceled"}}
+	}
+	if s.err != nil {
+		return provider.Chunk{}, s.err
+	}
+	return provider.Chunk{}, io.EOF
+}
+
+func (s *scripted) Close() error      { s.closed.Store(true); return nil }
+func (s *scripted) RequestID() string { return "req_script" }
+
+// scriptEngine answers every Stream call with the next scripted stream. It
+// stands in for the engine only where a real upstream cannot produce the
+// situation (an upstream that stops sending after a complete answer).
+type scriptEngine struct {
+	Engine
+	streams []*scripted
+	calls   []*resilience.Call
+}
+
+func (e *scriptEngine) Stream(ctx context.Context, c *resilience.Call) (*resilience.StreamResult, error) {
+	e.calls = append(e.calls, c)
+	if len(e.streams) == 0 {
+		return nil, &resilience.RouteError{Route: c.Route, Err: resilience.ErrExhausted}
+	}
+	s := e.streams[0]
+	e.streams = e.streams[1:]
+	s.ctx = ctx
+	return &resilience.StreamResult{Stream: s, Target: c.Route, Attempts: 1}, nil
+}
+
+func (e *scriptEngine) Routes() map[string][]string {
+	return map[string][]string{"r": {"p/a", "p/b"}}
+}
+
+func serveScripted(t *testing.T, e *scriptEngine, cfg *config.Config, path, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	cfg.Providers = map[string]*config.Provider{"p": {}}
+	srv, err := New(&Options{Engine: e, Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+	return rec
+}
+
+func TestStreamFinalisedWithoutTerminator(t *testing.T) {
+	// The upstream sent a complete answer with its usage, then went silent
+	// instead of sending [DONE]: the client gets its end at once, and the
+	// upstream is closed.
+	synctest.Test(t, func(t *testing.T) {
+		up := &scripted{block: true, chunks: []provider.Chunk{{Text: "Hi", Model: "a"}, {FinishReason: "stop"},
+			{Usage: &provider.Usage{InputTokens: 3, OutputTokens: 1}}}}
+		e := &scriptEngine{streams: []*scripted{up}}
+		start := time.Now()
+		rec := serveScripted(t, e, nil, "/v1/chat/completions", oaBody("r", true, `,"stream_options":{"include_usage":true}`))
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("finalising waited %v of fake time for a terminator", waited)
+		}
+		text, end, evs := streamText(t, DialectOpenAI, rec.Body.Bytes())
+		if text != "Hi" || end != "done" || dig(evs[len(evs)-2].Data, "usage", "total_tokens") != 4.0 {
+			t.Errorf("text %q end %s events %v", text, end, evs)
+		}
+		if !up.closed.Load() {
+			t.Error("upstream stream not closed")
+		}
+	})
+}
+
+func TestStreamStallEndsWithError(t *testing.T) {
+	// A stall after tokens went out, with no target to continue on: the
+	// watchdog ends it with an error event (fake time, no real wait).
+	synctest.Test(t, func(t *testing.T) {
+		up := &scripted{block: true, chunks: []provider.Chunk{{Text: "Hel"}}}
+		e := &scriptEngine{streams: []*scripted{up}}
+		rec := serveScripted(t, e, nil, "/v1/messages", anBody("r", true, ""))
+		text, end, evs := streamText(t, DialectAnthropic, rec.Body.Bytes())
+		if text != "Hel" || end != "error" {
+			t.Fatalf("text %q end %s events %v", text, end, evs)
+		}
+		if msg, _ := dig(evs[len(evs)-1].Data, "error", "message").(string); !strings.Contains(msg, "stalled") {
+			t.Errorf("error message %q", msg)
+		}
+	})
+}
+
+func TestStreamContinuation(t *testing.T) {
+	broken := &provider.Error{AfterFirstToken: true, Verdict: classify.Verdict{Class: classify.Overloaded,
+		Message: "overloaded_error: Overloaded (request-id req_1)"}}
+	prefill := &config.Config{Models: map[string]config.ModelInfo{"p/b": {Prefill: true}}}
+	tests := []struct {
+		name    string
+		cfg     *config.Config
+		streams []*scripted
+		text    string
+		end     string
+		calls   int
+	}{
+		{
+			name: "prefill continues after trailing whitespace",
+			cfg:  prefill,
+			streams: []*scripted{
+				{chunks: []provider.Chunk{{Text: "Hello "}}, err: broken},
+				{chunks: []provider.Chunk{{Text: " world"}, {FinishReason: "stop"}}},
+			},
+			text: "Hello world", end: "done", calls: 2,
+		},
+		{
+			name: "no prefill capability ends with an error",
+			cfg:  &config.Config{},
+			streams: []*scripted{
+				{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken},
+			},
+			text: "Hello", end: "error", calls: 1,
+		},
+		{
+			name: "tool call sent: no continuation",
+			cfg:  prefill,
+			streams: []*scripted{
+				{chunks: []provider.Chunk{{ToolCall: &provider.ToolCallDelta{ID: "c", Name: "f", Arguments: "{"}}}, err: broken},
+			},
+			end: "error", calls: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &scriptEngine{streams: tt.streams}
+			rec := serveScripted(t, e, tt.cfg, "/v1/chat/completions", oaBody("r", true, ""))
+			text, end, evs := streamText(t, DialectOpenAI, rec.Body.Bytes())
+			if text != tt.text || end != tt.end || len(e.calls) != tt.calls {
+				t.Fatalf("text %q end %s calls %d; events %v", text, end, len(e.calls), evs)
+			}
+			if tt.calls == 2 {
+				c := e.calls[1]
+				last := c.Request.Messages[len(c.Request.Messages)-1]
+				if c.Route != "p/b" || last.Role != provider.RoleAssistant || last.Content[0].Text != "Hello" {
+					t.Errorf("continuation call %s with last message %+v", c.Route, last)
+				}
+				if n := len(e.calls[0].Request.Messages); n != 1 {
+					t.Errorf("the original request was modified: %d messages", n)
+				}
+			}
+		})
+	}
+}
