@@ -336,8 +336,13 @@ func toolArgs(t *tool) []byte {
 			continue
 		}
 		typ, _ := p.Type.(string)
-		if l, ok := p.Type.([]any); ok && len(l) > 0 {
-			typ, _ = l[0].(string)
+		if l, ok := p.Type.([]any); ok { // ["null","integer"]: the first non-null type
+			for _, e := range l {
+				if s, _ := e.(string); s != "" && s != "null" {
+					typ = s
+					break
+				}
+			}
 		}
 		switch strings.ToLower(typ) {
 		case "integer", "number":

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -448,12 +447,4 @@ rules:
   - latency: {fixed: 1500ms}
 `,
 	}
-}
-
-// describe returns a one-line summary of a scenario's rules, for logs.
-func (sc *Scenario) describe() string {
-	if sc == nil || len(sc.Rules) == 0 {
-		return "healthy"
-	}
-	return sc.Name + " (" + strconv.Itoa(len(sc.Rules)) + " rules)"
 }
