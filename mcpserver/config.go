@@ -40,6 +40,10 @@ type Config struct {
 	// server still starts and lists its tools, and each LLM tool answers one
 	// line saying which variables to set.
 	Engine Engine
+	// ConfigError, when Engine is nil, is why no engine could be built (a
+	// config file error, a provider without its key); the LLM tools answer
+	// it instead of the generic "no provider key" line.
+	ConfigError string
 	// Classify decides decode_error's verdict (nil = classify.Classify).
 	Classify func(classify.Input) classify.Verdict
 	// Logger receives the server's logs (nil = slog.Default()). In stdio mode

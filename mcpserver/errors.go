@@ -45,6 +45,14 @@ func noKeyError(keyEnv []string) error {
 		vars, keyEnv[0]))
 }
 
+func configError(msg string) error {
+	line := "llmguard is not configured: " + msg
+	if !strings.Contains(msg, "shell profile") && !strings.Contains(msg, "env block") {
+		line += "; fix it, then restart the MCP client (it passes variables only from its \"env\" block, not your shell profile)"
+	}
+	return lineError(oneLine(line))
+}
+
 // describe turns an engine error into the one line the agent sees.
 func (s *server) describe(ctx context.Context, err error) error {
 	now := s.cfg.Now()

@@ -147,6 +147,12 @@ func TestNoProviderKey(t *testing.T) {
 	})
 }
 
+func TestConfigErrorLine(t *testing.T) {
+	cs := connect(t, &Config{ConfigError: "providers.anthropic.api_key is empty: set ANTHROPIC_API_KEY"}, nil)
+	line := errorLine(t, callTool(t, cs, "ask", map[string]any{"prompt": "hi"}))
+	wantAll(t, line, "llmguard is not configured: providers.anthropic.api_key is empty: set ANTHROPIC_API_KEY", "shell profile")
+}
+
 // panicEngine panics on every call: guard must turn that into one line.
 type panicEngine struct{}
 

@@ -179,6 +179,9 @@ func (s *server) maxTokens(n int) int {
 // run makes one engine call for an LLM tool.
 func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route string, r *provider.Request) (Answer, error) {
 	if s.cfg.Engine == nil {
+		if s.cfg.ConfigError != "" {
+			return Answer{}, configError(s.cfg.ConfigError)
+		}
 		return Answer{}, noKeyError(s.cfg.KeyEnv)
 	}
 	if route == "" {

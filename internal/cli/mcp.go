@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/mcpserver"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/resilience"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runMCP serves llmguard's MCP tools over stdio (the default) or Streamable
+// HTTP (--http). In stdio mode stdout carries only JSON-RPC: every log line
+// goes to stderr.
+func runMCP(ctx context.Context, env *Env, args []string) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--config FILE] [-v]\n\n"+
+			"Serves the MCP tools summarize, ask, chat, decode_error and llm_status on stdio,\n"+
+			"or on Streamable HTTP with --http. Register it with:\n"+
+			"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` (e.g. 127.0.0.1:8765) instead of stdio")
+	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $LLMGUARD_MCP_TOKEN)")
+	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")
+	configPath := fs.String("config", "", "config `file` (default: $LLMGUARD_CONFIG, else zero config from provider keys in the environment)")
+	verbose := fs.Bool("v", false, "verbose (debug) logs on stderr")
+	var origins mcpOrigins
+	fs.Var(&origins, "allow-origin", "also admit HTTP requests from this browser `origin` (repeatable); loopback origins are always admitted")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "llmguard mcp: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	// stdout is the JSON-RPC channel in stdio mode: logs only ever go to stderr.
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: mcpVersion}
+	// A route may end with "mcp/sampling": the connected client's own model.
+	app, err := loadAppWith(ctx, env, *configPath, &resilience.Options{Logger: logger,
+		Adapters: map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}}})
+	switch {
+	case err != nil:
+		// The server still starts and lists its tools; each LLM tool then
+		// answers one line saying what to fix.
+		logger.Warn("llmguard mcp: no usable LLM provider; tools will say how to configure one", "error", err)
+		cfg.ConfigError = err.Error()
+	case onlySimulated(app):
+		// Zero config found no key. An agent must not take a simulated answer
+		// for a real one: the LLM tools say which variables to set instead.
+		defer app.Close()
+		logger.Warn("llmguard mcp: no provider key in the environment; the LLM tools will say which variables to set")
+	default:
+		defer app.Close()
+		cfg.Engine = app.Engine
+	}
+	srv := mcpserver.New(cfg)
+
+	if *httpAddr == "" {
+		t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: mcpStdout{env.Stdout}}
+		if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			logger.Error("llmguard mcp: session ended", "error", err)
+			return 1
+		}
+		return 0
+	}
+
+	if *token == "" {
+		*token = env.Getenv("LLMGUARD_MCP_TOKEN")
+	}
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard mcp: --http %s: %v\n", *httpAddr, err)
+		return 1
+	}
+	if !mcpLoopback(ln.Addr()) && *token == "" {
+		ln.Close()
+		fmt.Fprintf(env.Stderr, "llmguard mcp: --http %s is not a loopback address: set --token or LLMGUARD_MCP_TOKEN so strangers can't spend your credits\n", *httpAddr)
+		return 2
+	}
+	hs := &http.Server{
+		Handler:           mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: *token, AllowedOrigins: origins, Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("llmguard mcp: serving Streamable HTTP", "url", "http://"+ln.Addr().String()+"/", "token", *token != "")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
+		return 1
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+		return 0
+	}
+}
+
+// version is reported to MCP clients.
+const mcpVersion = "dev"
+
+// onlySimulated reports whether every provider of app is the simulated one.
+func onlySimulated(app *App) bool {
+	for _, p := range app.Config.Providers {
+		if info, ok := p.Info(); !ok || info.Dialect != config.DialectSim {
+			return false
+		}
+	}
+	return true
+}
+
+type mcpStdout struct{ io.Writer }
+
+func (mcpStdout) Close() error { return nil }
+
+type mcpOrigins []string
+
+func (s *mcpOrigins) String() string     { return strings.Join(*s, ",") }
+func (s *mcpOrigins) Set(v string) error { *s = append(*s, v); return nil }
+
+func mcpLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
