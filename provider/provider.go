@@ -164,8 +164,9 @@ type Chunk struct {
 // Stream is an open streaming response. Recv returns io.EOF after the last
 // chunk of a stream that ended properly; any other error is a *Error (a
 // provider error event, a broken or truncated stream). Close releases the
-// connection and may be called at any time, more than once. A Stream is not
-// safe for concurrent use.
+// connection and may be called at any time, more than once, also from
+// another goroutine while Recv runs (which it aborts); otherwise a Stream is
+// not safe for concurrent use.
 type Stream interface {
 	Recv() (Chunk, error)
 	Close() error
