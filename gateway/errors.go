@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
@@ -158,13 +159,18 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	_, _ = w.Write(b)
 }
 
-// oneLine trims s to its first line and at most 300 bytes.
+// oneLine trims s to its first line and at most 400 bytes (on a rune
+// boundary).
 func oneLine(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if len(s) > 400 {
+		i := 400
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
 	}
 	return s
 }
@@ -223,6 +229,11 @@ func fromEngine(err error, now time.Time) *apiError {
 		e.message = oneLine(last.Verdict.Message)
 		e.requestID = last.Verdict.RequestID
 	}
+	if re != nil && distinctTargets(re) > 1 {
+		// Several targets failed: the route's line names each one's
+		// verdict and ends with the last request id.
+		e.message = oneLine(re.Error())
+	}
 	if re != nil && re.AllRateLimited() {
 		e.status, e.kind, e.retry = http.StatusTooManyRequests, kindRateLimit, "true"
 		e.retryAfter = retryAt(re, last, now)
@@ -234,6 +245,7 @@ func fromEngine(err error, now time.Time) *apiError {
 	if last != nil && !last.Verdict.Retryable {
 		if st, kind, ok := requestFault(last.Verdict); ok {
 			e.status, e.kind = st, kind
+			e.message = oneLine(last.Verdict.Message) // the request's own fault, as the provider said it
 			return e
 		}
 	}
@@ -245,6 +257,16 @@ func fromEngine(err error, now time.Time) *apiError {
 		e.retryAfter = d
 	}
 	return e
+}
+
+func distinctTargets(re *resilience.RouteError) int {
+	n := 0
+	for i, a := range re.Attempts {
+		if i == 0 || a.Target != re.Attempts[i-1].Target {
+			n++
+		}
+	}
+	return n
 }
 
 // retryAt is how long from now the engine says a retry could succeed.

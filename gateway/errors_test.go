@@ -1,0 +1,165 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/resilience"
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func attempt(target string, status int, class classify.Class, retryable bool, wait time.Duration, msg, rid string) resilience.AttemptError {
+	return resilience.AttemptError{Target: target, Err: &provider.Error{Verdict: classify.Verdict{Status: status, Class: class,
+		Retryable: retryable, Wait: wait, Message: msg, RequestID: rid}}}
+}
+
+// errorCases are the engine outcomes and gateway faults whose client-facing
+// responses are pinned in testdata/errors.txtar.
+func errorCases() []struct {
+	name string
+	err  *apiError
+} {
+	limited := &resilience.RouteError{Route: "default", Err: resilience.ErrExhausted, RetryAt: t0.Add(7500 * time.Millisecond),
+		Attempts: []resilience.AttemptError{
+			attempt("openai/gpt-4o", 429, classify.RateLimited, true, 5*time.Second, "429 rate_limit_exceeded: Rate limit reached (request-id req_a)", "req_a"),
+			attempt("anthropic/claude", 429, classify.RateLimited, true, 7*time.Second, "429 rate_limit_error: Number of requests exceeded (request-id req_b)", "req_b"),
+		}}
+	down := &resilience.RouteError{Route: "default", Err: resilience.ErrExhausted, Attempts: []resilience.AttemptError{
+		attempt("anthropic/claude", 529, classify.Overloaded, true, 0, "529 overloaded_error: Overloaded (request-id req_c)", "req_c"),
+		attempt("openai/gpt-4o", 500, classify.ServerError, true, 0, "500 server_error: The server had an error (request-id req_d)", "req_d"),
+	}}
+	badKey := &resilience.RouteError{Route: "default", Err: resilience.ErrRejected, Attempts: []resilience.AttemptError{
+		attempt("openai/gpt-4o", 401, classify.Auth, false, 0, "401 invalid_api_key: Incorrect API key provided: sk-…abcd (request-id req_e)", "req_e"),
+	}}
+	tooLong := &resilience.RouteError{Route: "default", Err: resilience.ErrRejected, Attempts: []resilience.AttemptError{
+		attempt("anthropic/claude", 400, classify.ContextLengthExceeded, false, 0, "400 invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum (request-id req_f)", "req_f"),
+	}}
+	credit := &resilience.RouteError{Route: "default", Err: resilience.ErrRejected, Attempts: []resilience.AttemptError{
+		attempt("deepseek/deepseek-chat", 402, classify.QuotaExhausted, false, 0, "402 invalid_request_error: Insufficient Balance", ""),
+	}}
+	open := &resilience.RouteError{Route: "default", Err: resilience.ErrNoTarget, RetryAt: t0.Add(42 * time.Second),
+		Skipped: []resilience.Skip{{Target: "openai/gpt-4o", Reason: "breaker open"}}}
+	deadline := &resilience.RouteError{Route: "default", Err: resilience.ErrDeadline, Attempts: []resilience.AttemptError{
+		attempt("openai/gpt-4o", 0, classify.Timeout, true, 0, "timeout: no response headers within 30s", ""),
+	}}
+	return []struct {
+		name string
+		err  *apiError
+	}{
+		{"all-rate-limited", fromEngine(limited, t0)},
+		{"all-down", fromEngine(down, t0)},
+		{"upstream-401", fromEngine(badKey, t0)},
+		{"context-too-long", fromEngine(tooLong, t0)},
+		{"out-of-credit", fromEngine(credit, t0)},
+		{"breakers-open", fromEngine(open, t0)},
+		{"deadline", fromEngine(deadline, t0)},
+		{"unknown-route", fromEngine(&resilience.RouteError{Route: "x", Err: resilience.ErrUnknownRoute}, t0)},
+		{"stream-broken", fromStream(down.Attempts[0].Err)},
+		{"gateway-key", errUnauthorized()},
+		{"too-large", errTooLarge(10 << 20)},
+		{"unknown-model", errUnknownModel("gpt-5", []string{"default", "fast"})},
+		{"bad-json", errBadRequest("request body is not a JSON object: malformed JSON object")},
+	}
+}
+
+// render is the golden form of an error response in a dialect.
+func render(e *apiError, dialect string) string {
+	rec := httptest.NewRecorder()
+	writeError(rec, dialect, e)
+	var b strings.Builder
+	fmt.Fprintf(&b, "status: %d\n", rec.Code)
+	keys := make([]string, 0, len(rec.Header()))
+	for k := range rec.Header() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, rec.Header().Get(k))
+	}
+	b.WriteString("\n")
+	b.Write(rec.Body.Bytes())
+	b.WriteString("\n")
+	return b.String()
+}
+
+func TestErrorGolden(t *testing.T) {
+	path := filepath.Join("testdata", "errors.txtar")
+	var got txtar.Archive
+	got.Comment = []byte("Client-facing error responses, per engine outcome and dialect. Regenerate: go test ./gateway -run TestErrorGolden -update\n")
+	for _, c := range errorCases() {
+		for _, d := range []string{DialectOpenAI, DialectAnthropic} {
+			got.Files = append(got.Files, txtar.File{Name: c.name + "/" + d, Data: []byte(render(c.err, d))})
+		}
+	}
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, txtar.Format(&got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	want := txtar.Parse(data)
+	wantFiles := map[string]string{}
+	for _, f := range want.Files {
+		wantFiles[f.Name] = string(f.Data)
+	}
+	for _, f := range got.Files {
+		if d := cmp.Diff(wantFiles[f.Name], string(f.Data)); d != "" {
+			t.Errorf("%s (-golden +got):\n%s", f.Name, d)
+		}
+		delete(wantFiles, f.Name)
+	}
+	for name := range wantFiles {
+		t.Errorf("golden %s has no case", name)
+	}
+}
+
+// TestErrorInvariants checks properties every error response must have.
+func TestErrorInvariants(t *testing.T) {
+	for _, c := range errorCases() {
+		t.Run(c.name, func(t *testing.T) {
+			e := c.err
+			if e.message == "" || strings.ContainsAny(e.message, "\r\n") {
+				t.Errorf("message %q is not one line", e.message)
+			}
+			if e.status == 429 && (e.retryAfter <= 0 || e.retry != "true") {
+				t.Errorf("429 without retry-after / x-should-retry: true: %+v", e)
+			}
+			if e.status != 429 && e.retry != "false" {
+				t.Errorf("terminal error without x-should-retry: false: %+v", e)
+			}
+			for _, d := range []string{DialectOpenAI, DialectAnthropic} {
+				rec := httptest.NewRecorder()
+				writeError(rec, d, e)
+				if !bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
+					t.Errorf("%s body %s", d, rec.Body)
+				}
+			}
+		})
+	}
+	if e := fromEngine(errors.New("plain"), t0); e.status != 503 {
+		t.Errorf("a non-route error maps to %d", e.status)
+	}
+}
