@@ -67,7 +67,7 @@ func newMockEngine(t *testing.T, route *config.Route) *mockEngine {
 	eng, err := resilience.New(resilience.Options{
 		Config:   cfg,
 		Adapters: adapters,
-		Now: m.now,
+		Now:      m.now,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			m.mu.Lock()
 			m.sleeps = append(m.sleeps, d)
