@@ -79,7 +79,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	call := wire.Call{Provider: a.name, Model: model}
 	body, err := Encode(req, model, stream)
 	if err != nil {
-		return nil, call, fmt.Errorf("anthropic: encoding request: %w", err)
+		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
 	hdr := a.hdr
 	if stream {
@@ -87,7 +87,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	}
 	hr, err := wire.NewRequest(ctx, a.url, body, hdr)
 	if err != nil {
-		return nil, call, fmt.Errorf("anthropic: %w", err)
+		return nil, call, call.Invalid(err)
 	}
 	resp, err := call.Do(ctx, a.client, hr)
 	return resp, call, err

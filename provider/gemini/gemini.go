@@ -73,7 +73,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	call := wire.Call{Provider: a.name, Model: model}
 	body, err := Encode(req, model)
 	if err != nil {
-		return nil, call, fmt.Errorf("gemini: encoding request: %w", err)
+		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
 	u := a.base + "/v1beta/models/" + url.PathEscape(model)
 	if stream {
@@ -83,7 +83,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	}
 	hr, err := wire.NewRequest(ctx, u, body, a.hdr)
 	if err != nil {
-		return nil, call, fmt.Errorf("gemini: %w", err)
+		return nil, call, call.Invalid(err)
 	}
 	resp, err := call.Do(ctx, a.client, hr)
 	return resp, call, err

@@ -238,3 +238,20 @@ func toCases(cs []errorCase) []pt.ErrorCase {
 	}
 	return out
 }
+
+// TestUnencodable: a request Gemini cannot take (a tool result naming no
+// earlier call) is an invalid_request *provider.Error that allows fallback,
+// and nothing is sent.
+func TestUnencodable(t *testing.T) {
+	up := pt.NewUpstream(t, pt.Reply(200, okBody))
+	req := &provider.Request{Messages: []provider.Message{{Role: provider.RoleTool, Content: []provider.Part{
+		{Type: provider.PartToolResult, ToolResult: &provider.ToolResult{CallID: "call_9", Content: "x"}}}}}}
+	_, err := newAdapter(up.URL).Chat(context.Background(), req)
+	pe := provider.AsError(err)
+	if pe == nil || pe.Verdict.Class != classify.InvalidRequest || !pe.Verdict.Fallback || pe.Provider != "gemini" {
+		t.Fatalf("err = %v (%+v)", err, pe)
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}

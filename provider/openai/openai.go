@@ -131,7 +131,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	call := wire.Call{Provider: a.name, Model: model}
 	body, err := encode(req, model, stream, a.q)
 	if err != nil {
-		return nil, call, fmt.Errorf("%s: encoding request: %w", a.name, err)
+		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
 	hdr := a.hdr
 	if stream {
@@ -139,7 +139,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	}
 	hr, err := wire.NewRequest(ctx, a.endpoint(model), body, hdr)
 	if err != nil {
-		return nil, call, fmt.Errorf("%s: %w", a.name, err)
+		return nil, call, call.Invalid(err)
 	}
 	resp, err := call.Do(ctx, a.client, hr)
 	return resp, call, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
@@ -46,6 +47,20 @@ func (c Call) Classify(in classify.Input, err error) *provider.Error {
 		}
 	}
 	return &provider.Error{Provider: c.Provider, Model: c.Model, Verdict: v, Err: err}
+}
+
+// Invalid is the error for a request the adapter cannot send: it could not
+// be encoded in this dialect (a tool result Gemini cannot name, an unknown
+// tool_choice mode) or its URL is malformed. It is invalid_request with
+// request scope; Fallback is true because another dialect may take it.
+func (c Call) Invalid(err error) *provider.Error {
+	msg := c.Provider + ": cannot send the request: " + err.Error()
+	if len(msg) > 200 {
+		msg = msg[:197] + "..."
+	}
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	return &provider.Error{Provider: c.Provider, Model: c.Model, Err: err, Verdict: classify.Verdict{
+		Class: classify.InvalidRequest, Scope: classify.ScopeRequest, Fallback: true, Message: msg}}
 }
 
 // Transport classifies a transport error (no response or no complete body).
