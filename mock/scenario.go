@@ -30,8 +30,11 @@ type Scenario struct {
 	Rules []Rule
 }
 
-// Rule answers the requests its Match selects.
+// Rule answers the requests its Match selects. The zero Rule matches every
+// generation request and answers it with success. A Rule is read-only once
+// its Scenario is given to New.
 type Rule struct {
+	// Match selects the requests the rule answers.
 	Match Match
 	// Sequence is answered in order, one step per request. When it is used
 	// up: with Faults, each later request draws from Faults; with Repeat,
@@ -50,7 +53,8 @@ type Rule struct {
 	Per string
 }
 
-// Match selects requests. Empty fields match everything.
+// Match selects requests. Empty fields match everything; the zero Match
+// selects every generation request.
 type Match struct {
 	// Provider is a provider or dialect name: "anthropic", "openai" (also
 	// every OpenAI-compatible prefix such as /deepseek/chat/completions),
@@ -66,9 +70,12 @@ type Match struct {
 	Stream *bool
 }
 
-// Weighted is a fault drawn with probability Rate (0..1).
+// Weighted is a fault drawn with probability Rate (0..1). The zero value
+// never fires.
 type Weighted struct {
+	// Step is the fault served when drawn.
 	Step Step
+	// Rate is the probability of drawing Step, in (0, 1].
 	Rate float64
 }
 
@@ -76,7 +83,12 @@ type Weighted struct {
 // uniform; else Median/P99 describe a log-normal distribution. The zero
 // Latency adds no delay.
 type Latency struct {
-	Fixed, Min, Max, Median, P99 time.Duration
+	// Fixed is a constant delay.
+	Fixed time.Duration
+	// Min and Max bound a uniform delay.
+	Min, Max time.Duration
+	// Median and P99 shape a log-normal delay (capped at 4×P99).
+	Median, P99 time.Duration
 }
 
 func (l Latency) zero() bool { return l == Latency{} }

@@ -64,22 +64,32 @@ type Config struct {
 	KeepAlive time.Duration
 }
 
-// Request is one entry of the request log.
+// Request is one entry of the request log, a plain value (safe to copy).
+// It never holds an API key, only its last 4 characters.
 type Request struct {
-	Seq      int       `json:"seq"`
-	Time     time.Time `json:"time"`
-	Method   string    `json:"method"`
-	Path     string    `json:"path"`
-	Provider string    `json:"provider"` // anthropic, openai, azure, gemini or a path-prefix name
-	Endpoint string    `json:"endpoint"` // generate or models
-	Model    string    `json:"model,omitempty"`
-	Stream   bool      `json:"stream,omitempty"`
+	// Seq numbers the requests from 1 (Reset starts again).
+	Seq int `json:"seq"`
+	// Time is when the request arrived (Config.Now).
+	Time time.Time `json:"time"`
+	// Method and Path are the HTTP method and URL path.
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// Provider is anthropic, openai, azure, gemini or a path-prefix name
+	// (deepseek for /deepseek/chat/completions).
+	Provider string `json:"provider"`
+	// Endpoint is "generate" or "models".
+	Endpoint string `json:"endpoint"`
+	// Model is the requested model, without a +fault= marker.
+	Model string `json:"model,omitempty"`
+	// Stream reports a streaming request.
+	Stream bool `json:"stream,omitempty"`
 	// Key is the API key masked to its last 4 characters ("…abcd").
 	Key string `json:"key,omitempty"`
 	// Fault is the step served ("ok", "529", "rate_limit:2", …).
 	Fault string `json:"fault"`
 	// Status is the HTTP status sent; 0 for reset and hang.
-	Status    int    `json:"status"`
+	Status int `json:"status"`
+	// RequestID is the provider request id the mock sent ("" for Gemini).
 	RequestID string `json:"request_id,omitempty"`
 }
 
