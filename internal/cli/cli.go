@@ -27,6 +27,7 @@ type command struct {
 // commands lists every subcommand; each file adds its own entry here.
 var commands = map[string]command{
 	"decode": {"classify a provider error response (status, headers, body)", runDecode},
+	"doctor": {"check the config, every provider key (cheap model listing), key shapes, reachability and clock skew", runDoctor},
 	"demo":   {"play a scripted bad night against the in-process mock: llmguard vs naive and no-retry clients (no keys)", runDemo},
 	"config": {"validate a configuration and print the effective one (config check [FILE])", runConfig},
 	"mcp":    {"serve llmguard's MCP tools (summarize, ask, chat, decode_error, llm_status) on stdio, or --http", runMCP},
