@@ -68,6 +68,8 @@
 //	                    Anthropic event: error overloaded_error, OpenAI an error chunk, OpenRouter
 //	                    (/openrouter/…) a chunk with finish_reason "error", Gemini an error object;
 //	                    a non-streaming request gets a truncated body
+//	stuck[:N]           a stream goes silent after N deltas (default 3) and stays open until the client
+//	                    gives up (stream idle timeouts); a non-streaming body stops half way and hangs
 //	stall[:N]           200 at once, then keep-alives every Config.KeepAlive (SSE ": keep-alive"
 //	                    comments in streams, blank lines before a JSON body, as DeepSeek does under
 //	                    load): N of them, then the answer; without N until the client gives up

@@ -30,13 +30,14 @@ const (
 	KindTruncated         = "truncated"          // a 200 whose body (or stream) stops half way
 	KindMidstream         = "midstream"          // a stream that fails after N tokens (arg: N, default 3)
 	KindStall             = "stall"              // 200, then keep-alives (N of them, then the answer; no N: until the client gives up)
+	KindStuck             = "stuck"              // a stream that goes silent after N tokens (default 3) until the client gives up
 )
 
 // kindNames lists every named kind, for validation and messages.
 func kindNames() []string {
 	return []string{KindOK, KindOverloaded, KindRateLimit, KindInsufficientQuota, KindCreditLow,
 		KindDailyQuota, KindBadKey, KindPermission, KindNotFound, KindInvalidRequest, KindContextOverflow,
-		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindTruncated, KindMidstream, KindStall}
+		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindTruncated, KindMidstream, KindStall, KindStuck}
 }
 
 // Step is one scripted answer, written KIND[:ARG][@LATENCY]: "529",

@@ -457,3 +457,36 @@ func TestOpenRouterMidstream(t *testing.T) {
 		t.Errorf("provider %q", p)
 	}
 }
+
+func TestStuck(t *testing.T) {
+	srv, ts := newTS(t, nil)
+	for _, a := range apis {
+		t.Run(a.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			resp, err := ts.Client().Do(call{api: a.name, model: a.model, text: "one two three four five", stream: true, header: "stuck:2"}.request(ts.URL).WithContext(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			// Read events until two text deltas arrived; then the stream is silent.
+			got := make(chan string, 1)
+			go func() {
+				res := readStream(t, a.name, resp.Body)
+				got <- res.text
+			}()
+			select {
+			case text := <-got:
+				t.Fatalf("stream ended instead of going silent (text %q)", text)
+			case <-time.After(50 * time.Millisecond):
+			}
+			cancel() // the client gives up
+			if text := <-got; text != "Mock answer" {
+				t.Errorf("text before silence %q", text)
+			}
+		})
+	}
+	if n := len(srv.Requests()); n != len(apis) {
+		t.Errorf("%d requests logged", n)
+	}
+}

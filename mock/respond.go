@@ -145,15 +145,28 @@ func (x *exchange) host() string {
 	return "api.openai.com"
 }
 
+// hold keeps the request open without writing until the client gives up,
+// Server.Close or Config.HangLimit, then drops the connection.
+func (x *exchange) hold() {
+	t := time.NewTimer(x.s.hangMax)
+	defer t.Stop()
+	select {
+	case <-x.r.Context().Done():
+	case <-x.s.closed:
+	case <-t.C:
+	}
+	panic(http.ErrAbortHandler)
+}
+
 // serve answers with step st.
 func (x *exchange) serve(st Step) {
 	x.rid = x.requestID()
 	kind := st.kind()
-	if x.rt.endpoint == endpointModels && (kind == KindMidstream || kind == KindTruncated || kind == KindStall) {
+	if x.rt.endpoint == endpointModels && (kind == KindMidstream || kind == KindTruncated || kind == KindStall || kind == KindStuck) {
 		kind = KindOK
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated, KindStall:
+	case KindOK, KindMidstream, KindTruncated, KindStall, KindStuck:
 		x.s.record(x, st.String(), http.StatusOK)
 	case KindReset, KindHang:
 		x.s.record(x, st.String(), 0)
@@ -167,7 +180,7 @@ func (x *exchange) serve(st Step) {
 		}
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated:
+	case KindOK, KindMidstream, KindTruncated, KindStuck:
 		if x.rt.endpoint == endpointModels {
 			x.setHeaders(ctJSON)
 			x.w.Write(x.s.models[x.rt.dialect])
@@ -193,14 +206,7 @@ func (x *exchange) serve(st Step) {
 	case KindReset:
 		reset(x.w)
 	case KindHang:
-		t := time.NewTimer(x.s.hangMax)
-		defer t.Stop()
-		select {
-		case <-x.r.Context().Done():
-		case <-x.s.closed:
-		case <-t.C:
-		}
-		panic(http.ErrAbortHandler)
+		x.hold()
 	default:
 		x.writeTemplate(x.s.cat.lookup(x.rt.dialect, kind), st)
 	}
@@ -262,12 +268,15 @@ func (x *exchange) success(kind string, st Step) {
 		if !x.started {
 			x.setHeaders(ctJSON)
 		}
-		if kind == KindTruncated || kind == KindMidstream {
+		if kind == KindTruncated || kind == KindMidstream || kind == KindStuck {
 			if !x.started {
 				x.w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
 			}
 			x.w.Write(body[:len(body)/2])
 			http.NewResponseController(x.w).Flush()
+			if kind == KindStuck {
+				x.hold()
+			}
 			panic(http.ErrAbortHandler)
 		}
 		x.w.Write(body)
@@ -279,8 +288,10 @@ func (x *exchange) success(kind string, st Step) {
 		cut = st.arg(3)
 	case KindTruncated:
 		cut = st.arg(2)
+	case KindStuck:
+		cut = st.arg(3)
 	}
-	s := &streamer{x: x, cut: cut, fail: kind == KindMidstream}
+	s := &streamer{x: x, cut: cut, fail: kind == KindMidstream, stuck: kind == KindStuck}
 	switch x.rt.dialect {
 	case dialectAnthropic:
 		s.anthropic(text, tl)
@@ -299,6 +310,7 @@ type streamer struct {
 	cut   int
 	sent  int
 	fail  bool
+	stuck bool // at the cut, go silent instead of failing
 	array bool // Gemini without alt=sse: a JSON array
 	first bool
 }
@@ -316,6 +328,9 @@ func (s *streamer) delta() bool {
 
 // stop ends the stream at the cut.
 func (s *streamer) stop() {
+	if s.stuck {
+		s.x.hold()
+	}
 	if s.fail {
 		x := s.x
 		switch x.rt.dialect {
