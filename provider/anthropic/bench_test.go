@@ -45,12 +45,12 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkBareHTTP is the same exchange with net/http alone.
+// BenchmarkBareHTTP is the same exchange (URL, body, headers) with net/http alone.
 func BenchmarkBareHTTP(b *testing.B) {
 	up := pt.Server(b, pt.Reply(200, okBody))
 	body, err := anthropic.Encode(pt.ToolConversation(), "m", false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pt.BenchmarkBareHTTP(b, up.URL, body)
+	pt.BenchmarkBareHTTP(b, up.URL+"/v1/messages", body, "x-api-key", "sk-ant-api03-Xk9fQ2mVbT7rLw4ZpN8sYc1HdJ6gEaU3oKiR5yBtMx0vWqFlCe", "anthropic-version", "2023-06-01", "Accept", "application/json")
 }

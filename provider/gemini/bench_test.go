@@ -45,12 +45,12 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkBareHTTP is the same exchange with net/http alone.
+// BenchmarkBareHTTP is the same exchange (URL, body, headers) with net/http alone.
 func BenchmarkBareHTTP(b *testing.B) {
 	up := pt.Server(b, pt.Reply(200, okBody))
 	body, err := gemini.Encode(pt.ToolConversation(), "gemini-2.5-flash")
 	if err != nil {
 		b.Fatal(err)
 	}
-	pt.BenchmarkBareHTTP(b, up.URL, body)
+	pt.BenchmarkBareHTTP(b, up.URL+"/v1beta/models/m-1:generateContent", body, "x-goog-api-key", "AIzaSyD4kT9xQw2LmN7pRb3VcZ8sHf1JgY6uE0a")
 }

@@ -45,12 +45,12 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkBareHTTP is the same exchange with net/http alone.
+// BenchmarkBareHTTP is the same exchange (URL, body, headers) with net/http alone.
 func BenchmarkBareHTTP(b *testing.B) {
 	up := pt.Server(b, pt.Reply(200, okBody))
 	body, err := openai.Encode(pt.ToolConversation(), "m", false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pt.BenchmarkBareHTTP(b, up.URL, body)
+	pt.BenchmarkBareHTTP(b, up.URL+"/v1/chat/completions", body, "Authorization", "Bearer sk-proj-Q8vT3kLm9XzR2bWn5YcJ7pHf4sDg1uEa6oKi0tNxMw", "Accept", "application/json")
 }

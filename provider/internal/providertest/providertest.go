@@ -200,9 +200,10 @@ func Server(tb testing.TB, h http.HandlerFunc) *httptest.Server {
 }
 
 // BenchmarkBareHTTP is the floor a round trip cannot go below: the same
-// body POSTed to the same server with the shared client, the reply read,
-// with no encoding, decoding or classification.
-func BenchmarkBareHTTP(b *testing.B, url string, body []byte) {
+// body and headers (name, value pairs) POSTed to the same server with the
+// shared client, the reply read, with no encoding, decoding or
+// classification.
+func BenchmarkBareHTTP(b *testing.B, url string, body []byte, header ...string) {
 	client := provider.NewHTTPClient(nil)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -211,6 +212,9 @@ func BenchmarkBareHTTP(b *testing.B, url string, body []byte) {
 			b.Fatal(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
