@@ -3,7 +3,7 @@
 //   llmguard mock --addr 127.0.0.1:8089 & MOCK_URL=http://127.0.0.1:8089 node --test
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 
 const base = process.env.MOCK_URL;
@@ -186,4 +186,29 @@ test('anthropic: 529 overloaded and mid-stream error', async () => {
     return true;
   });
   assert.equal(text, 'Mock answer from');
+});
+
+test('azure: chat completion through AzureOpenAI (deployment path, api-key header)', async () => {
+  const azure = new AzureOpenAI({
+    endpoint: base, apiKey: 'azure-test-key-1234', apiVersion: '2024-10-21', deployment: 'my-gpt', maxRetries: 0,
+  });
+  const res = await azure.chat.completions.create({ model: 'my-gpt', messages: [{ role: 'user', content: 'Hi Azure' }] });
+  assert.equal(res.choices[0].message.content, 'Mock answer from my-gpt: Hi Azure');
+  await assert.rejects(
+    azure.chat.completions.create({ model: 'my-gpt', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-mock-fault': '429:3' } }),
+    (err) => {
+      assert.equal(err.status, 429);
+      assert.equal(err.headers.get('retry-after-ms'), '3000');
+      return true;
+    },
+  );
+});
+
+test('models.list for key checks', async () => {
+  const oa = [];
+  for await (const m of openai.models.list()) oa.push(m.id);
+  assert.ok(oa.includes('gpt-4.1'));
+  const an = [];
+  for await (const m of anthropic.models.list()) an.push(m.id);
+  assert.ok(an.length > 0 && an.every((id) => id.startsWith('claude-')));
 });
