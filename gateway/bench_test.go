@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,4 +181,44 @@ func BenchmarkCodec(b *testing.B) {
 	if !bytes.Contains(buf, []byte("All work")) {
 		b.Fatal("bad encoding")
 	}
+}
+
+// BenchmarkGatewayHeap sends b.N requests (8 clients) through the gateway
+// and reports the live heap and goroutines after a GC, before and after:
+// with -benchtime 100000x it shows memory stays flat.
+func BenchmarkGatewayHeap(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	measure := func() (uint64, int) {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc, runtime.NumGoroutine()
+	}
+	// Warm up with the same concurrency, so the connection pools (and
+	// their goroutines and buffers) exist before the first measurement.
+	par := 4 * runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for range 500 {
+				bs.call(b, bs.gateway)
+			}
+		})
+	}
+	wg.Wait()
+	heap0, g0 := measure()
+	b.ResetTimer()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bs.call(b, bs.gateway)
+		}
+	})
+	b.StopTimer()
+	heap1, g1 := measure()
+	b.ReportMetric(float64(heap0)/1024, "heap-before-KiB")
+	b.ReportMetric(float64(heap1)/1024, "heap-after-KiB")
+	b.ReportMetric(float64(g1-g0), "goroutines-delta")
 }

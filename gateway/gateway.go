@@ -29,8 +29,11 @@ import (
 // Engine is what the gateway needs of *resilience.Engine (which implements
 // it). Implementations must be safe for concurrent use.
 type Engine interface {
+	// Chat runs a non-streaming call over its route.
 	Chat(ctx context.Context, c *resilience.Call) (*resilience.Result, error)
+	// Stream runs a streaming call and returns once the first token arrived.
 	Stream(ctx context.Context, c *resilience.Call) (*resilience.StreamResult, error)
+	// Status snapshots every target (for /status).
 	Status() []resilience.TargetStatus
 	// Routes maps each route name to its "provider/model" targets.
 	Routes() map[string][]string
