@@ -279,7 +279,7 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 		}
 	}
 
-	v := Verdict{Status: status, Class: cls, ProviderType: f.ptype}
+	v := Verdict{Status: status, Class: cls, ProviderType: truncate(Redact(collapse(f.ptype)), 120)}
 	v.Retryable, v.Scope, v.Fallback = defaults(cls)
 	if cls == NotFound && (ph&phModel != 0 ||
 		matched == "model_not_found" || matched == "DeploymentNotFound") {
@@ -453,7 +453,7 @@ func formatMessage(status int, label, msg, reqID string) string {
 	if label == "" {
 		label = strings.ToLower(http.StatusText(status))
 	}
-	label = collapse(Redact(label))
+	label = truncate(collapse(Redact(label)), 60)
 	msg = Redact(collapse(msg))
 	tail := ""
 	if reqID != "" {

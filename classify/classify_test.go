@@ -406,3 +406,14 @@ func ExampleVerdict_Advice() {
 	// quota_exhausted 2026-08-22T07:00:00Z
 	// the quota resets at 2026-08-22T07:00:00Z; add credits or upgrade the tier; fall back to another key or provider meanwhile (retrying will not help)
 }
+
+func TestLongFieldsStayBounded(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	body := []byte(`{"error":{"type":"` + long + `","message":"` + long + `","code":"` + long + `"}}`)
+	h := http.Header{"X-Request-Id": {long}}
+	v := classify.Classify(classify.Input{Status: 500, Header: h, Body: body, Now: fixedNow})
+	checkVerdictInvariants(t, v)
+	if len(v.ProviderType) > 130 || len(v.RequestID) > 90 {
+		t.Errorf("provider_type %d bytes, request_id %d bytes", len(v.ProviderType), len(v.RequestID))
+	}
+}
