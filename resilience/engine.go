@@ -26,7 +26,9 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand is the jitter source (nil = a randomly seeded one).
 	Rand *rand.Rand
-	// OnEvent receives every event of every call (nil = none). It must not block.
+	// OnEvent receives every event of every call (nil = none). It must not
+	// block, and it is called concurrently (by concurrent calls, and by the
+	// two branches of a hedge).
 	OnEvent func(Event)
 	// Logger (nil = slog.Default()).
 	Logger *slog.Logger
@@ -93,7 +95,13 @@ const (
 	EventGiveUp   EventKind = "give_up"  // the call failed (Err set)
 )
 
-// Event is one thing that happened during a call.
+// Event is one thing that happened during a call. Route is the route's
+// name. Verdict is set on failure, retry and (from the failure that caused
+// it) fallback events. Reason says why a target was skipped; on a breaker
+// event it is "key <provider>" when the provider key's breaker changed (every
+// target on that key is affected) and "" for the target's own breaker. A
+// breaker event caused by a stream failing after its first token is only
+// delivered to Options.OnEvent (the call has returned by then).
 type Event struct {
 	Kind        EventKind
 	Time        time.Time

@@ -537,6 +537,8 @@ func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Er
 		}
 		if cs != nil {
 			cs.breakerEvent(t.name, from, to, label)
+		} else if from != to && e.onEvent != nil {
+			e.onEvent(Event{Kind: EventBreaker, Time: now, Target: t.name, From: from, To: to, Reason: label})
 		}
 	}
 	kk, tkey := t.kkey, t.tkey
