@@ -203,7 +203,7 @@ func Decode(body []byte) (*provider.Response, error) {
 	if c.FinishReason == "error" {
 		return nil, errInBody
 	}
-	out := &provider.Response{ID: r.ID, Model: r.Model, Text: c.Message.Content,
+	out := &provider.Response{ID: r.ID, Model: r.Model, Text: string(c.Message.Content),
 		FinishReason: finish(c.FinishReason)}
 	if r.Usage != nil {
 		out.Usage = provider.Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}

@@ -329,3 +329,23 @@ func toCases(cs []errorCase) []pt.ErrorCase {
 	}
 	return out
 }
+
+// TestDecodeContentShapes: content as null, string or an array of parts
+// (Mistral's reasoning models) all decode.
+func TestDecodeContentShapes(t *testing.T) {
+	tests := []struct{ content, want string }{
+		{`null`, ""},
+		{`"plain"`, "plain"},
+		{`[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]},{"type":"text","text":"The answer"},{"type":"text","text":" is 4."}]`, "The answer is 4."},
+	}
+	for _, tc := range tests {
+		resp, err := openai.Decode([]byte(`{"id":"x","model":"magistral-medium-latest","choices":[{"index":0,"message":{"role":"assistant","content":` +
+			tc.content + `},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`))
+		if err != nil || resp.Text != tc.want {
+			t.Errorf("content %s: %+v, %v; want %q", tc.content, resp, err, tc.want)
+		}
+	}
+	if _, err := openai.Decode([]byte(`{"choices":[{"message":{"content":7}}]}`)); err == nil {
+		t.Errorf("content 7 decoded")
+	}
+}

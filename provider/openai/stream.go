@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/llmguard/llmguard/internal/sse"
@@ -26,9 +27,44 @@ type wireChoice struct {
 }
 
 type wireRespMsg struct {
-	Content   string         `json:"content"`
+	Content   flexText       `json:"content"`
 	Refusal   string         `json:"refusal"`
 	ToolCalls []wireToolCall `json:"tool_calls"`
+}
+
+// flexText is message content as a string, null, or (Mistral's reasoning
+// models and some compatible servers) an array of parts, of which the
+// "text" parts are joined; other parts (thinking...) are skipped.
+type flexText string
+
+func (f *flexText) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		err := json.Unmarshal(b, &s)
+		*f = flexText(s)
+		return err
+	}
+	if len(b) > 0 && b[0] == '[' {
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		var s string
+		for _, p := range parts {
+			if p.Type == "text" || p.Type == "" {
+				s += p.Text
+			}
+		}
+		*f = flexText(s)
+		return nil
+	}
+	if string(b) == "null" {
+		return nil
+	}
+	return fmt.Errorf("content: unexpected %.20s", b)
 }
 
 type wireUsage struct {
@@ -73,7 +109,7 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 			return out, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
 		}
 		if c.Delta.Content != "" {
-			out = append(out, provider.Chunk{Text: c.Delta.Content})
+			out = append(out, provider.Chunk{Text: string(c.Delta.Content)})
 		}
 		for _, tc := range c.Delta.ToolCalls {
 			i := 0

@@ -260,3 +260,25 @@ func BenchmarkMockChat(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMockStream is a full streaming round trip (request, every
+// event decoded to the end) through each adapter against the in-process mock.
+func BenchmarkMockStream(b *testing.B) {
+	for _, tg := range mockTargets[:3] {
+		b.Run(tg.name, func(b *testing.B) {
+			_, a := startMock(b, tg)
+			req := userText(tg.model, "What is the capital of France")
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := a.Stream(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := pt.Collect(st); err != io.EOF {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
