@@ -1,0 +1,169 @@
+// Package mcpclient holds the end-to-end tests of `llmguard mcp`: the built
+// binary in stdio mode, and the official MCP TypeScript SDK client (node
+// --test) driving it against `llmguard mock`.
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildBinary builds cmd/llmguard into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "llmguard")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/llmguard")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// startMock runs `llmguard mock` on a loopback port and returns its base URL.
+func startMock(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mock", "--addr", addr}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	url := "http://" + addr
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get(url + "/_mock/requests")
+		if err == nil {
+			resp.Body.Close()
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("llmguard mock did not start: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStdoutCarriesOnlyJSONRPC runs a failing, retrying, verbosely logging
+// stdio session and checks that every line on stdout is a JSON-RPC message.
+func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
+	bin := buildBinary(t)
+	mockURL := startMock(t, bin, "--scenario", "overload-burst")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "mcp", "-v")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+		"ANTHROPIC_API_KEY=sk-ant-test", "ANTHROPIC_BASE_URL=" + mockURL}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"stdout-test","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summarize","arguments":{"text":"The provider was overloaded three times, then answered."},"_meta":{"progressToken":"p1"}}}`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"decode_error","arguments":{"status":529,"body":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}}}`)
+
+	var lines []string
+	var progress int
+	got := map[float64]bool{}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      *float64        `json:"id"`
+			Method  string          `json:"method"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" || (msg.ID == nil && msg.Method == "") {
+			t.Fatalf("stdout line %d is not a JSON-RPC message: %q (err %v)\nstderr:\n%s", len(lines), line, err, stderr.String())
+		}
+		if msg.Method == "notifications/progress" {
+			progress++
+		}
+		if msg.ID != nil && (msg.Result != nil || msg.Error != nil) {
+			got[*msg.ID] = true
+		}
+		if got[1] && got[2] && got[3] {
+			break
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil && ctx.Err() != nil {
+		t.Fatalf("llmguard mcp did not finish: %v", ctx.Err())
+	}
+	if !got[2] || !got[3] {
+		t.Fatalf("missing responses (got %v) in stdout:\n%s\nstderr:\n%s", got, strings.Join(lines, "\n"), stderr.String())
+	}
+	if progress == 0 {
+		t.Errorf("no progress notification on a retrying call; stdout:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(stderr.String(), "level=") {
+		t.Errorf("verbose session logged nothing on stderr")
+	}
+	t.Logf("%d stdout lines, all JSON-RPC (%d progress notifications); %d bytes of logs on stderr", len(lines), progress, stderr.Len())
+}
+
+// TestNodeClient runs test/mcp-client/*.test.mjs: the official MCP
+// TypeScript SDK client spawning `llmguard mcp` against `llmguard mock`.
+// Install first: cd test/mcp-client && npm ci
+func TestNodeClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat("node_modules/@modelcontextprotocol/sdk/package.json")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node and test/mcp-client/node_modules are required under CI (cd test/mcp-client && npm ci): %v", err)
+		}
+		t.Skipf("node or node_modules missing (cd test/mcp-client && npm ci): %v", err)
+	}
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "mcp.test.mjs")
+	cmd.Env = append(os.Environ(), "LLMGUARD_BIN="+bin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	t.Logf("node --test:\n%s", out)
+	if !bytes.Contains(out, []byte("# fail 0")) && !bytes.Contains(out, []byte("fail 0")) {
+		t.Errorf("node reported failures:\n%s", out)
+	}
+}
