@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,19 +407,25 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 	rt := &targetRuntime{}
 	tp := &targetPlan{rt: rt, retry: retryPolicy{budget: 0.2}}
 	rt.active.Store(10)
-	granted := 0
+	var wg sync.WaitGroup
+	var granted atomic.Int64
 	for range 10 {
-		if budgetAllows(tp) {
-			rt.retrying.Add(1)
-			granted++
-		}
+		wg.Go(func() {
+			if acquireRetry(tp) {
+				granted.Add(1)
+			}
+		})
 	}
-	if granted != 2 {
-		t.Errorf("granted %d concurrent retries, want 2", granted)
+	wg.Wait()
+	if granted.Load() != 2 {
+		t.Errorf("granted %d concurrent retries, want 2", granted.Load())
 	}
 	tp.retry.minConcurrency = 3
-	if !budgetAllows(tp) {
+	if !acquireRetry(tp) {
 		t.Error("floor of 3 not honoured")
+	}
+	if acquireRetry(tp) {
+		t.Error("a 4th concurrent retry passed a floor of 3")
 	}
 }
 

@@ -177,7 +177,13 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 	rp, e := cs.rp, cs.e
 	t := rp.targets[i]
 	t.rt.active.Add(1)
-	defer t.rt.active.Add(-1)
+	holdsRetry := false // a retry-budget slot, held from the backoff to the end of the retry
+	defer func() {
+		if holdsRetry {
+			t.rt.retrying.Add(-1)
+		}
+		t.rt.active.Add(-1)
+	}()
 	for n := 1; ; n++ {
 		now := e.now()
 		left := cs.deadline.Sub(now)
@@ -208,14 +214,12 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 		if n == 1 && rp.hedgeAfter > 0 && i+1 < len(rp.targets) {
 			out, winner, pe, skipReason = cs.hedged(ctx, stream, i, tk)
 		} else {
-			if n > 1 {
-				t.rt.retrying.Add(1)
-			}
 			out, pe, skipReason = cs.attempt(ctx, stream, t, tk, n, left)
-			if n > 1 {
-				t.rt.retrying.Add(-1)
-			}
 			winner = t
+		}
+		if holdsRetry {
+			holdsRetry = false
+			t.rt.retrying.Add(-1)
 		}
 		if skipReason != "" {
 			cs.skip(t, skipReason)
@@ -243,11 +247,12 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 			cs.skip(t, fmt.Sprintf("server asked to wait %s, more than max_wait %s", v.Wait, t.retry.maxWait))
 			return outcome{}, nil, last, nil
 		}
-		if !budgetAllows(t) {
+		if !acquireRetry(t) {
 			cs.noteRetryAt(retryAtOf(e.now(), v))
 			cs.skip(t, "retry budget exhausted")
 			return outcome{}, nil, last, nil
 		}
+		holdsRetry = true
 		d := e.jitter(n, t.retry, v.Wait)
 		if d >= cs.left() {
 			cs.noteRetryAt(retryAtOf(e.now(), v))
@@ -284,12 +289,21 @@ func retryAtOf(now time.Time, v *classify.Verdict) time.Time {
 	return time.Time{}
 }
 
-// budgetAllows reports whether t's retry budget admits one more retry: the
-// retries in flight stay below max(min_retry_concurrency, budget × active calls).
-func budgetAllows(t *targetPlan) bool {
+// acquireRetry takes a slot of t's retry budget if one is free: the retries
+// in flight (backoff included) stay below max(min_retry_concurrency,
+// budget × calls active on t). The caller releases it with retrying.Add(-1).
+func acquireRetry(t *targetPlan) bool {
 	allowed := int64(t.retry.budget * float64(t.rt.active.Load()))
 	allowed = max(allowed, int64(t.retry.minConcurrency))
-	return t.rt.retrying.Load() < allowed
+	for {
+		cur := t.rt.retrying.Load()
+		if cur >= allowed {
+			return false
+		}
+		if t.rt.retrying.CompareAndSwap(cur, cur+1) {
+			return true
+		}
+	}
 }
 
 // attempt makes one upstream attempt on t: concurrency slot, timeouts, the
