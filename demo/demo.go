@@ -61,8 +61,11 @@ type Outcome struct {
 	MockAttempts int `json:"mock_attempts"`
 	// Retries counts attempts after the first on the same target.
 	Retries int `json:"retries"`
-	// Fallbacks counts moves to another target.
+	// Fallbacks counts moves to another target after a failure.
 	Fallbacks int `json:"fallbacks"`
+	// Skips counts targets passed over without an attempt (breaker open,
+	// rate-limit cooldown, retry budget).
+	Skips int `json:"skips"`
 	// Waited is the total time spent waiting between attempts.
 	Waited        time.Duration `json:"-"`
 	WaitedSeconds float64       `json:"waited_seconds"`
@@ -257,6 +260,8 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 				lg.add(func(o *Outcome) { o.Retries++; o.Waited += e.Wait })
 			case resilience.EventFallback:
 				lg.add(func(o *Outcome) { o.Fallbacks++ })
+			case resilience.EventSkip:
+				lg.add(func(o *Outcome) { o.Skips++ })
 			}
 			ev.note(e)
 		}})

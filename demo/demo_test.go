@@ -48,8 +48,8 @@ func TestWorldPhase(t *testing.T) {
 		after time.Duration
 		want  int
 	}{
-		{0, 0}, {1999 * time.Millisecond, 0}, {2 * time.Second, 1}, {4 * time.Second, 1},
-		{5 * time.Second, 2}, {7 * time.Second, 3}, {time.Hour, 3},
+		{0, 0}, {1499 * time.Millisecond, 0}, {1500 * time.Millisecond, 1}, {3 * time.Second, 1},
+		{4 * time.Second, 2}, {7 * time.Second, 2}, {7500 * time.Millisecond, 3}, {time.Hour, 3},
 	}
 	for _, tt := range tests {
 		if got := w.phase(t0.Add(tt.after)); got != tt.want {

@@ -23,10 +23,10 @@ type Phase struct {
 // night is the demo's script. The primary target's trouble changes over
 // time; the other targets keep theirs all night. Never mutated.
 var night = []Phase{
-	{Name: "529 burst", Start: 0, End: 0.2, Primary: "every request: 529 overloaded_error"},
-	{Name: "rate-limit storm", Start: 0.2, End: 0.45, Primary: "60% of requests: 429 rate_limit_error, retry-after 1s"},
-	{Name: "calm", Start: 0.45, End: 0.7, Primary: "healthy"},
-	{Name: "credit runs out", Start: 0.7, End: 1, Primary: `every request: 400 "Your credit balance is too low"`},
+	{Name: "529 burst", Start: 0, End: 0.15, Primary: "every request: 529 overloaded_error"},
+	{Name: "rate-limit storm", Start: 0.15, End: 0.4, Primary: "60% of requests: 429 rate_limit_error, retry-after 1s"},
+	{Name: "calm", Start: 0.4, End: 0.75, Primary: "healthy"},
+	{Name: "credit runs out", Start: 0.75, End: 1, Primary: `every request: 400 "Your credit balance is too low"`},
 }
 
 // Night returns the script of the primary target, phase by phase (a copy).

@@ -96,9 +96,9 @@ func printScript(w io.Writer, opt *demo.Options) {
 func printSummary(w io.Writer, s *demo.Summary) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nMorning report: %d requests per client over a %.1fs night (%.1fs in all).\n\n", s.Requests, s.NightSeconds, s.ElapsedSecond)
-	fmt.Fprintf(&b, "  %-9s %7s %7s %18s %8s %10s %10s\n", "client", "served", "failed", "upstream attempts", "retries", "fallbacks", "waited")
+	fmt.Fprintf(&b, "  %-9s %7s %7s %18s %8s %10s %8s %10s\n", "client", "served", "failed", "upstream attempts", "retries", "fallbacks", "skips", "waited")
 	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
-		fmt.Fprintf(&b, "  %-9s %7d %7d %18d %8d %10d %9.1fs\n", o.Client, o.Served, o.Failed, o.MockAttempts, o.Retries, o.Fallbacks, o.WaitedSeconds)
+		fmt.Fprintf(&b, "  %-9s %7d %7d %18d %8d %10d %8d %9.1fs\n", o.Client, o.Served, o.Failed, o.MockAttempts, o.Retries, o.Fallbacks, o.Skips, o.WaitedSeconds)
 	}
 	b.WriteString("\n")
 	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
@@ -111,7 +111,8 @@ func printSummary(w io.Writer, s *demo.Summary) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n  (upstream attempts are counted by the mock's request log; waited is the sum over all requests)\n")
+	b.WriteString("\n  upstream attempts are counted by the mock's request log; skips are targets passed over at no cost (breaker\n" +
+		"  open, rate-limit cooldown); waited is the sum over all requests.\n")
 	io.WriteString(w, b.String())
 }
 
