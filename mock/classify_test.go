@@ -93,3 +93,17 @@ func TestClassifierAgrees(t *testing.T) {
 		})
 	}
 }
+
+func TestResetTimes(t *testing.T) {
+	now := time.Date(2026, 8, 21, 14, 2, 16, 0, time.UTC)
+	_, ts := newTS(t, &Config{Now: func() time.Time { return now }})
+	resp, _ := do(t, ts.URL, call{api: dialectAnthropic, model: "m", text: "hi", header: "429:22"})
+	if got := resp.Header.Get("anthropic-ratelimit-requests-reset"); got != "2026-08-21T14:02:38Z" {
+		t.Errorf("requests-reset %q", got)
+	}
+	resp, body := do(t, ts.URL, call{api: dialectAnthropic, model: "m", text: "hi", header: "daily_quota"})
+	v := classify.Classify(classify.Input{Provider: "anthropic", Status: resp.StatusCode, Header: resp.Header, Body: body, Now: now})
+	if want := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC); !v.Until.Equal(want) || v.Class != classify.QuotaExhausted {
+		t.Errorf("spend limit verdict %+v, want until %v", v, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Dialects: the wire format a request was made in.
@@ -20,9 +21,12 @@ type segment struct {
 	v   byte // 0: literal; 'r' request id, 'm' model, 's' retry seconds, 'k' last 4 of the key, 'h' host
 }
 
-// compile splits a template on {{RID}}, {{MODEL}}, {{RETRY}}, {{KEY4}} and {{HOST}}.
+// compile splits a template on {{RID}}, {{MODEL}}, {{RETRY}}, {{KEY4}},
+// {{HOST}}, {{RESETAT}} (now + retry, RFC 3339) and {{MONTHRESET}} (the
+// next 1st of the month, 2006-01-02).
 func compile(t string) []segment {
-	vars := map[string]byte{"{{RID}}": 'r', "{{MODEL}}": 'm', "{{RETRY}}": 's', "{{KEY4}}": 'k', "{{HOST}}": 'h'}
+	vars := map[string]byte{"{{RID}}": 'r', "{{MODEL}}": 'm', "{{RETRY}}": 's', "{{KEY4}}": 'k', "{{HOST}}": 'h',
+		"{{RESETAT}}": 't', "{{MONTHRESET}}": 'd'}
 	var segs []segment
 	for t != "" {
 		i := strings.Index(t, "{{")
@@ -50,6 +54,7 @@ func compile(t string) []segment {
 type tvars struct {
 	rid, model, key4, host string
 	retry                  int
+	now                    time.Time
 	// json says values are spliced into JSON strings (escape them).
 	json bool
 }
@@ -71,6 +76,13 @@ func render(b []byte, segs []segment, v *tvars) []byte {
 			val = v.host
 		case 's':
 			b = strconv.AppendInt(b, int64(v.retry), 10)
+			continue
+		case 't':
+			b = v.now.UTC().Add(time.Duration(v.retry)*time.Second).Truncate(time.Second).AppendFormat(b, time.RFC3339)
+			continue
+		case 'd':
+			y, m, _ := v.now.UTC().Date()
+			b = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).AppendFormat(b, "2006-01-02")
 			continue
 		}
 		if v.json {
@@ -191,10 +203,12 @@ func newCatalog() catalog {
 		KindOverloaded: anthropicErr(529, "overloaded_error", "Overloaded", shouldRetry),
 		KindRateLimit: anthropicErr(429, "rate_limit_error",
 			"This request would exceed the rate limit for your organization (00000000-0000-4000-8000-000000000000) of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.",
-			retryAfter, shouldRetry, [2]string{"anthropic-ratelimit-requests-limit", "50"}, [2]string{"anthropic-ratelimit-requests-remaining", "0"}),
+			retryAfter, shouldRetry, [2]string{"anthropic-ratelimit-requests-limit", "50"}, [2]string{"anthropic-ratelimit-requests-remaining", "0"},
+			[2]string{"anthropic-ratelimit-requests-reset", "{{RESETAT}}"}, [2]string{"anthropic-ratelimit-input-tokens-limit", "50000"},
+			[2]string{"anthropic-ratelimit-input-tokens-remaining", "50000"}, [2]string{"anthropic-ratelimit-input-tokens-reset", "{{RESETAT}}"}),
 		KindCreditLow: anthropicErr(400, "invalid_request_error",
 			"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."),
-		KindDailyQuota:      {status: 429, contentType: ctJSON, isJSON: true, body: compile(`{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your monthly spend limit for this tier. Your limit will reset on the 1st of next month at 00:00 UTC.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"{{RID}}"}`)},
+		KindDailyQuota:      {status: 429, contentType: ctJSON, isJSON: true, body: compile(`{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on {{MONTHRESET}} at 00:00 UTC.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"{{RID}}"}`)},
 		KindBadKey:          anthropicErr(401, "authentication_error", "invalid x-api-key", [2]string{"x-should-retry", "false"}),
 		KindPermission:      anthropicErr(403, "permission_error", "Your API key does not have permission to use the specified resource."),
 		KindNotFound:        anthropicErr(404, "not_found_error", "model: {{MODEL}}"),
@@ -240,7 +254,7 @@ func newCatalog() catalog {
 	azure := map[string]*errTemplate{
 		KindRateLimit: azureErr(429, "429",
 			"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after {{RETRY}} seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to further increase the default rate limit.",
-			retryAfter, [2]string{"retry-after-ms", "{{RETRY}}000"}, [2]string{"x-ratelimit-remaining-requests", "0"}),
+			retryAfter, [2]string{"retry-after-ms", "{{RETRY}}000"}, [2]string{"x-ratelimit-remaining-requests", "0"}, [2]string{"x-ms-region", "East US"}),
 		KindDailyQuota: azureErr(429, "429",
 			"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded call rate limit of your current AIServices S0 pricing tier. Please retry after 86400 seconds.",
 			[2]string{"retry-after", "86400"}),

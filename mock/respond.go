@@ -227,11 +227,11 @@ func (x *exchange) serveTemplate(t *errTemplate, st Step, fault string) {
 }
 
 func (x *exchange) writeTemplate(t *errTemplate, st Step) {
-	v := tvars{rid: x.rid, model: x.model, key4: last4(x.key), host: x.host(), retry: st.arg(t.retry), json: t.isJSON}
+	v := tvars{rid: x.rid, model: x.model, key4: last4(x.key), host: x.host(), retry: st.arg(t.retry), json: t.isJSON, now: x.s.now()}
 	h := x.w.Header()
 	x.setHeaders(t.contentType)
 	hasRetry := false
-	hv := tvars{retry: v.retry}
+	hv := tvars{retry: v.retry, now: v.now}
 	for _, hd := range t.hdrs {
 		if hd.name == "Retry-After" {
 			hasRetry = true
