@@ -77,6 +77,10 @@ type Notifier struct {
 	breakers map[string]string // breaker id -> last alerted state
 	lastErr  map[string]string // target -> last failure line
 
+	// failing counts providers in n.keys, so that the common success
+	// event needs no lock while every key is fine.
+	failing atomic.Int32
+
 	sent, failed, dropped atomic.Int64
 }
 
@@ -161,6 +165,9 @@ func (n *Notifier) onFailure(e resilience.Event) string {
 	if !ok || n.keys[prov] == class {
 		return ""
 	}
+	if n.keys[prov] == "" {
+		n.failing.Add(1)
+	}
 	n.keys[prov] = class
 	what := map[string]string{"auth": "was refused (authentication)", "quota_exhausted": "is out of quota or credit",
 		"permission": "lacks permission"}[class]
@@ -172,7 +179,7 @@ func (n *Notifier) onFailure(e resilience.Event) string {
 }
 
 func (n *Notifier) onSuccess(e resilience.Event) string {
-	if e.Target == "" || e.Target == "static" {
+	if e.Target == "" || e.Target == "static" || n.failing.Load() == 0 {
 		return ""
 	}
 	prov := provOf(e.Target)
@@ -182,6 +189,7 @@ func (n *Notifier) onSuccess(e resilience.Event) string {
 		return ""
 	}
 	delete(n.keys, prov)
+	n.failing.Add(-1)
 	return fmt.Sprintf(":white_check_mark: %s key works again (%s answered)", prov, e.Target)
 }
 
