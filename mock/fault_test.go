@@ -450,6 +450,9 @@ func TestOpenRouterMidstream(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	s := string(body)
+	if !strings.HasPrefix(s, ": OPENROUTER PROCESSING\n\n") || resp.Header.Get("x-generation-id") == "" {
+		t.Errorf("no OpenRouter keep-alive or generation id: %v\n%s", resp.Header, s)
+	}
 	if !strings.Contains(s, `"finish_reason":"error"`) || !strings.Contains(s, `"error":{"code":502`) || !strings.HasSuffix(s, "data: [DONE]\n\n") {
 		t.Errorf("stream:\n%s", s)
 	}

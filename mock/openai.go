@@ -65,8 +65,14 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 // include_usage a usage chunk, then [DONE].
 func (s *streamer) openai(text string, tl *tool) {
 	x := s.x
+	if x.rt.provider == "openrouter" {
+		x.w.Header()["X-Generation-Id"] = []string{string(x.appendID(nil, "gen-Mock"))}
+	}
 	x.start()
 	s.sw = sse.NewWriter(x.w)
+	if x.rt.provider == "openrouter" {
+		s.sw.Comment("OPENROUTER PROCESSING")
+	}
 	head := make([]byte, 0, 160)
 	head = append(head, `{"id":"`...)
 	head = x.appendID(head, "chatcmpl-Mock")
