@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -123,10 +124,13 @@ func (s Suite) runRest(t *testing.T) {
 			w.WriteHeader(200)
 			io.WriteString(w, `{"id":"x","cho`)
 		})
+		untrusted := httptest.NewTLSServer(Reply(200, "{}"))
+		defer untrusted.Close()
 		tests := []struct {
 			name, url string
 			want      classify.Class
 		}{
+			{"untrusted TLS certificate", untrusted.URL, classify.Network},
 			{"connection refused", refused, classify.Network},
 			{"connection reset", reset.URL, classify.Network},
 			{"EOF mid-body", midBody.URL, classify.Network},
