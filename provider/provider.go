@@ -200,6 +200,7 @@ type Error struct {
 	Err error
 }
 
+// Error returns the verdict's one redacted line.
 func (e *Error) Error() string { return e.Verdict.Message }
 
 // Unwrap returns the transport error, if any.

@@ -13,17 +13,17 @@ import (
 const Dialect = "anthropic"
 
 type wireRequest struct {
-	Model         string         `json:"model"`
-	MaxTokens     int            `json:"max_tokens"`
-	System        string         `json:"system,omitempty"`
-	Messages      []wireMessage  `json:"messages"`
-	Temperature   *float64       `json:"temperature,omitempty"`
-	TopP          *float64       `json:"top_p,omitempty"`
-	StopSequences []string       `json:"stop_sequences,omitempty"`
-	Metadata      *wireMetadata  `json:"metadata,omitempty"`
-	Tools         []wireTool     `json:"tools,omitempty"`
-	ToolChoice    *wireToolChoce `json:"tool_choice,omitempty"`
-	Stream        bool           `json:"stream,omitempty"`
+	Model         string          `json:"model"`
+	MaxTokens     int             `json:"max_tokens"`
+	System        string          `json:"system,omitempty"`
+	Messages      []wireMessage   `json:"messages"`
+	Temperature   *float64        `json:"temperature,omitempty"`
+	TopP          *float64        `json:"top_p,omitempty"`
+	StopSequences []string        `json:"stop_sequences,omitempty"`
+	Metadata      *wireMetadata   `json:"metadata,omitempty"`
+	Tools         []wireTool      `json:"tools,omitempty"`
+	ToolChoice    *wireToolChoice `json:"tool_choice,omitempty"`
+	Stream        bool            `json:"stream,omitempty"`
 }
 
 type wireMetadata struct {
@@ -36,7 +36,7 @@ type wireTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-type wireToolChoce struct {
+type wireToolChoice struct {
 	Type string `json:"type"`
 	Name string `json:"name,omitempty"`
 }
@@ -95,13 +95,13 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 	if tc := req.ToolChoice; tc != nil {
 		switch tc.Mode {
 		case "auto", "":
-			w.ToolChoice = &wireToolChoce{Type: "auto"}
+			w.ToolChoice = &wireToolChoice{Type: "auto"}
 		case "none":
-			w.ToolChoice = &wireToolChoce{Type: "none"}
+			w.ToolChoice = &wireToolChoice{Type: "none"}
 		case "required":
-			w.ToolChoice = &wireToolChoce{Type: "any"}
+			w.ToolChoice = &wireToolChoice{Type: "any"}
 		case "tool":
-			w.ToolChoice = &wireToolChoce{Type: "tool", Name: tc.Name}
+			w.ToolChoice = &wireToolChoice{Type: "tool", Name: tc.Name}
 		default:
 			return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
 		}

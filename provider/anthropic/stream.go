@@ -31,6 +31,7 @@ type wireEvent struct {
 	Usage *wireUsage `json:"usage"`
 }
 
+// Decode implements wire.Decoder.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if ev.Name == "error" {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)

@@ -19,6 +19,7 @@ type decoder struct {
 	calls   int
 }
 
+// Decode implements wire.Decoder.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	var r wireResponse
 	if err := json.Unmarshal(ev.Data, &r); err != nil {

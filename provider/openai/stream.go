@@ -37,6 +37,7 @@ type wireRespMsg struct {
 // "text" parts are joined; other parts (thinking...) are skipped.
 type flexText string
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (f *flexText) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -81,6 +82,7 @@ type decoder struct {
 	started bool
 }
 
+// Decode implements wire.Decoder.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	data := bytes.TrimSpace(ev.Data)
 	if bytes.Equal(data, done) {
