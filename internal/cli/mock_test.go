@@ -91,9 +91,9 @@ func TestMockFlags(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("rules:\n  - sequence: [529]\n    rate: 2\n"), 0o644)
 	tests := []struct {
-		name       string
-		args       []string
-		code       int
+		name        string
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{"list", []string{"--list"}, 0, "overload-burst", ""},
