@@ -10,7 +10,8 @@
 // assistant message's tool_calls with their arguments as a JSON string; each
 // tool result is its own "tool" message, placed right after the assistant
 // turn; a single text part is sent as a plain string. OpenAI itself gets
-// max_completion_tokens and metadata, the others max_tokens; streams ask for
+// max_completion_tokens (and metadata, from a request in its own dialect),
+// the others max_tokens; streams ask for
 // usage with stream_options.include_usage (except mistral, which sends
 // usage unasked and rejects the option).
 //

@@ -95,7 +95,10 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 			w.MaxTokens = req.MaxTokens
 		}
 	}
-	if q.metadata && len(req.Metadata) > 0 {
+	// OpenAI rejects metadata unless store is enabled, which only a request
+	// in its own dialect can ask for (Extra "store"); from another dialect
+	// (Anthropic's metadata.user_id) it is dropped rather than risk a 400.
+	if q.metadata && same && len(req.Metadata) > 0 {
 		w.Metadata = req.Metadata
 	}
 	if stream && !q.noStreamOptions {

@@ -76,12 +76,15 @@ func TestEncode(t *testing.T) {
 				{Type: "input_audio", Extra: map[string]json.RawMessage{"input_audio": json.RawMessage(`{"data":"UklG","format":"wav"}`)}}}}}},
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"}},
 			{"type":"input_audio","input_audio":{"data":"UklG","format":"wav"}}]}]}`},
+		{"metadata from another dialect is dropped", provider.Request{Dialect: "anthropic", Metadata: map[string]string{"user_id": "u"}, Messages: user},
+			`{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
 		{"another dialect's blocks are left out", provider.Request{Dialect: "anthropic",
 			Messages: []provider.Message{{Role: provider.RoleAssistant, Content: []provider.Part{
 				{Type: "thinking", Extra: map[string]json.RawMessage{"thinking": json.RawMessage(`"hmm"`)}},
 				{Type: provider.PartText, Text: "ok"}}}}},
 			`{"model":"m","messages":[{"role":"assistant","content":"ok"}]}`},
 		{"anthropic-style tool results in a user turn, images, named tool", provider.Request{
+			Dialect:    "openai",
 			Metadata:   map[string]string{"k": "v"},
 			ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "f"},
 			Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{
@@ -135,7 +138,7 @@ func TestDialects(t *testing.T) {
 			if cfg.Name == "azure" {
 				cfg.BaseURL = up.URL
 			}
-			req := &provider.Request{Model: "my-dep", MaxTokens: 10, Metadata: map[string]string{"a": "b"},
+			req := &provider.Request{Model: "my-dep", MaxTokens: 10, Metadata: map[string]string{"a": "b"}, Dialect: "openai",
 				Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}
 			st, err := openai.New(&cfg).Stream(context.Background(), req)
 			if err != nil {
