@@ -91,8 +91,10 @@ type Summary struct {
 	Targets []resilience.TargetStatus `json:"targets"`
 }
 
-// Route is the demo's route, primary first. Do not modify it.
-var Route = []string{"anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash", "groq/llama-3.3-70b-versatile", "openai/gpt-4.1-mini"}
+// Targets returns the demo's route, primary first (a fresh copy).
+func Targets() []string { return append([]string(nil), route...) }
+
+var route = []string{"anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash", "groq/llama-3.3-70b-versatile", "openai/gpt-4.1-mini"}
 
 // demoConfig is the embedded configuration: four providers on the mock.
 // The keys are placeholders the mock accepts; nothing leaves 127.0.0.1.
@@ -249,7 +251,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(Route)) + " targets"}}
+	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(route)) + " targets"}}
 	ev := newEventLog(5)
 	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: logger,
 		OnEvent: func(e resilience.Event) {
@@ -277,7 +279,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	primaryProv, primaryModel, _ := config.SplitTarget(Route[0])
+	primaryProv, primaryModel, _ := config.SplitTarget(route[0])
 	naive := &tally{o: Outcome{Client: "naive", Description: fmt.Sprintf("primary only; retries every error up to %d attempts with a fixed %v backoff", NaiveAttempts, NaiveBackoff)}}
 	plain := &tally{o: Outcome{Client: "no-retry", Description: "primary only; one attempt per request"}}
 
@@ -308,7 +310,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 				break
 			}
 		}
-		t.finish(Route[0], err)
+		t.finish(route[0], err)
 	}
 
 	view := &liveView{opt: &opt, n: n, eng: eng, lg: lg, naive: naive, plain: plain, ev: ev, worlds: worlds[:1]}
@@ -355,14 +357,14 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	return s, nil
 }
 
-// order is a target's position in Route (unknown targets last).
+// order is a target's position in the route (unknown targets last).
 func order(target string) int {
-	for i, t := range Route {
+	for i, t := range route {
 		if t == target {
 			return i
 		}
 	}
-	return len(Route)
+	return len(route)
 }
 
 func round(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }

@@ -79,7 +79,7 @@ func isTerminal(w io.Writer) bool {
 func printScript(w io.Writer, opt *demo.Options) {
 	var b strings.Builder
 	b.WriteString("llmguard demo: a bad night, compressed into a few seconds, against the mock on 127.0.0.1 (no keys, no network).\n")
-	fmt.Fprintf(&b, "Route default: %s\n", strings.Join(demo.Route, " → "))
+	fmt.Fprintf(&b, "Route default: %s\n", strings.Join(demo.Targets(), " → "))
 	b.WriteString("The primary's night:\n")
 	for _, p := range demo.Night() {
 		fmt.Fprintf(&b, "  %-17s %s\n", p.Name, p.Primary)

@@ -57,8 +57,8 @@ func TestDemoJSONSummaryConsistent(t *testing.T) {
 	if s.Llmguard.Served <= s.NoRetry.Served {
 		t.Errorf("llmguard served %d, no-retry %d: want more", s.Llmguard.Served, s.NoRetry.Served)
 	}
-	if len(s.Targets) != len(demo.Route) {
-		t.Errorf("targets %d, want %d", len(s.Targets), len(demo.Route))
+	if len(s.Targets) != len(demo.Targets()) {
+		t.Errorf("targets %d, want %d", len(s.Targets), len(demo.Targets()))
 	}
 }
 
