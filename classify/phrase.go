@@ -23,7 +23,7 @@ const (
 
 // scanPhrases finds the known phrases in msg in one pass: at every word
 // start it compares, ignoring ASCII case, only the phrases that begin with
-// that letter. This keeps message matching well under a microsecond for a
+// that word's first two letters. This keeps message matching well under a microsecond for a
 // typical 300-byte error.
 //
 // It also returns the largest delay written in the message ("Please try
@@ -43,40 +43,46 @@ func scanPhrases(msg string) (phrases, time.Duration) {
 			m |= bit
 		}
 	}
-	for i := 0; i < len(msg); i++ {
+	for i := 0; i+1 < len(msg); i++ {
 		if i > 0 && isAlnum(msg[i-1]) {
 			continue
 		}
 		s := msg[i:]
-		switch lower(msg[i]) {
-		case '(':
-			has(s, "(tpm)", phTPM)
-		case 'a':
+		switch uint16(lower(s[0]))<<8 | uint16(lower(s[1])) {
+		case 'a'<<8 | 'p':
 			has(s, "api usage limits", phQuota)
 			has(s, "api key not valid", phAuth)
 			has(s, "api key expired", phAuth)
+		case 'a'<<8 | 'u':
 			has(s, "authentication fails", phAuth)
+		case 'a'<<8 | 't':
 			has(s, "at capacity", phOverload)
-		case 'c':
+		case 'c'<<8 | 'r':
 			has(s, "credit balance is too low", phQuota)
+		case 'c'<<8 | 'a':
 			has(s, "can only afford", phQuota)
+			has(s, "capacity exceeded", phOverload)
+		case 'c'<<8 | 'o':
 			has(s, "context length", phContext)
 			has(s, "context window", phContext)
 			has(s, "context_length_exceeded", phContext)
-			has(s, "capacity exceeded", phOverload)
 			has(s, "content management policy", phContent)
 			has(s, "content filter", phContent)
-		case 'd':
+		case 'd'<<8 | 'e':
 			has(s, "deployment", phModel)
-		case 'e':
+		case 'e'<<8 | 'x':
 			has(s, "exceeds the maximum number of tokens allowed", phContext)
 			has(s, "exceed context limit", phContext)
-		case 'f':
+		case 'f'<<8 | 'r':
 			has(s, "free-models-per-day", phQuota)
+		case 'f'<<8 | 'l':
 			has(s, "flagged", phContent)
-		case 'h':
+		case 'h'<<8 | 'i':
 			has(s, "high demand", phOverload)
-		case 'i':
+		case 'i'<<8 | 'n':
+			if len(s) < 6 {
+				break
+			}
 			has(s, "insufficient balance", phQuota)
 			has(s, "insufficient credits", phQuota)
 			has(s, "insufficient_quota", phQuota)
@@ -87,52 +93,63 @@ func scanPhrases(msg string) (phrases, time.Duration) {
 			has(s, "invalid x-api-key", phAuth)
 			has(s, "invalid subscription key", phAuth)
 			has(s, "invalid authentication", phAuth)
+		case 'i'<<8 | 's':
 			has(s, "is not allowed to use", phRegion)
-		case 'l':
+		case 'l'<<8 | 'i':
 			if m&phLimitZero == 0 && hasPrefixFold(s, "limit: 0") && (len(s) == 8 || !isDigit(s[8])) {
 				m |= phLimitZero
 			}
+		case 'l'<<8 | 'o':
 			has(s, "location is not supported", phRegion)
-		case 'm':
+		case 'm'<<8 | 'o':
 			has(s, "monthly spending limit", phQuota)
 			has(s, "model", phModel)
-		case 'n':
+		case 'n'<<8 | 'o':
 			has(s, "no auth credentials", phAuth)
 			has(s, "no capacity available", phOverload)
 			has(s, "not available in your country", phRegion)
-		case 'o':
+		case 'o'<<8 | 'u':
 			has(s, "out of credits", phQuota)
+		case 'o'<<8 | 'v':
 			has(s, "overloaded", phOverload)
-		case 'p':
+		case 'p'<<8 | 'r':
 			has(s, "prompt is too long", phContext)
 			has(s, "prepayment credits are depleted", phQuota)
+		case 'p'<<8 | 'a':
 			has(s, "payload too large", phTooLarge)
+		case 'p'<<8 | 'e':
 			has(s, "per minute", phRateText)
-		case 'r':
+		case 'r'<<8 | 'e':
 			has(s, "request too large", phTooLarge)
 			has(s, "request entity too large", phTooLarge)
 			has(s, "reduce your message size", phTooLarge)
 			has(s, "requires more credits", phQuota)
-			has(s, "rate limit", phRateText)
 			has(s, "reset reason: overflow", phOverload)
 			waitAfter(s, "retry in ")
 			waitAfter(s, "retry after ")
 			waitAfter(s, "retry-after ")
-		case 's':
+		case 'r'<<8 | 'a':
+			has(s, "rate limit", phRateText)
+		case 's'<<8 | 'a':
 			has(s, "safety system", phContent)
-		case 't':
+		case 't'<<8 | 'o':
 			has(s, "too many tokens in the prompt", phContext)
-			has(s, "temporarily rate-limited", phUpstreamRL)
 			has(s, "tokens per minute", phTPM)
 			has(s, "tokens per day", phTPM)
+		case 't'<<8 | 'e':
+			has(s, "temporarily rate-limited", phUpstreamRL)
+		case 't'<<8 | 'r':
 			waitAfter(s, "try again in ")
-		case 'u':
+		case 'u'<<8 | 's':
 			has(s, "used all available credits", phQuota)
+		case 'u'<<8 | 'n':
 			has(s, "unregistered callers", phAuth)
-		case 'w':
+		case 'w'<<8 | 'a':
 			waitAfter(s, "wait ")
-		case 'y':
+		case 'y'<<8 | 'o':
 			has(s, "you have been rate limited", phRateText)
+		case '('<<8 | 't':
+			has(s, "(tpm)", phTPM)
 		}
 	}
 	return m, wait
