@@ -95,6 +95,12 @@ func TestEncode(t *testing.T) {
 				{Role: provider.RoleUser, Content: []provider.Part{{Type: "input_audio", Extra: map[string]json.RawMessage{"input_audio": json.RawMessage(`{}`)}}}},
 				{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}},
 			`{"model":"m","max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`},
+		{"from another dialect temperature is clamped and top_p dropped", provider.Request{Dialect: "openai",
+			Temperature: ptr(1.4), TopP: ptr(0.9), Messages: user},
+			`{"model":"m","max_tokens":4096,"temperature":1,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`},
+		{"in its own dialect both are sent as given", provider.Request{Dialect: "anthropic",
+			Temperature: ptr(0.5), TopP: ptr(0.9), Messages: user},
+			`{"model":"m","max_tokens":4096,"temperature":0.5,"top_p":0.9,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`},
 		{"required is any", provider.Request{ToolChoice: &provider.ToolChoice{Mode: "required"}},
 			`{"model":"m","max_tokens":4096,"messages":[],"tool_choice":{"type":"any"}}`},
 	}
@@ -250,3 +256,5 @@ func toCases(cs []errorCase) []pt.ErrorCase {
 	}
 	return out
 }
+
+func ptr(f float64) *float64 { return &f }

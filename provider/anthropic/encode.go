@@ -74,13 +74,26 @@ var emptyObject = json.RawMessage("{}")
 // Dialect, req.Extra and each part's Extra are sent unchanged (an Extra key
 // replaces the canonical encoding of the same key, except model and stream)
 // and parts the canonical form does not hold (thinking, document blocks) go
-// out verbatim; from another dialect such parts are left out.
+// out verbatim; from another dialect such parts are left out, a temperature
+// above 1 is clamped to 1 and top_p is dropped when temperature is set.
 func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 	same := req.Dialect == Dialect
 	w := wireRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System,
 		Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.Stop, Stream: stream}
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = DefaultMaxTokens
+	}
+	if !same {
+		// Requests from other dialects: Anthropic's temperature range is
+		// 0..1 (OpenAI's and Gemini's is 0..2), and recent models reject
+		// temperature and top_p together, which OpenAI clients often send.
+		if t := w.Temperature; t != nil && *t > 1 {
+			one := 1.0
+			w.Temperature = &one
+		}
+		if w.Temperature != nil && w.TopP != nil {
+			w.TopP = nil
+		}
 	}
 	if uid := req.Metadata["user_id"]; uid != "" {
 		w.Metadata = &wireMetadata{UserID: uid}

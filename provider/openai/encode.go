@@ -88,6 +88,9 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, error) {
 	same := req.Dialect == Dialect
 	w := wireRequest{Model: model, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Stream: stream}
+	if !same && len(w.Stop) > 4 {
+		w.Stop = w.Stop[:4] // the API takes at most 4 stop sequences
+	}
 	if req.MaxTokens > 0 {
 		if q.maxCompletionTokens {
 			w.MaxCompletionTokens = req.MaxTokens

@@ -76,6 +76,8 @@ func TestEncode(t *testing.T) {
 				{Type: "input_audio", Extra: map[string]json.RawMessage{"input_audio": json.RawMessage(`{"data":"UklG","format":"wav"}`)}}}}}},
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"}},
 			{"type":"input_audio","input_audio":{"data":"UklG","format":"wav"}}]}]}`},
+		{"at most 4 stop sequences from another dialect", provider.Request{Dialect: "anthropic", Stop: []string{"a", "b", "c", "d", "e"}, Messages: user},
+			`{"model":"m","stop":["a","b","c","d"],"messages":[{"role":"user","content":"hi"}]}`},
 		{"metadata from another dialect is dropped", provider.Request{Dialect: "anthropic", Metadata: map[string]string{"user_id": "u"}, Messages: user},
 			`{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
 		{"another dialect's blocks are left out", provider.Request{Dialect: "anthropic",
