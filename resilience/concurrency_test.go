@@ -103,6 +103,15 @@ func TestSingleFlight(t *testing.T) {
 		if err != nil || !res.Cached || h.ads["a"].Calls("m1") != 1 {
 			t.Errorf("later duplicate: %+v %v calls=%d", res, err, h.ads["a"].Calls("m1"))
 		}
+		cachedEvents := 0
+		for _, ev := range h.Events() {
+			if ev.Kind == EventSuccess && ev.Reason == "cached" {
+				cachedEvents++
+			}
+		}
+		if cachedEvents != n {
+			t.Errorf("%d cached success events, want %d", cachedEvents, n)
+		}
 		h.clock.Advance(DefaultIdempotencyTTL)
 		res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("hi"), IdempotencyKey: "k1"})
 		if err != nil || res.Cached || h.ads["a"].Calls("m1") != 2 {

@@ -40,6 +40,7 @@ func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key strin
 		ttl = DefaultIdempotencyTTL
 	}
 	if r, ok := e.cache.get(ck, e.now()); ok {
+		e.emitCached(rp, c, r)
 		return r, nil
 	}
 	ran := false
@@ -60,9 +61,10 @@ func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key strin
 			return nil, res.Err
 		}
 		r := res.Val.(*Result)
-		if !ran {
+		if !ran || r.Cached {
 			cp := *r
 			cp.Cached = true
+			e.emitCached(rp, c, &cp)
 			return &cp, nil
 		}
 		return r, nil
@@ -144,4 +146,19 @@ func (rc *resultCache) put(key string, r *Result, expires time.Time) {
 		cp.Response = &resp
 	}
 	rc.c.Set(key, &cachedResult{res: cp, expires: expires})
+}
+
+// emitCached reports a call answered from the idempotency store or by a
+// concurrent duplicate's flight: a success event with Reason "cached".
+func (e *Engine) emitCached(rp *routePlan, c *Call, r *Result) {
+	if e.onEvent == nil && c.OnEvent == nil {
+		return
+	}
+	ev := Event{Kind: EventSuccess, Time: e.now(), Route: rp.name, Target: r.Target, Reason: "cached"}
+	if e.onEvent != nil {
+		e.onEvent(ev)
+	}
+	if c.OnEvent != nil {
+		c.OnEvent(ev)
+	}
 }
