@@ -214,3 +214,67 @@ func unquote(raw []byte) (string, error) {
 	err := json.Unmarshal(raw, &s)
 	return s, err
 }
+
+// eachElement calls fn with each raw element of the JSON array raw (null
+// is an empty array).
+func eachElement(raw []byte, fn func(elem json.RawMessage) error) error {
+	i := skipSpace(raw, 0)
+	if i < len(raw) && string(raw[i:skipSpace(raw, len(raw))]) == "null" {
+		return nil
+	}
+	if i >= len(raw) || raw[i] != '[' {
+		return errNotArray
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return nil
+	}
+	for {
+		end, err := skipValue(raw, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(json.RawMessage(raw[i:end])); err != nil {
+			return err
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return errNotArray
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return nil
+		default:
+			return errNotArray
+		}
+	}
+}
+
+var errNotArray = errors.New("malformed JSON array")
+
+// isNull reports whether raw is empty or the literal null.
+func isNull(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// objects decodes a JSON array of objects into maps of raw values, copying
+// every value (raw may point into a recycled buffer) and validating it.
+func objects(raw []byte) ([]map[string]json.RawMessage, error) {
+	var out []map[string]json.RawMessage
+	err := eachElement(raw, func(el json.RawMessage) error {
+		obj := make(map[string]json.RawMessage, 4)
+		err := eachField(el, func(k string, v json.RawMessage) error {
+			if !json.Valid(v) {
+				return errNotObject
+			}
+			obj[k] = bytes.Clone(v)
+			return nil
+		})
+		out = append(out, obj)
+		return err
+	})
+	return out, err
+}

@@ -158,7 +158,35 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 
 func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 	var msgs []oaMessage
-	if err := json.Unmarshal(v, &msgs); err != nil {
+	err := eachElement(v, func(el json.RawMessage) error {
+		var m oaMessage
+		err := eachField(el, func(k string, fv json.RawMessage) error {
+			var err error
+			switch k {
+			case "role":
+				m.Role, err = unquote(fv)
+			case "content":
+				m.Content = fv
+			case "tool_calls":
+				err = json.Unmarshal(fv, &m.ToolCalls)
+			case "tool_call_id":
+				m.ToolCallID, err = unquote(fv)
+			case "name":
+				m.Name, err = unquote(fv)
+			default:
+				if !json.Valid(fv) {
+					err = errNotObject
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("message %d: %q: %w", len(msgs), k, err)
+			}
+			return nil
+		})
+		msgs = append(msgs, m)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	r.Messages = make([]provider.Message, 0, len(msgs))
@@ -247,8 +275,8 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 		}
 		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
 	}
-	var raw []map[string]json.RawMessage
-	if err := json.Unmarshal(v, &raw); err != nil {
+	raw, err := objects(v)
+	if err != nil {
 		return nil, err
 	}
 	parts := make([]provider.Part, 0, len(raw))
