@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -77,10 +78,10 @@ type Outcome struct {
 
 // Summary is the result of a demo run.
 type Summary struct {
-	Requests      int     `json:"requests"`
-	Seed          uint64  `json:"seed"`
-	NightSeconds  float64 `json:"night_seconds"`
-	ElapsedSecond float64 `json:"elapsed_seconds"`
+	Requests       int     `json:"requests"`
+	Seed           uint64  `json:"seed"`
+	NightSeconds   float64 `json:"night_seconds"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Script is the night's phases on the primary target.
 	Script []Phase `json:"script"`
 	// Llmguard, Naive and NoRetry are the three clients' outcomes.
@@ -254,6 +255,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(route)) + " targets"}}
 	ev := newEventLog(5)
 	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: logger,
+		Rand: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5eed)),
 		OnEvent: func(e resilience.Event) {
 			switch e.Kind {
 			case resilience.EventAttempt:
@@ -338,7 +340,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 		return nil, err
 	}
 
-	s := &Summary{Requests: n, Seed: opt.Seed, NightSeconds: opt.Night.Seconds(), ElapsedSecond: round(elapsed.Seconds()),
+	s := &Summary{Requests: n, Seed: opt.Seed, NightSeconds: opt.Night.Seconds(), ElapsedSeconds: round(elapsed.Seconds()),
 		Script: append([]Phase(nil), night...), Targets: eng.Status()}
 	for i, t := range []*tally{lg, naive, plain} {
 		out := t.snapshot()

@@ -95,7 +95,7 @@ func printScript(w io.Writer, opt *demo.Options) {
 
 func printSummary(w io.Writer, s *demo.Summary) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nMorning report: %d requests per client over a %.1fs night (%.1fs in all).\n\n", s.Requests, s.NightSeconds, s.ElapsedSecond)
+	fmt.Fprintf(&b, "\nMorning report: %d requests per client over a %.1fs night (%.1fs in all).\n\n", s.Requests, s.NightSeconds, s.ElapsedSeconds)
 	fmt.Fprintf(&b, "  %-9s %7s %7s %18s %8s %10s %8s %10s\n", "client", "served", "failed", "upstream attempts", "retries", "fallbacks", "skips", "waited")
 	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
 		fmt.Fprintf(&b, "  %-9s %7d %7d %18d %8d %10d %8d %9.1fs\n", o.Client, o.Served, o.Failed, o.MockAttempts, o.Retries, o.Fallbacks, o.Skips, o.WaitedSeconds)
