@@ -38,7 +38,13 @@ type rig struct {
 // may be added.
 func newRig(t *testing.T, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
 	t.Helper()
-	r := &rig{mock: mock.New(&mock.Config{}), arrived: make(chan string, 100), ended: make(chan string, 100)}
+	return newRigScenario(t, nil, targets, extra, tweak)
+}
+
+// newRigScenario is newRig with the mock running sc.
+func newRigScenario(t *testing.T, sc *mock.Scenario, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
+	t.Helper()
+	r := &rig{mock: mock.New(&mock.Config{Scenario: sc}), arrived: make(chan string, 100), ended: make(chan string, 100)}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !strings.HasPrefix(req.URL.Path, "/_mock/") {
 			r.arrived <- req.URL.Path
