@@ -522,3 +522,37 @@ func TestCostOrderAndCost(t *testing.T) {
 		t.Errorf("cost = %v, want %v", res.Cost, want)
 	}
 }
+
+func TestPerTargetOverridesAndStatus(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {
+			Targets: []config.Target{
+				{Target: "a/m1", Retry: &config.Retry{MaxAttempts: 1}, Breaker: &config.Breaker{Failures: 1}},
+				{Target: "b/m2"},
+			},
+			Retry:   config.Retry{MaxAttempts: 4},
+			Breaker: config.Breaker{Failures: 5},
+		},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errServer})
+	h.ads["b"].on("m2", reply{err: errServer}, reply{})
+	res, err := h.chat("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ads["a"].Calls("m1") != 1 || h.ads["b"].Calls("m2") != 2 || res.Attempts != 3 {
+		t.Errorf("calls a=%d b=%d attempts=%d; want 1, 2, 3", h.ads["a"].Calls("m1"), h.ads["b"].Calls("m2"), res.Attempts)
+	}
+	got := h.eng.Status()
+	for i := range got {
+		got[i].LastFailed = time.Time{}
+		got[i].OpenUntil = time.Time{}
+	}
+	want := []TargetStatus{
+		{Target: "a/m1", Breaker: "open", Failures: 1, LastError: "500 server_error"},
+		{Target: "b/m2", Breaker: "closed", Successes: 1, Failures: 1, Retries: 1, Fallbacks: 1, LastError: "500 server_error"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Status (-want +got):\n%s", diff)
+	}
+}
