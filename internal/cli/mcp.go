@@ -32,7 +32,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 			"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` (e.g. 127.0.0.1:8765) instead of stdio")
+	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` (e.g. 127.0.0.1:8765; \":8765\" binds loopback) instead of stdio")
 	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $LLMGUARD_MCP_TOKEN)")
 	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")
 	configPath := fs.String("config", "", "config `file` (default: $LLMGUARD_CONFIG, else zero config from provider keys in the environment)")
@@ -89,7 +89,11 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	if *token == "" {
 		*token = env.Getenv("LLMGUARD_MCP_TOKEN")
 	}
-	ln, err := net.Listen("tcp", *httpAddr)
+	addr := *httpAddr
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port) // loopback unless told otherwise
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: --http %s: %v\n", *httpAddr, err)
 		return 1

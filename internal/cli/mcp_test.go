@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -130,5 +133,78 @@ func TestMCPFlags(t *testing.T) {
 				t.Errorf("wrote to stdout: %q", stdout.String())
 			}
 		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestMCPOverHTTP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr,
+		Getenv: func(k string) string {
+			return map[string]string{"LLMGUARD_MCP_TOKEN": "tok-123", "HOME": t.TempDir()}[k]
+		}}
+	code := make(chan int, 1)
+	go func() { code <- MainEnv(ctx, []string{"mcp", "--http", ":0"}, env) }()
+	urlRe := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/)`)
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == ""; {
+		if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no listening url in stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	post := func(origin, token string) int {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(mcpInit))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		name, origin, token string
+		want                int
+	}{
+		{"token from LLMGUARD_MCP_TOKEN", "", "tok-123", http.StatusOK},
+		{"no token", "", "", http.StatusUnauthorized},
+		{"foreign origin", "http://attacker.example", "tok-123", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := post(tc.origin, tc.token); got != tc.want {
+				t.Errorf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("exit code %d after shutdown", c)
 	}
 }
