@@ -135,6 +135,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/chat/completions", s.api(DialectOpenAI, s.serveChat))
 	mux.Handle("/v1/messages", s.api(DialectAnthropic, s.serveChat))
+	mux.Handle("/v1/messages/count_tokens", s.api(DialectAnthropic, s.serveCountTokens))
 	mux.Handle("/v1/models", s.api(DialectOpenAI, s.serveModels))
 	s.admin(mux)
 	return mux
@@ -506,6 +507,52 @@ func responseID(dialect, upstream string) string {
 		return upstream
 	}
 	return prefix + rand.Text()
+}
+
+// serveCountTokens answers Anthropic's token-counting endpoint (Claude Code
+// calls it) with an estimate, about four characters per token, marked by
+// the X-Llmguard-Estimate header: the route's targets may not share a
+// tokenizer, and an upstream call would cost a request.
+func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, dialect string) {
+	bp, aerr := s.readBody(w, r)
+	if aerr != nil {
+		writeError(w, dialect, aerr)
+		return
+	}
+	in, err := decodeAnthropic(*bp)
+	s.putBuf(bp)
+	if err != nil {
+		writeError(w, dialect, errBadRequest(err.Error()))
+		return
+	}
+	w.Header().Set("X-Llmguard-Estimate", "true")
+	b := append([]byte(`{"input_tokens":`), strconv.Itoa(estimateTokens(in.req))...)
+	writeJSON(w, http.StatusOK, append(b, '}'))
+}
+
+// estimateTokens estimates a request's input tokens: four characters per
+// token plus a few per message, rounded up.
+func estimateTokens(req *provider.Request) int {
+	chars := len(req.System)
+	for _, m := range req.Messages {
+		chars += 16
+		for _, p := range m.Content {
+			chars += len(p.Text)
+			if p.ToolCall != nil {
+				chars += len(p.ToolCall.Name) + len(p.ToolCall.Arguments)
+			}
+			if p.ToolResult != nil {
+				chars += len(p.ToolResult.Content)
+			}
+			if p.Image != nil {
+				chars += 4 * 1600 // about a megapixel image
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		chars += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return (chars + 3) / 4
 }
 
 // serveModels lists routes and targets in a shape both SDKs accept.

@@ -82,10 +82,16 @@ func (st *stack) now() time.Time {
 
 func newStack(t *testing.T, opts *Options) *stack {
 	t.Helper()
+	return newStackConfig(t, testConfig, opts)
+}
+
+// newStackConfig is newStack on another config (MOCK is the mock's URL).
+func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
+	t.Helper()
 	st := &stack{mock: mock.New(nil)}
 	ms := httptest.NewServer(st.mock)
 	t.Cleanup(ms.Close)
-	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(testConfig, "MOCK", ms.URL)), nil)
+	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(yaml, "MOCK", ms.URL)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,5 +608,38 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
+	}
+}
+
+func TestDefaultProvider(t *testing.T) {
+	st := newStackConfig(t, "default_provider: openai\n"+testConfig, nil)
+	tests := []struct{ model, target string }{
+		{"gpt-4o-mini", "openai/gpt-4o-mini"},                        // a bare name
+		{"meta-llama/llama-3-70b", "openai/meta-llama/llama-3-70b"},  // slashes, no such provider
+		{"anthropic/claude-haiku-4-5", "anthropic/claude-haiku-4-5"}, // a target
+		{"oai", "openai/gpt-4o"},                                     // a route
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			r := st.post(t, "/v1/chat/completions", oaBody(tt.model, false, ""))
+			if r.status != 200 || r.header.Get("X-Llmguard-Target") != tt.target {
+				t.Errorf("status %d target %q, want 200 %q: %s", r.status, r.header.Get("X-Llmguard-Target"), tt.target, r.body)
+			}
+		})
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	st := newStack(t, nil)
+	r := st.post(t, "/v1/messages/count_tokens", `{"model":"ant","system":"You are terse.","messages":[{"role":"user","content":"`+strings.Repeat("word ", 100)+`"}]}`)
+	if r.status != 200 || r.header.Get("X-Llmguard-Estimate") != "true" {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	n, _ := decodeJSON(t, r.body)["input_tokens"].(float64)
+	if n < 100 || n > 200 {
+		t.Errorf("input_tokens = %v for ~500 characters", n)
+	}
+	if len(st.mock.Requests()) != 0 {
+		t.Error("counting tokens called the upstream")
 	}
 }
