@@ -285,7 +285,7 @@ func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
 }
 
 func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
-	cs := e.newCallState(rp, c)
+	cs := e.newCallState(ctx, rp, c)
 	// No context deadline here: every wait (attempt, queue, backoff) is
 	// bounded by the time left on the engine's clock, which saves a timer.
 	out, t, err := cs.walk(ctx, false)
@@ -318,7 +318,7 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs := e.newCallState(rp, c)
+	cs := e.newCallState(ctx, rp, c)
 	out, t, err := cs.walk(ctx, true)
 	if err != nil {
 		if r := cs.static(); r != nil {

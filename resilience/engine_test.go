@@ -556,3 +556,17 @@ func TestPerTargetOverridesAndStatus(t *testing.T) {
 		t.Errorf("Status (-want +got):\n%s", diff)
 	}
 }
+
+func TestCallerDeadlineShortensTheCall(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Timeout: time.Minute},
+	}, nil)
+	// A 10s wait fits the route's minute but not the caller's 5s: move on.
+	h.ads["a"].on("m1", reply{err: rateLimited(10 * time.Second)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := h.eng.Chat(ctx, &Call{Request: userReq("x")})
+	if err != nil || res.Target != "b/m2" || len(h.clock.Sleeps()) != 0 {
+		t.Fatalf("res=%+v err=%v sleeps=%v", res, err, h.clock.Sleeps())
+	}
+}

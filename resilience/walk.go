@@ -33,10 +33,18 @@ type callState struct {
 	lastErr   error // the RouteError once the walk failed
 }
 
-func (e *Engine) newCallState(rp *routePlan, c *Call) *callState {
+// newCallState starts a call's walk. Its deadline is the call's timeout (or
+// the route's), shortened to ctx's deadline when that comes first, so that a
+// wait that would outlive the caller moves on instead of sleeping.
+func (e *Engine) newCallState(ctx context.Context, rp *routePlan, c *Call) *callState {
 	timeout := rp.timeout
 	if c.Timeout > 0 {
 		timeout = c.Timeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if until := time.Until(dl); until < timeout {
+			timeout = max(until, 0)
+		}
 	}
 	return &callState{e: e, rp: rp, c: c, timeout: timeout, deadline: e.now().Add(timeout)}
 }
