@@ -47,7 +47,10 @@ type Call struct {
 	Fallbacks []string
 	// Timeout overrides the route's deadline when > 0.
 	Timeout time.Duration
-	// IdempotencyKey makes concurrent and repeated identical calls run once.
+	// IdempotencyKey makes concurrent and repeated identical calls run once:
+	// duplicates share the first call's flight, and later ones get its stored
+	// success until the route's cache TTL (DefaultIdempotencyTTL when the
+	// route does not cache). Chat only; Stream ignores it.
 	IdempotencyKey string
 	// OnEvent receives this call's events (e.g. for MCP progress), after Options.OnEvent.
 	OnEvent func(Event)

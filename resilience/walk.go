@@ -172,8 +172,13 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 	if ctx.Err() != nil || cs.left() <= 0 {
 		return outcome{}, nil, cs.fail(ErrDeadline)
 	}
-	if last != nil && (last.Verdict.Class == classify.InvalidRequest) {
-		return outcome{}, nil, cs.fail(ErrRejected)
+	if last != nil {
+		// The last failure may forbid any other target (invalid_request,
+		// content_filtered without opt-in, no fallback): say so even when
+		// no target was left to refuse.
+		if _, stop, _ := cs.fallbackOK(last, lastT, lastT); stop {
+			return outcome{}, nil, cs.fail(ErrRejected)
+		}
 	}
 	return outcome{}, nil, cs.fail(ErrExhausted)
 }
