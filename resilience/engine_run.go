@@ -172,7 +172,7 @@ func (e *Engine) plan(c *Call) (*routePlan, error) {
 	} else {
 		target := name
 		if !strings.Contains(name, "/") {
-			if e.cfg.DefaultProvider == "" {
+			if e.cfg.DefaultProvider == "" || c.Route == "" {
 				return nil, &RouteError{Route: name, Err: ErrUnknownRoute}
 			}
 			target = e.cfg.DefaultProvider + "/" + name
