@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,9 +381,9 @@ func TestIdenticalCallsShareOneUpstreamCall(t *testing.T) {
 }
 
 // samplingClient answers sampling/createMessage like an MCP client's own model.
-func samplingClient(calls *int) *mcp.ClientOptions {
+func samplingClient(calls *atomic.Int32) *mcp.ClientOptions {
 	return &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		*calls++
+		calls.Add(1)
 		last := req.Params.Messages[len(req.Params.Messages)-1].Content.(*mcp.TextContent).Text
 		return &mcp.CreateMessageResult{Model: "client-llm-1", Role: "assistant",
 			Content: &mcp.TextContent{Text: fmt.Sprintf("client model says: %s", last)}}, nil
@@ -392,30 +393,47 @@ func samplingClient(calls *int) *mcp.ClientOptions {
 func TestSamplingFallback(t *testing.T) {
 	targets := []string{"anthropic/claude-sonnet-4-5+fault=insufficient_quota", "mcp/sampling"}
 	extra := map[string]provider.Adapter{SamplingProvider: &SamplingAdapter{}}
-	t.Run("client with sampling answers", func(t *testing.T) {
-		r := newRig(t, targets, extra, nil)
-		var calls int
-		cs := r.connect(t, samplingClient(&calls), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		res := callTool(t, cs, "ask", map[string]any{"prompt": "ping"})
-		if res.IsError {
-			t.Fatalf("ask failed: %s", text(t, res))
-		}
-		wantAll(t, text(t, res), "answered by the MCP client's own model (client-llm-1)", "client model says: ping")
-		sc := structured(t, res)
-		if sc["model"] != "mcp/client-llm-1" || sc["client_model"] != true || sc["fallbacks"] != 1.0 {
-			t.Errorf("structured content %v", sc)
-		}
-		if calls != 1 {
-			t.Errorf("%d sampling requests, want 1", calls)
-		}
-	})
+	for _, proto := range []string{"2025-11-25", ""} { // "" = the SDK's latest (multi round-trip)
+		t.Run("client with sampling answers/protocol "+proto, func(t *testing.T) {
+			r := newRig(t, targets, extra, nil)
+			var calls atomic.Int32
+			cs := r.connect(t, samplingClient(&calls), &mcp.ClientSessionOptions{ProtocolVersion: proto})
+			res := callTool(t, cs, "ask", map[string]any{"prompt": "ping"})
+			if res.IsError {
+				t.Fatalf("ask failed: %s", text(t, res))
+			}
+			wantAll(t, text(t, res), "answered by the MCP client's own model (client-llm-1)", "client model says: ping")
+			sc := structured(t, res)
+			if sc["model"] != "mcp/client-llm-1" || sc["client_model"] != true || sc["fallbacks"] != 1.0 || sc["attempts"] != 2.0 {
+				t.Errorf("structured content %v", sc)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("%d sampling requests, want 1", n)
+			}
+			if n := len(r.upstream()); n != 1 {
+				t.Errorf("%d upstream requests, want 1 (the retried call must not pay again)", n)
+			}
+		})
+	}
 	t.Run("client without sampling gets the provider's failure", func(t *testing.T) {
 		r := newRig(t, targets, extra, nil)
-		cs := r.connect(t, nil, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		cs := r.connect(t, nil, nil)
 		line := errorLine(t, callTool(t, cs, "ask", map[string]any{"prompt": "ping"}))
 		wantAll(t, line, "credit balance is too low")
 		if strings.Contains(line, "mcp/sampling") {
 			t.Errorf("the skipped sampling target hides the real failure: %q", line)
+		}
+	})
+	t.Run("sampling skips count against no breaker", func(t *testing.T) {
+		r := newRig(t, targets, extra, nil)
+		cs := r.connect(t, nil, nil)
+		for i := range 7 {
+			errorLine(t, callTool(t, cs, "ask", map[string]any{"prompt": fmt.Sprint("ping ", i)}))
+		}
+		for _, st := range r.engine.Status() {
+			if st.Target == "mcp/sampling" && st.Breaker != "closed" {
+				t.Errorf("mcp/sampling breaker %s after skips", st.Breaker)
+			}
 		}
 	})
 }

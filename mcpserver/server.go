@@ -78,12 +78,24 @@ func guard[In, Out any](s *server, name string, h func(ctx context.Context, req 
 			ctx = withSession(ctx, req.Session)
 		}
 		out, err = h(ctx, req, in)
+		if in, ok := err.(inputNeeded); ok {
+			// The tool needs the client's input first (sampling): no
+			// content, only the input request.
+			var zero Out
+			return in.res, zero, nil
+		}
 		if t, ok := any(out).(texter); ok && err == nil {
 			res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.text()}}}
 		}
 		return res, out, err
 	}
 }
+
+// inputNeeded is returned by a tool that needs the client's input (a
+// sampling request) before it can answer.
+type inputNeeded struct{ res *mcp.CallToolResult }
+
+func (inputNeeded) Error() string { return "input needed" }
 
 // texter is an output whose text content is not its JSON.
 type texter interface{ text() string }

@@ -184,6 +184,12 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		}
 		return Answer{}, noKeyError(s.cfg.KeyEnv)
 	}
+	if a, err := clientAnswer(req); a != nil || err != nil {
+		if err != nil {
+			return Answer{}, err
+		}
+		return *a, nil
+	}
 	if route == "" {
 		route = s.cfg.Route
 	}
@@ -200,6 +206,9 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		return s.cfg.Engine.Chat(ctx, call)
 	})
 	p.close()
+	if ask := askClient(err); ask != nil {
+		return Answer{}, inputNeeded{ask}
+	}
 	if err != nil {
 		return Answer{}, s.describe(ctx, err)
 	}
@@ -219,11 +228,6 @@ func answer(res *resilience.Result) Answer {
 	if r := res.Response; r != nil {
 		a.Text = r.Text
 		a.InputTokens, a.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
-		if r.Provider == SamplingProvider {
-			a.ClientModel = true
-			a.Model = SamplingProvider + "/" + r.Model
-			a.Text = fmt.Sprintf("[answered by the MCP client's own model (%s) through sampling: every configured provider failed]\n%s", r.Model, r.Text)
-		}
 	}
 	if a.Static {
 		a.Text = "[static fallback answer: every configured provider failed]\n" + a.Text
