@@ -643,3 +643,30 @@ func TestCountTokens(t *testing.T) {
 		t.Error("counting tokens called the upstream")
 	}
 }
+
+// TestReadTimeoutSparesLongCalls: the read timeout bounds reading the
+// request, not a call that takes longer to answer (net/http lifts the read
+// deadline once the body is read; this guards that).
+func TestReadTimeoutSparesLongCalls(t *testing.T) {
+	st := newStack(t, &Options{ReadTimeout: 50 * time.Millisecond})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- st.srv.Run(ctx, ln, nil) }()
+	defer func() { cancel(); <-done }()
+	for _, stream := range []bool{false, true} {
+		res, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json",
+			strings.NewReader(oaBody("openai/gpt-4o+fault=ok@250ms", stream, "")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !bytes.Contains(b, []byte("Mock")) || (stream && !bytes.HasSuffix(b, []byte("data: [DONE]\n\n"))) {
+			t.Errorf("stream=%v: %d %s", stream, res.StatusCode, b)
+		}
+	}
+}
