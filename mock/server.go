@@ -364,11 +364,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		switch rt.dialect {
 		case dialectAnthropic:
-			x.chat, parseErr = parseAnthropic(body)
+			var ok bool
+			if x.chat, ok = fastChat(body, true); !ok {
+				x.chat, parseErr = parseAnthropic(body)
+			}
 		case dialectOpenAI, dialectAzure:
-			x.chat, parseErr = parseOpenAI(body)
+			var ok bool
+			if x.chat, ok = fastChat(body, false); !ok {
+				x.chat, parseErr = parseOpenAI(body)
+			}
 		case dialectGemini:
-			x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
+			var ok bool
+			if x.chat, ok = fastGemini(body, rt.model, rt.stream); !ok {
+				x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
+			}
 		}
 		if x.chat != nil {
 			if x.chat.model == "" {
