@@ -104,7 +104,8 @@ const (
 // event it is "key <provider>" when the provider key's breaker changed (every
 // target on that key is affected) and "" for the target's own breaker. A
 // breaker event caused by a stream failing after its first token is only
-// delivered to Options.OnEvent (the call has returned by then).
+// delivered to Options.OnEvent (the call has returned by then); it still
+// names the route.
 type Event struct {
 	Kind        EventKind
 	Time        time.Time

@@ -139,6 +139,8 @@ func realSleep(ctx context.Context, d time.Duration) error {
 
 // runtime returns the shared runtime of a target, creating it (with a
 // concurrency limit of maxc, 0 = unlimited) on first use.
+// Beyond maxRuntimes targets (clients may name arbitrary models), new
+// targets get a runtime of their own that is not shared or listed by Status.
 func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -148,10 +150,15 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 		if maxc > 0 {
 			rt.sem = semaphore.NewWeighted(int64(maxc))
 		}
-		e.runtimes[name] = rt
+		if len(e.runtimes) < maxRuntimes {
+			e.runtimes[name] = rt
+		}
 	}
 	return rt
 }
+
+// maxRuntimes bounds the targets whose statistics the engine keeps.
+const maxRuntimes = 4096
 
 // plan returns the route plan for a call: a named route, or a single
 // "provider/model" (or bare model with a default provider) under the default

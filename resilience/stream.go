@@ -22,6 +22,7 @@ type engineStream struct {
 	idle    time.Duration
 	e       *Engine
 	t       *targetPlan
+	route   string
 
 	first    provider.Chunk
 	hasFirst bool
@@ -70,7 +71,7 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 	s.err = pe
 	if s.actx.Err() == nil || context.Cause(s.actx) == errIdleTimeout {
 		// Not the caller going away: the target broke mid-stream.
-		s.e.failed(nil, s.t, ticket{}, pe)
+		s.e.failed(nil, s.t, ticket{}, pe, s.route)
 	}
 	s.finish()
 	return provider.Chunk{}, pe

@@ -370,7 +370,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 		e.release(t, tk)
 		return outcome{}, pe, ""
 	}
-	e.failed(cs, t, tk, pe)
+	e.failed(cs, t, tk, pe, "")
 	return outcome{}, pe, ""
 }
 
@@ -431,7 +431,7 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	}
 	es := &engineStream{
 		s: s, actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
-		e: cs.e, t: t, first: first, hasFirst: err == nil, eof: err == io.EOF,
+		e: cs.e, t: t, route: cs.rp.name, first: first, hasFirst: err == nil, eof: err == io.EOF,
 	}
 	return outcome{stream: es}, nil
 }
@@ -542,7 +542,9 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 }
 
 // failed records a failure on the breaker its scope names.
-func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Error) {
+// route names the route for events when cs is nil (a stream that failed
+// after the call returned).
+func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Error, route string) {
 	v := &pe.Verdict
 	now := e.now()
 	t.rt.failures.Add(1)
@@ -565,7 +567,7 @@ func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Er
 		if cs != nil {
 			cs.breakerEvent(t.name, from, to, label)
 		} else if from != to && e.onEvent != nil {
-			e.onEvent(Event{Kind: EventBreaker, Time: now, Target: t.name, From: from, To: to, Reason: label})
+			e.onEvent(Event{Kind: EventBreaker, Time: now, Route: route, Target: t.name, From: from, To: to, Reason: label})
 		}
 	}
 	kk, tkey := t.kkey, t.tkey
