@@ -37,7 +37,9 @@ type Options struct {
 	Store state.Store
 }
 
-// Call is one logical call.
+// Call is one logical call. The engine only reads it (the Request is copied
+// before the model is set per target), so a Call may be reused once the call
+// returns. The zero Route means "default".
 type Call struct {
 	// Route is a route name, or a "provider/model" target that runs under the
 	// default route's policies.
@@ -56,7 +58,8 @@ type Call struct {
 	OnEvent func(Event)
 }
 
-// Result is a successful call.
+// Result is a successful call. It is the caller's to keep; a cached result
+// is a copy.
 type Result struct {
 	Response *provider.Response
 	// Target is the "provider/model" that answered.
@@ -73,7 +76,8 @@ type Result struct {
 	Cost float64
 }
 
-// StreamResult is a stream that has delivered its first token.
+// StreamResult is a stream that has delivered its first token. The caller
+// must Close Stream; until then it holds the target's concurrency slot.
 type StreamResult struct {
 	// Stream yields the chunks, the first one included; idle timeouts apply.
 	Stream    provider.Stream
@@ -120,7 +124,8 @@ type Event struct {
 	Err         error
 }
 
-// TargetStatus is a snapshot of one target for status pages.
+// TargetStatus is a snapshot of one target for status pages; counters are
+// since the Engine was created.
 type TargetStatus struct {
 	Target     string    `json:"target"`
 	Breaker    string    `json:"breaker"` // closed, open, half_open
