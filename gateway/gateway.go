@@ -87,9 +87,11 @@ type Server struct {
 	log      *slog.Logger
 	draining atomic.Bool
 	bufs     sync.Pool // *[]byte
+	routes   map[string][]string
 }
 
 // New returns a Server. It does not listen; use Handler, AdminHandler or Run.
+// It reads the engine's routes once.
 func New(opts *Options) (*Server, error) {
 	if opts == nil || opts.Engine == nil {
 		return nil, errors.New("gateway: Options.Engine is required")
@@ -125,6 +127,7 @@ func New(opts *Options) (*Server, error) {
 	def(&s.opts.ShutdownTimeout, 30*time.Second)
 	def(&s.opts.StreamIdleTimeout, 2*time.Minute)
 	s.bufs.New = func() any { b := make([]byte, 0, 8<<10); return &b }
+	s.routes = s.eng.Routes() // fixed for the engine's life: read once
 	return s, nil
 }
 
@@ -163,7 +166,7 @@ func (s *Server) admin(mux *http.ServeMux) {
 		b, err := json.Marshal(struct {
 			Targets []resilience.TargetStatus `json:"targets"`
 			Routes  map[string][]string       `json:"routes"`
-		}{s.eng.Status(), s.eng.Routes()})
+		}{s.eng.Status(), s.routes})
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, []byte(`{"error":"status unavailable"}`))
 			return
@@ -422,7 +425,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
 	}
-	routes := s.eng.Routes()
+	routes := s.routes
 	route, ok := s.resolve(in.model, routes)
 	if !ok {
 		writeError(w, dialect, errUnknownModel(in.model, routeNames(routes)))
@@ -557,7 +560,7 @@ func estimateTokens(req *provider.Request) int {
 
 // serveModels lists routes and targets in a shape both SDKs accept.
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, dialect string) {
-	routes := s.eng.Routes()
+	routes := s.routes
 	seen := map[string]bool{}
 	var ids []string
 	for _, n := range routeNames(routes) {

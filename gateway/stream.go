@@ -197,7 +197,7 @@ func (p *pump) end() {
 // candidates are the targets after the failed one: the route's, then the
 // request's fallbacks.
 func (p *pump) candidates() []string {
-	all := p.s.eng.Routes()[p.call.Route]
+	all := p.s.routes[p.call.Route]
 	if all == nil {
 		all = []string{p.call.Route}
 	}
