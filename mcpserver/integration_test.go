@@ -37,13 +37,13 @@ type rig struct {
 
 // newRig serves route "default" over targets. Extra adapters (mcp/sampling)
 // may be added.
-func newRig(t *testing.T, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
+func newRig(t testing.TB, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
 	t.Helper()
 	return newRigScenario(t, nil, targets, extra, tweak)
 }
 
 // newRigScenario is newRig with the mock running sc.
-func newRigScenario(t *testing.T, sc *mock.Scenario, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
+func newRigScenario(t testing.TB, sc *mock.Scenario, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
 	t.Helper()
 	r := &rig{mock: mock.New(&mock.Config{Scenario: sc}), arrived: make(chan string, 100), ended: make(chan string, 100)}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -95,7 +95,7 @@ func newRigScenario(t *testing.T, sc *mock.Scenario, targets []string, extra map
 	return r
 }
 
-func (r *rig) connect(t *testing.T, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
+func (r *rig) connect(t testing.TB, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	t.Helper()
 	if r.cfg.Logger == nil {
 		r.cfg.Logger = slog.New(slog.DiscardHandler)

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,19 +16,44 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// buildBinary builds cmd/llmguard into a temporary directory.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds cmd/llmguard once for the package's tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "llmguard")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/llmguard")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "llmguard-mcp-test-")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(buildDir, "llmguard")
+		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/llmguard").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return binPath
 }
 
 func freeAddr(t *testing.T) string {
