@@ -65,6 +65,9 @@ type Config struct {
 	// CacheTTL is how long a successful answer is reused for an identical
 	// call (same tool, same canonical arguments): 0 = DefaultCacheTTL, < 0 = never.
 	CacheTTL time.Duration
+	// RouteCacheTTL, when set, gives a route's own cache TTL, used instead
+	// of CacheTTL for that route's calls when it returns > 0.
+	RouteCacheTTL func(route string) time.Duration
 	// CacheEntries bounds the stored answers (0 = 1000).
 	CacheEntries int
 	// RecentFailures is how many failure lines llm_status keeps (0 = 20).

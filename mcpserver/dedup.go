@@ -43,6 +43,7 @@ type flight struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
+	ttl     time.Duration
 	sinks   map[*progress]struct{} // progress of the callers still waiting
 }
 
@@ -54,9 +55,10 @@ func newDedup(now func() time.Time, log *slog.Logger, ttl time.Duration, maxEntr
 // do returns the stored result for key, joins the flight running for key,
 // or starts one running fn. The flight's context keeps ctx's values and
 // deadline but not its cancellation: it is cancelled when every caller
-// waiting on it has gone. p (may be nil) receives the flight's events while
+// waiting on it has gone. A success is stored for ttl (0 = the dedup's
+// default, < 0 = not stored). p (may be nil) receives the flight's events while
 // its caller waits.
-func (d *dedup) do(ctx context.Context, key string, p *progress, fn func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error)) (*resilience.Result, error) {
+func (d *dedup) do(ctx context.Context, key string, ttl time.Duration, p *progress, fn func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error)) (*resilience.Result, error) {
 	d.mu.Lock()
 	if c, ok := d.cache[key]; ok {
 		if d.now().Before(c.expires) {
@@ -76,7 +78,10 @@ func (d *dedup) do(ctx context.Context, key string, p *progress, fn func(ctx con
 		} else {
 			fctx, cancel = context.WithCancel(fctx)
 		}
-		f = &flight{done: make(chan struct{}), cancel: cancel, sinks: map[*progress]struct{}{}}
+		if ttl == 0 {
+			ttl = d.ttl
+		}
+		f = &flight{done: make(chan struct{}), cancel: cancel, ttl: ttl, sinks: map[*progress]struct{}{}}
 		d.flights[key] = f
 		go d.run(fctx, key, f, fn)
 	}
@@ -123,8 +128,8 @@ func (d *dedup) run(ctx context.Context, key string, f *flight, fn func(context.
 	if d.flights[key] == f {
 		delete(d.flights, key)
 	}
-	if err == nil && res != nil && !res.Static && d.ttl > 0 {
-		d.store(key, res)
+	if err == nil && res != nil && !res.Static && f.ttl > 0 {
+		d.store(key, res, f.ttl)
 	}
 	f.res, f.err = res, err
 	d.mu.Unlock()
@@ -133,7 +138,7 @@ func (d *dedup) run(ctx context.Context, key string, f *flight, fn func(context.
 
 // store keeps res for ttl; d.mu is held. Expired entries go first, then
 // the oldest when the cache is full.
-func (d *dedup) store(key string, res *resilience.Result) {
+func (d *dedup) store(key string, res *resilience.Result, ttl time.Duration) {
 	now := d.now()
 	if len(d.cache) >= d.maxEntries {
 		var oldest string
@@ -151,7 +156,7 @@ func (d *dedup) store(key string, res *resilience.Result) {
 			delete(d.cache, oldest)
 		}
 	}
-	d.cache[key] = cached{res: res, expires: now.Add(d.ttl)}
+	d.cache[key] = cached{res: res, expires: now.Add(ttl)}
 }
 
 // call runs fn, turning a panic into an error line (the flight runs on its

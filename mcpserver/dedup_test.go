@@ -42,7 +42,7 @@ func TestDedupSharesOneFlight(t *testing.T) {
 	results := make([]*resilience.Result, n)
 	// The first caller starts the flight; the others join while it is held.
 	wg.Add(1)
-	go func() { defer wg.Done(); results[0], _ = d.do(context.Background(), "k", nil, fn) }()
+	go func() { defer wg.Done(); results[0], _ = d.do(context.Background(), "k", 0, nil, fn) }()
 	<-started
 	joined := make(chan struct{}, n)
 	for i := 1; i < n; i++ {
@@ -50,7 +50,7 @@ func TestDedupSharesOneFlight(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			joined <- struct{}{}
-			results[i], _ = d.do(context.Background(), "k", nil, fn)
+			results[i], _ = d.do(context.Background(), "k", 0, nil, fn)
 		}()
 	}
 	for i := 1; i < n; i++ {
@@ -68,14 +68,14 @@ func TestDedupSharesOneFlight(t *testing.T) {
 	if got := runs.Load(); got != 1 {
 		t.Errorf("fn ran %d times, want 1", got)
 	}
-	r, err := d.do(context.Background(), "k", nil, fn)
+	r, err := d.do(context.Background(), "k", 0, nil, fn)
 	if err != nil || !r.Cached {
 		t.Errorf("second call: %+v, %v; want cached", r, err)
 	}
 	clk.Add(time.Minute)
 	release = make(chan struct{})
 	close(release)
-	if r, _ := d.do(context.Background(), "k", nil, fn); r.Cached || runs.Load() != 2 {
+	if r, _ := d.do(context.Background(), "k", 0, nil, fn); r.Cached || runs.Load() != 2 {
 		t.Errorf("after the TTL: cached=%v runs=%d, want a fresh run", r.Cached, runs.Load())
 	}
 }
@@ -88,7 +88,7 @@ func TestDedupFailuresAreNotStored(t *testing.T) {
 		return nil, errors.New("down")
 	}
 	for range 2 {
-		if _, err := d.do(context.Background(), "k", nil, fn); err == nil {
+		if _, err := d.do(context.Background(), "k", 0, nil, fn); err == nil {
 			t.Fatal("want error")
 		}
 	}
@@ -110,7 +110,7 @@ func TestDedupCancel(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { _, err := d.do(ctx, "k", nil, fn); done <- err }()
+		go func() { _, err := d.do(ctx, "k", 0, nil, fn); done <- err }()
 		<-started
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -135,10 +135,10 @@ func TestDedupCancel(t *testing.T) {
 		}
 		ctx1, cancel1 := context.WithCancel(context.Background())
 		first := make(chan error, 1)
-		go func() { _, err := d.do(ctx1, "k", nil, fn); first <- err }()
+		go func() { _, err := d.do(ctx1, "k", 0, nil, fn); first <- err }()
 		<-started
 		second := make(chan *resilience.Result, 1)
-		go func() { r, _ := d.do(context.Background(), "k", nil, fn); second <- r }()
+		go func() { r, _ := d.do(context.Background(), "k", 0, nil, fn); second <- r }()
 		// Wait until the second caller has joined the flight.
 		for {
 			d.mu.Lock()
@@ -167,7 +167,7 @@ func TestDedupEvictsOldest(t *testing.T) {
 		return &resilience.Result{}, nil
 	}
 	for _, k := range []string{"a", "b", "c"} {
-		d.do(context.Background(), k, nil, fn)
+		d.do(context.Background(), k, 0, nil, fn)
 		clk.Add(time.Second)
 	}
 	if len(d.cache) != 2 {
@@ -175,5 +175,28 @@ func TestDedupEvictsOldest(t *testing.T) {
 	}
 	if _, ok := d.cache["a"]; ok {
 		t.Errorf("oldest entry a was kept")
+	}
+}
+
+func TestDedupPerRouteTTL(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	d := newDedup(clk.Now, nil, time.Hour, 10)
+	var runs int
+	fn := func(ctx context.Context, _ func(resilience.Event)) (*resilience.Result, error) {
+		runs++
+		return &resilience.Result{}, nil
+	}
+	for _, tc := range []struct {
+		advance time.Duration
+		cached  bool
+	}{{0, false}, {time.Second, true}, {2 * time.Second, false}} {
+		clk.Add(tc.advance)
+		r, _ := d.do(context.Background(), "k", 2*time.Second, nil, fn)
+		if r.Cached != tc.cached {
+			t.Errorf("after +%s: cached=%v, want %v", tc.advance, r.Cached, tc.cached)
+		}
+	}
+	if _, _ = d.do(context.Background(), "n", -1, nil, fn); len(d.cache) != 1 {
+		t.Errorf("ttl < 0 stored a result")
 	}
 }

@@ -59,6 +59,7 @@ const instructions = "llmguard's tools call an LLM through retries, fallbacks an
 // error line and records failures for llm_status.
 func guard[In, Out any](s *server, name string, h func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("mcp tool panicked", "tool", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -69,7 +70,9 @@ func guard[In, Out any](s *server, name string, h func(ctx context.Context, req 
 				line := oneLine(classify.Redact(err.Error()))
 				err = lineError(line)
 				s.recordFailure(name, line)
-				s.log.Info("mcp tool failed", "tool", name, "error", line)
+				s.log.Info("mcp tool failed", "tool", name, "error", line, "duration", time.Since(start))
+			} else {
+				s.log.Debug("mcp tool answered", "tool", name, "duration", time.Since(start))
 			}
 		}()
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.ToolTimeout)

@@ -198,7 +198,11 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		return Answer{}, err
 	}
 	p := newProgress(ctx, req, s.cfg.Now, s.log)
-	res, err := s.dedup.do(ctx, key, p, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
+	var ttl time.Duration
+	if s.cfg.RouteCacheTTL != nil {
+		ttl = s.cfg.RouteCacheTTL(route)
+	}
+	res, err := s.dedup.do(ctx, key, ttl, p, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
 		call := &resilience.Call{Route: route, Request: r, Timeout: s.cfg.ToolTimeout, OnEvent: onEvent}
 		if dl, ok := ctx.Deadline(); ok {
 			call.Timeout = dl.Sub(s.cfg.Now())

@@ -59,7 +59,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: mcpVersion}
 	// A route may end with "mcp/sampling": the connected client's own model.
 	app, err := loadAppWith(ctx, env, *configPath, &resilience.Options{Logger: logger,
-		Adapters: map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}}})
+		Adapters: map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}},
+		OnEvent:  func(ev resilience.Event) { logEvent(logger, ev) }})
 	switch {
 	case err != nil:
 		// The server still starts and lists its tools; each LLM tool then
@@ -74,6 +75,12 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	default:
 		defer app.Close()
 		cfg.Engine = app.Engine
+		cfg.RouteCacheTTL = func(route string) time.Duration {
+			if r := app.Config.Routes[route]; r != nil {
+				return r.Cache.TTL
+			}
+			return 0
+		}
 	}
 	srv := mcpserver.New(cfg)
 
@@ -125,6 +132,24 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 
 // version is reported to MCP clients.
 const mcpVersion = "dev"
+
+// logEvent logs one engine event at debug level (-v).
+func logEvent(l *slog.Logger, ev resilience.Event) {
+	attrs := []slog.Attr{slog.String("kind", string(ev.Kind)), slog.String("route", ev.Route), slog.String("target", ev.Target)}
+	if ev.Attempt > 0 {
+		attrs = append(attrs, slog.Int("attempt", ev.Attempt))
+	}
+	if ev.Verdict != nil {
+		attrs = append(attrs, slog.String("verdict", ev.Verdict.Message))
+	}
+	if ev.Wait > 0 {
+		attrs = append(attrs, slog.Duration("wait", ev.Wait))
+	}
+	if ev.Reason != "" {
+		attrs = append(attrs, slog.String("reason", ev.Reason))
+	}
+	l.LogAttrs(context.Background(), slog.LevelDebug, "engine event", attrs...)
+}
 
 // onlySimulated reports whether every provider of app is the simulated one.
 func onlySimulated(app *App) bool {
