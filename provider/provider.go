@@ -110,6 +110,11 @@ type Request struct {
 	// canonical form lacks (thinking, response_format, unknown fields...).
 	// An adapter whose dialect equals Dialect sends them on unchanged.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+	// Headers are request headers of the original call that only a target
+	// of the same dialect understands, keyed in lower case (the gateway sets
+	// "anthropic-beta" for Anthropic clients such as Claude Code). An
+	// adapter whose dialect equals Dialect sends them on; nil for most requests.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // Usage counts tokens.
