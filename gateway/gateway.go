@@ -436,6 +436,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		writeError(w, dialect, errUnknownModel(bad, routeNames(routes)))
 		return
 	}
+	if dialect == DialectAnthropic {
+		// Beta features (Claude Code sends several) need their header on
+		// an Anthropic target; other dialects never see it.
+		if beta := r.Header.Values("Anthropic-Beta"); len(beta) > 0 {
+			in.req.Headers = map[string]string{"anthropic-beta": strings.Join(beta, ",")}
+		}
+	}
 	if _, m, ok := strings.Cut(route, "/"); ok {
 		in.req.Model = m
 	} else {

@@ -18,18 +18,20 @@ import (
 	"github.com/llmguard/llmguard/resilience"
 )
 
-// recorder is an upstream that keeps the last request body, then lets the
-// mock answer it.
+// recorder is an upstream that keeps the last request body and headers,
+// then lets the mock answer it.
 type recorder struct {
-	mu   sync.Mutex
-	last []byte
-	next http.Handler
+	mu     sync.Mutex
+	last   []byte
+	header http.Header
+	next   http.Handler
 }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	r.last = b
+	r.header = req.Header.Clone()
 	r.mu.Unlock()
 	req.Body = io.NopCloser(bytes.NewReader(b))
 	r.next.ServeHTTP(w, req)
@@ -97,7 +99,10 @@ routes:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := http.Post(gw.URL+tt.path, "application/json", strings.NewReader(tt.body))
+			req, _ := http.NewRequest(http.MethodPost, gw.URL+tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Anthropic-Beta", "interleaved-thinking-2025-05-14")
+			r, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

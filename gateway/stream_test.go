@@ -186,3 +186,23 @@ func TestStreamContinuation(t *testing.T) {
 		})
 	}
 }
+
+func TestAnthropicBetaHeaderForwarded(t *testing.T) {
+	for _, tt := range []struct{ path, body, want string }{
+		{"/v1/messages", anBody("r", true, ""), "a,b"},
+		{"/v1/chat/completions", oaBody("r", true, ""), ""}, // not an Anthropic client
+	} {
+		e := &scriptEngine{streams: []*scripted{{chunks: []provider.Chunk{{Text: "x"}}}}}
+		srv, err := New(&Options{Engine: e, Config: &config.Config{}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
+		req.Header.Add("Anthropic-Beta", "a")
+		req.Header.Add("Anthropic-Beta", "b")
+		srv.Handler().ServeHTTP(httptest.NewRecorder(), req)
+		if len(e.calls) != 1 || e.calls[0].Request.Headers["anthropic-beta"] != tt.want {
+			t.Errorf("%s: calls %d, headers %v, want anthropic-beta %q", tt.path, len(e.calls), e.calls[0].Request.Headers, tt.want)
+		}
+	}
+}
