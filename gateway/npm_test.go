@@ -58,9 +58,6 @@ routes:
 // with real time (the retry-after test measures the wait on the mock's log).
 // It skips when node or node_modules are missing, except under CI=true.
 func TestNodeSDKs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
 	dir, err := filepath.Abs(filepath.Join("..", "test", "gateway-npm"))
 	if err != nil {
 		t.Fatal(err)
