@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,6 +43,9 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 	var v any
 	if err := d.Decode(&v); err != nil {
 		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the JSON value")
 	}
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)
