@@ -234,8 +234,8 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	}
 
 	// 3. Message text traps.
-	msg := f.message
-	ph, msgWait := scanPhrases(msg)
+	f.message = collapse(f.message)
+	ph, msgWait := scanPhrases(f.message)
 	if f.limitZero {
 		ph |= phLimitZero
 	}
@@ -279,7 +279,7 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 		}
 	}
 
-	v := Verdict{Status: status, Class: cls, ProviderType: truncate(Redact(collapse(f.ptype)), 120)}
+	v := Verdict{Status: status, Class: cls, ProviderType: truncate(clean(f.ptype), 120)}
 	v.Retryable, v.Scope, v.Fallback = defaults(cls)
 	if cls == NotFound && (ph&phModel != 0 ||
 		matched == "model_not_found" || matched == "DeploymentNotFound") {
@@ -311,7 +311,7 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	}
 	v.Until = until
 	v.RequestID = requestID(&x, f)
-	v.Message = buildMessage(status, f, v.RequestID)
+	v.Message = buildMessage(status, f, v.ProviderType, v.RequestID)
 	return v
 }
 
@@ -404,7 +404,7 @@ func defaults(c Class) (bool, Scope, bool) {
 func requestID(x *hdr, f *facts) string {
 	for _, v := range x.v[hRequestID:] {
 		if v != "" {
-			return truncate(Redact(collapse(v)), 80)
+			return truncate(clean(v), 80)
 		}
 	}
 	if f.reqID != "" {
@@ -425,14 +425,15 @@ func requestID(x *hdr, f *facts) string {
 
 // buildMessage renders the one-line message:
 // "<status> <provider_type>: <message> (request-id <id>)".
-func buildMessage(status int, f *facts, reqID string) string {
+// ptype is the already cleaned provider type.
+func buildMessage(status int, f *facts, ptype, reqID string) string {
 	switch f.format {
 	case fmtHTML:
 		return formatMessage(status, "html error page from proxy", strconv.Quote(truncate(collapse(f.message), 120)), reqID)
 	case fmtEmpty:
 		return formatMessage(status, "", "empty body", reqID)
 	}
-	label := f.ptype
+	label := ptype
 	if f.stream && status >= 200 && status < 300 {
 		if label == "" {
 			label = "stream error"
@@ -453,8 +454,8 @@ func formatMessage(status int, label, msg, reqID string) string {
 	if label == "" {
 		label = strings.ToLower(http.StatusText(status))
 	}
-	label = truncate(collapse(Redact(label)), 60)
-	msg = Redact(collapse(msg))
+	label = truncate(clean(label), 60)
+	msg = clean(msg) // cheap when the caller already collapsed it
 	tail := ""
 	if reqID != "" {
 		tail = " (request-id " + reqID + ")"

@@ -417,3 +417,59 @@ func TestLongFieldsStayBounded(t *testing.T) {
 		t.Errorf("provider_type %d bytes, request_id %d bytes", len(v.ProviderType), len(v.RequestID))
 	}
 }
+
+// TestHeaderNames checks every header the classifier reads is found under
+// its canonical and its lower-case spelling.
+func TestHeaderNames(t *testing.T) {
+	body := []byte(`{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`)
+	tests := []struct {
+		name, value string
+		check       func(classify.Verdict) bool
+	}{
+		{"retry-after", "5", func(v classify.Verdict) bool { return v.Wait == 5*time.Second }},
+		{"retry-after-ms", "5000", func(v classify.Verdict) bool { return v.Wait == 5*time.Second }},
+		{"x-should-retry", "false", func(v classify.Verdict) bool { return !v.Retryable }},
+		{"request-id", "req_1", func(v classify.Verdict) bool { return v.RequestID == "req_1" }},
+		{"x-request-id", "req_2", func(v classify.Verdict) bool { return v.RequestID == "req_2" }},
+		{"apim-request-id", "a-3", func(v classify.Verdict) bool { return v.RequestID == "a-3" }},
+		{"x-amzn-requestid", "b-4", func(v classify.Verdict) bool { return v.RequestID == "b-4" }},
+		{"x-amzn-request-id", "b-5", func(v classify.Verdict) bool { return v.RequestID == "b-5" }},
+		{"x-generation-id", "gen-6", func(v classify.Verdict) bool { return v.RequestID == "gen-6" }},
+		{"cf-ray", "ray-7", func(v classify.Verdict) bool { return v.RequestID == "ray-7" }},
+		{"x-amzn-errortype", "ServiceUnavailableException:http://internal", func(v classify.Verdict) bool { return v.Class == classify.ServerError }},
+	}
+	for _, tt := range tests {
+		for _, name := range []string{tt.name, http.CanonicalHeaderKey(tt.name)} {
+			t.Run(name, func(t *testing.T) {
+				v := classify.Classify(classify.Input{Status: 429, Header: http.Header{name: {tt.value}}, Body: body, Now: fixedNow})
+				if !tt.check(v) {
+					t.Errorf("%s: %s not honoured: %+v", name, tt.value, v)
+				}
+			})
+		}
+	}
+	for _, pair := range [][2]string{
+		{"x-ratelimit-reset-requests", "x-ratelimit-remaining-requests"},
+		{"x-ratelimit-reset-tokens", "x-ratelimit-remaining-tokens"},
+		{"x-rate-limit-reset-tokens", "x-rate-limit-remaining-tokens"},
+	} {
+		t.Run(pair[0], func(t *testing.T) {
+			h := http.Header{}
+			h.Set(pair[0], "7s")
+			h.Set(pair[1], "0")
+			if v := classify.Classify(classify.Input{Status: 429, Header: h, Body: body, Now: fixedNow}); v.Wait != 7*time.Second {
+				t.Errorf("wait = %v, want 7s", v.Wait)
+			}
+		})
+	}
+	for _, lim := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
+		t.Run("anthropic-"+lim, func(t *testing.T) {
+			h := http.Header{}
+			h.Set("anthropic-ratelimit-"+lim+"-reset", "2026-08-21T14:02:09Z")
+			h.Set("anthropic-ratelimit-"+lim+"-remaining", "0")
+			if v := classify.Classify(classify.Input{Status: 429, Header: h, Body: body, Now: fixedNow}); v.Wait != 9*time.Second {
+				t.Errorf("wait = %v, want 9s", v.Wait)
+			}
+		})
+	}
+}
