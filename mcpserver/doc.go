@@ -9,17 +9,25 @@
 // such a line too. While the engine waits between attempts, a client that
 // sent a progressToken receives progress notifications. Identical calls
 // (tool name plus canonical JSON arguments, SHA-256) share one upstream call
-// through the engine's idempotency key.
+// and, for the route's cache TTL, its answer; a call that is cancelled, or
+// whose client goes away, aborts its upstream request unless another
+// identical call still waits for it.
 //
 // A route may end with the target "mcp/sampling": [SamplingAdapter] answers
-// it by asking the connected client's own model through
-// sampling/createMessage.
+// it with the connected client's own model, through a sampling input
+// request (sampling/createMessage for clients before protocol 2026-07-28).
+//
+// [New] returns an *mcp.Server for any transport: stdio, the SDK's
+// in-memory transports, or Streamable HTTP through [HTTPHandler] (Origin
+// check against DNS rebinding, optional bearer token).
 //
 // Typical use:
 //
 //	eng, _ := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
-//	srv := mcpserver.New(&mcpserver.Config{Engine: eng})
+//	srv := mcpserver.New(&mcpserver.Config{Engine: eng, Logger: stderrLogger})
 //	err := srv.Run(ctx, &mcp.StdioTransport{}) // stdout carries only JSON-RPC
+//
+//	// or: http.ListenAndServe("127.0.0.1:8765", mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: tok}))
 //
 // Errors are mapped to the outside world in exactly one place, errors.go.
 package mcpserver
