@@ -157,11 +157,10 @@ func ClassifyStreamError(provider string, data []byte, h http.Header) (Verdict, 
 		return Verdict{}, false
 	}
 	var f facts
-	f.format = fmtJSON
 	if !parseJSON(string(t), &f, 0) || !f.isError {
 		return Verdict{}, false
 	}
-	f.stream = true
+	f.format, f.stream = fmtSSE, true
 	return decide(&f, http.StatusOK, h, time.Now()), true
 }
 
@@ -435,11 +434,14 @@ func buildMessage(status int, f *facts, ptype, reqID string) string {
 	}
 	label := ptype
 	if f.stream && status >= 200 && status < 300 {
-		if label == "" {
-			label = "stream error"
-		} else {
-			label += " (in stream)"
+		where := " (in stream)"
+		if f.format != fmtSSE {
+			where = " (in a 200 response)"
 		}
+		if label == "" {
+			label = "error"
+		}
+		label += where
 	}
 	msg := f.message
 	if msg == "" && f.format == fmtSSE && !f.isError {
