@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -244,4 +245,52 @@ func BenchmarkGatewayHeap(b *testing.B) {
 	b.ReportMetric(float64(heap0)/1024, "heap-before-KiB")
 	b.ReportMetric(float64(heap1)/1024, "heap-after-KiB")
 	b.ReportMetric(float64(g1-g0), "goroutines-delta")
+}
+
+// fixedEngine answers every Chat with the same result, to measure the
+// handler's own work (decode, route, encode, headers) without I/O.
+type fixedEngine struct {
+	Engine
+	res *resilience.Result
+}
+
+func (f fixedEngine) Chat(context.Context, *resilience.Call) (*resilience.Result, error) {
+	r := *f.res
+	resp := *r.Response
+	r.Response = &resp
+	return &r, nil
+}
+func (fixedEngine) Routes() map[string][]string {
+	return map[string][]string{"default": {"openai/gpt-4o"}}
+}
+
+// BenchmarkHandler is the gateway's own cost per non-streaming request in
+// each dialect: everything but the engine and the network.
+func BenchmarkHandler(b *testing.B) {
+	res := &resilience.Result{Target: "openai/gpt-4o", Attempts: 1, Response: &provider.Response{ID: "chatcmpl-1",
+		Model: "gpt-4o", Text: strings.Repeat("All work and no play. ", 20), FinishReason: "stop",
+		Usage: provider.Usage{InputTokens: 30, OutputTokens: 120}, RequestID: "req_1"}}
+	srv, err := New(&Options{Engine: fixedEngine{res: res}, Config: &config.Config{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	for _, d := range []struct{ name, path, body string }{
+		{"openai", "/v1/chat/completions", fmt.Sprintf(benchBody, "default")},
+		{"anthropic", "/v1/messages", `{"model":"default","max_tokens":128,"system":"You are terse.","messages":[{"role":"user","content":"Summarise the benefits of circuit breakers in two sentences"}]}`},
+	} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			rd := strings.NewReader(d.body)
+			for i := 0; i < b.N; i++ {
+				rd.Reset(d.body)
+				req := httptest.NewRequest(http.MethodPost, d.path, rd)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
 }

@@ -176,8 +176,9 @@ func (s *Server) admin(mux *http.ServeMux) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -492,16 +493,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route str
 	writeError(w, dialect, e)
 }
 
+// setResultHeaders sets the x-llmguard-* headers and the upstream request
+// id. Keys are written in canonical form directly (no per-call
+// canonicalisation on the hot path).
 func setResultHeaders(h http.Header, dialect, target string, attempts, fallbacks int, requestID string) {
-	h.Set("X-Llmguard-Target", target)
-	h.Set("X-Llmguard-Attempts", strconv.Itoa(attempts))
-	h.Set("X-Llmguard-Fallbacks", strconv.Itoa(fallbacks))
+	h["X-Llmguard-Target"] = []string{target}
+	h["X-Llmguard-Attempts"] = []string{strconv.Itoa(attempts)}
+	h["X-Llmguard-Fallbacks"] = []string{strconv.Itoa(fallbacks)}
 	if requestID != "" {
-		h.Set("X-Llmguard-Upstream-Request-Id", requestID)
+		h["X-Llmguard-Upstream-Request-Id"] = []string{requestID}
 		if dialect == DialectAnthropic {
-			h.Set("Request-Id", requestID)
+			h["Request-Id"] = []string{requestID}
 		} else {
-			h.Set("X-Request-Id", requestID)
+			h["X-Request-Id"] = []string{requestID}
 		}
 	}
 }
