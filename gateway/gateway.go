@@ -211,6 +211,7 @@ func (s *Server) Run(ctx context.Context, ln, adminLn net.Listener) error {
 	case err = <-errc:
 	}
 	s.draining.Store(true)
+	s.log.Info("gateway: shutting down, finishing in-flight requests", "timeout", s.opts.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	for _, srv := range servers {
