@@ -20,6 +20,8 @@ type Config struct {
 	Models map[string]ModelInfo `yaml:"models"`
 	// Alerts configures the webhook.
 	Alerts Alerts `yaml:"alerts"`
+	// MCP configures `llmguard mcp`.
+	MCP MCP `yaml:"mcp"`
 
 	// Source says where the configuration came from: the file path given to
 	// Load, or "environment" for the zero-config built by FromEnv. Not a YAML key.
@@ -184,3 +186,18 @@ type Alerts struct {
 	// WebhookURL receives Slack-compatible JSON posts ("" = off).
 	WebhookURL string `yaml:"webhook_url"`
 }
+
+// MCP configures the MCP server.
+type MCP struct {
+	// ToolTimeout is the deadline of each tool call; keep it below the
+	// client's own tool timeout. Zero means 50s; the --tool-timeout flag wins.
+	ToolTimeout time.Duration `yaml:"tool_timeout"`
+}
+
+// SamplingTarget is the route target that asks the connected MCP client's own
+// model (sampling/createMessage). It needs no providers entry; only
+// `llmguard mcp` can serve it, elsewhere it is skipped.
+const SamplingTarget = SamplingProvider + "/sampling"
+
+// SamplingProvider is the provider part of SamplingTarget.
+const SamplingProvider = "mcp"

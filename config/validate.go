@@ -239,6 +239,13 @@ func (v *validator) route(path string, r *Route) {
 			idx = t.index - 1
 		}
 		tp := fmt.Sprintf("%s.targets[%d]", path, idx)
+		if t.Target == SamplingTarget {
+			if first, dup := seen[t.Target]; dup {
+				v.add(tp, "duplicate target %q (also %s)", t.Target, first)
+			}
+			seen[t.Target] = tp
+			continue
+		}
 		prov, model, ok := splitTarget(t.Target)
 		if !ok {
 			if t.Target == "" {

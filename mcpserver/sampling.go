@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // SamplingProvider is the provider name of the "mcp/sampling" target.
-const SamplingProvider = "mcp"
+const SamplingProvider = config.SamplingProvider
 
 // samplingInputID names the sampling input request in a tool result.
 const samplingInputID = "llmguard-sampling"

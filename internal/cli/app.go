@@ -86,6 +86,14 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 	if opts != nil {
 		o = *opts
 	}
+	// Adapters the caller brings (mcp: the client's own model for the
+	// mcp/sampling target) join the configured ones.
+	for n, a := range o.Adapters {
+		app.Adapters[n] = a
+	}
+	if _, ok := app.Adapters[config.SamplingProvider]; !ok {
+		dropSampling(cfg)
+	}
 	o.Config, o.Adapters = cfg, app.Adapters
 	if u := cfg.Alerts.WebhookURL; u != "" {
 		n, err := alert.New(&alert.Options{WebhookURL: u, Logger: o.Logger})
@@ -175,4 +183,19 @@ func (s *simStream) Recv() (provider.Chunk, error) {
 		s.labelled = true
 	}
 	return c, err
+}
+
+// dropSampling removes the mcp/sampling target from every route: outside
+// `llmguard mcp` there is no MCP client to ask, and the caller must see the
+// real providers' failure, not a placeholder's.
+func dropSampling(cfg *config.Config) {
+	for _, r := range cfg.Routes {
+		kept := r.Targets[:0]
+		for _, t := range r.Targets {
+			if t.Target != config.SamplingTarget {
+				kept = append(kept, t)
+			}
+		}
+		r.Targets = kept
+	}
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -75,3 +78,31 @@ func TestLoadAppBadConfigNamesField(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// Outside llmguard mcp the mcp/sampling target has no client to ask: it is
+// skipped, and the caller sees the real provider's failure.
+func TestLoadAppSamplingTargetOutsideMCP(t *testing.T) {
+	up := httptest.NewServer(mock.New(nil))
+	defer up.Close()
+	path := t.TempDir() + "/llmguard.yaml"
+	cfg := "providers:\n  anthropic: {api_key: sk-ant-test-0000, base_url: " + up.URL + "}\n" +
+		"routes:\n  default:\n    targets: [\"anthropic/claude-haiku-4-5+fault=401\", mcp/sampling]\n"
+	if err := writeFile(path, cfg); err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Getenv: noEnv, Stdout: io.Discard, Stderr: io.Discard}
+	app, err := loadApp(context.Background(), env, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	req := &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}
+	_, err = app.Engine.Chat(context.Background(), &resilience.Call{Route: "default", Request: req})
+	var re *resilience.RouteError
+	if !errors.As(err, &re) || re.Last() == nil || re.Last().Verdict.Status != 401 {
+		t.Fatalf("err = %v, want a route error whose last attempt is the upstream 401", err)
+	}
+	if got := app.Engine.Routes()["default"]; len(got) != 1 {
+		t.Errorf("route default = %v, want mcp/sampling dropped", got)
+	}
+}

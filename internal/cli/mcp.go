@@ -75,6 +75,9 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	default:
 		defer app.Close()
 		cfg.Engine = app.Engine
+		if t := app.Config.MCP.ToolTimeout; t > 0 && !flagSet(fs, "tool-timeout") {
+			cfg.ToolTimeout = t
+		}
 		cfg.RouteCacheTTL = func(route string) time.Duration {
 			if r := app.Config.Routes[route]; r != nil {
 				return r.Cache.TTL
@@ -173,4 +176,11 @@ func (s *mcpOrigins) Set(v string) error { *s = append(*s, v); return nil }
 func mcpLoopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+// flagSet reports whether the flag called name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
