@@ -407,7 +407,7 @@ func requestID(x *hdr, f *facts) string {
 		}
 	}
 	if f.reqID != "" {
-		return truncate(f.reqID, 80)
+		return truncate(clean(f.reqID), 80)
 	}
 	if i := indexFold(f.message, "request id "); i >= 0 {
 		s := f.message[i+len("request id "):]
