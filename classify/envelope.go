@@ -761,19 +761,20 @@ func parseSSE(t []byte, f *facts) {
 // htmlTitle returns the text of an HTML page's <title>, or its first
 // visible words when it has none.
 func htmlTitle(t []byte) string {
+	// indexFold folds ASCII only, so offsets in s stay valid (strings.ToLower
+	// can change byte lengths on non-ASCII or invalid UTF-8).
 	s := string(t)
-	low := strings.ToLower(s)
-	if i := strings.Index(low, "<title"); i >= 0 {
-		if j := strings.IndexByte(low[i:], '>'); j >= 0 {
+	if i := indexFold(s, "<title"); i >= 0 {
+		if j := strings.IndexByte(s[i:], '>'); j >= 0 {
 			rest := s[i+j+1:]
-			if k := strings.Index(strings.ToLower(rest), "</title"); k >= 0 {
+			if k := indexFold(rest, "</title"); k >= 0 {
 				rest = rest[:k]
 			}
 			return collapse(htmlUnescape(rest))
 		}
 	}
 	for _, tag := range [...]string{"<h1", "<h2"} {
-		if i := strings.Index(low, tag); i >= 0 {
+		if i := indexFold(s, tag); i >= 0 {
 			return collapse(stripTags(s[i:]))
 		}
 	}
