@@ -416,7 +416,7 @@ func requestID(x *hdr, f *facts) string {
 			j++
 		}
 		if j >= 8 {
-			return s[:j]
+			return truncate(s[:j], 80)
 		}
 	}
 	return ""

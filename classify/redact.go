@@ -107,11 +107,12 @@ func collapse(s string) string {
 // writeTruncated writes s cut to at most n bytes on a rune boundary,
 // adding "…" when it cut.
 func writeTruncated(b *strings.Builder, s string, n int) {
+	n = max(n, 1)
 	if len(s) <= n {
 		b.WriteString(s)
 		return
 	}
-	cut := max(n, 1)
+	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
@@ -121,11 +122,9 @@ func writeTruncated(b *strings.Builder, s string, n int) {
 
 // truncate cuts s to at most n bytes on a rune boundary, adding "…".
 func truncate(s string, n int) string {
+	n = max(n, 1)
 	if len(s) <= n {
 		return s
-	}
-	if n < 1 {
-		n = 1
 	}
 	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
