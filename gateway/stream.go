@@ -59,6 +59,7 @@ type pump struct {
 	in      *inbound
 	call    *resilience.Call
 	enc     streamEncoder
+	sw      *sse.Writer
 	target  string
 	started bool
 	text    strings.Builder // text sent to the client so far
@@ -87,7 +88,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 
 	bp := s.bufs.Get().(*[]byte)
 	defer s.putBuf(bp)
-	p := &pump{s: s, in: in, call: call, target: sr.Target}
+	p := &pump{s: s, in: in, call: call, sw: sw, target: sr.Target}
 	_, model, _ := strings.Cut(sr.Target, "/")
 	if in.dialect == DialectAnthropic {
 		p.enc = &anStream{w: sw, buf: *bp, id: "msg_" + randText(), model: model}
@@ -135,6 +136,9 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 		p.s.log.Warn("gateway: stream broke after first token", "target", p.target, "err", err.Error())
 		if next, ng, target := p.continueOn(ctx); next != nil {
 			p.s.log.Info("gateway: stream continued", "from", p.target, "to", target)
+			// Headers went out long ago: say it in an SSE comment, which
+			// clients ignore and people debugging read.
+			_ = p.sw.Comment("llmguard: " + p.target + " broke; continued on " + target)
 			st, g, p.target = next, ng, target
 			p.usage, p.usageFinal = provider.Usage{}, false
 			continue

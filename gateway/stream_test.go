@@ -174,6 +174,9 @@ func TestStreamContinuation(t *testing.T) {
 				t.Fatalf("text %q end %s calls %d; events %v", text, end, len(e.calls), evs)
 			}
 			if tt.calls == 2 {
+				if !strings.Contains(rec.Body.String(), ": llmguard: r broke; continued on p/b\n") {
+					t.Errorf("no continuation comment in %s", rec.Body)
+				}
 				c := e.calls[1]
 				last := c.Request.Messages[len(c.Request.Messages)-1]
 				if c.Route != "p/b" || last.Role != provider.RoleAssistant || last.Content[0].Text != "Hello" {
