@@ -55,6 +55,8 @@ func errorCases() []struct {
 	}}
 	open := &resilience.RouteError{Route: "default", Err: resilience.ErrNoTarget, RetryAt: t0.Add(42 * time.Second),
 		Skipped: []resilience.Skip{{Target: "openai/gpt-4o", Reason: "breaker open"}}}
+	cooling := &resilience.RouteError{Route: "default", Err: resilience.ErrNoTarget, RetryAt: t0.Add(3 * time.Second),
+		Skipped: []resilience.Skip{{Target: "openai/gpt-4o", Reason: "rate-limit cooldown"}}}
 	deadline := &resilience.RouteError{Route: "default", Err: resilience.ErrDeadline, Attempts: []resilience.AttemptError{
 		attempt("openai/gpt-4o", 0, classify.Timeout, true, 0, "timeout: no response headers within 30s", ""),
 	}}
@@ -68,6 +70,7 @@ func errorCases() []struct {
 		{"context-too-long", fromEngine(tooLong, t0)},
 		{"out-of-credit", fromEngine(credit, t0)},
 		{"breakers-open", fromEngine(open, t0)},
+		{"rate-limit-cooldown", fromEngine(cooling, t0)},
 		{"deadline", fromEngine(deadline, t0)},
 		{"unknown-route", fromEngine(&resilience.RouteError{Route: "x", Err: resilience.ErrUnknownRoute}, t0)},
 		{"stream-broken", fromStream(down.Attempts[0].Err)},

@@ -670,3 +670,19 @@ func TestReadTimeoutSparesLongCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimitCooldown: after a 429 the target cools down; a request in the
+// meantime is also a 429 with the remaining wait, not an outage.
+func TestRateLimitCooldown(t *testing.T) {
+	st := newStack(t, nil)
+	for i, want := range []string{"7", "7"} {
+		r := st.post(t, "/v1/chat/completions", oaBody("all-limited", false, ""))
+		if r.status != 429 || r.header.Get("Retry-After") != want || r.header.Get("X-Should-Retry") != "true" {
+			t.Errorf("request %d: %d retry-after %q x-should-retry %q: %s", i, r.status,
+				r.header.Get("Retry-After"), r.header.Get("X-Should-Retry"), r.body)
+		}
+	}
+	if n := len(st.mock.Requests()); n != 1 {
+		t.Errorf("upstream saw %d requests, want 1 (the second waits out the cooldown)", n)
+	}
+}
