@@ -686,3 +686,19 @@ func TestRateLimitCooldown(t *testing.T) {
 		t.Errorf("upstream saw %d requests, want 1 (the second waits out the cooldown)", n)
 	}
 }
+
+// TestBodyLimitChunked: a body of unknown length is cut at the limit too.
+func TestBodyLimitChunked(t *testing.T) {
+	st := newStack(t, &Options{MaxBodyBytes: 4096})
+	body := io.MultiReader(strings.NewReader(oaBody("oai", false, `,"user":"`+strings.Repeat("x", 5000)+`"`)))
+	req, _ := http.NewRequest(http.MethodPost, st.gw.URL+"/v1/messages", body)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if req.ContentLength != 0 || res.StatusCode != 413 || !bytes.Contains(b, []byte(`"type":"request_too_large"`)) {
+		t.Errorf("content-length %d: %d %s", req.ContentLength, res.StatusCode, b)
+	}
+}
