@@ -474,7 +474,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	bp = s.bufs.Get().(*[]byte)
 	resp := res.Response
 	if resp.Model == "" {
-		_, resp.Model, _ = strings.Cut(res.Target, "/")
+		// A copy: a cached response is shared by every replay.
+		r := *resp
+		_, r.Model, _ = strings.Cut(res.Target, "/")
+		resp = &r
 	}
 	if dialect == DialectAnthropic {
 		*bp = appendAnthropicResponse((*bp)[:0], resp, responseID(dialect, resp.ID))
