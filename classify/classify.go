@@ -458,21 +458,22 @@ func formatMessage(status int, label, msg, reqID string) string {
 	}
 	label = truncate(clean(label), 60)
 	msg = clean(msg) // cheap when the caller already collapsed it
-	tail := ""
+	const tailOpen, tailClose = " (request-id ", ")"
+	tailLen := 0
 	if reqID != "" {
-		tail = " (request-id " + reqID + ")"
+		tailLen = len(tailOpen) + len(reqID) + len(tailClose)
 	}
 	headLen := len(head)
 	if label != "" {
 		headLen += 1 + len(label)
 	}
-	budget := maxMessage - headLen - len(tail) - 2
-	if msg != "" && len(msg) <= maxMessage-headLen-2 && strings.Contains(msg, reqID) {
-		tail, budget = "", len(msg) // the id is already in a message that fits
+	budget := maxMessage - headLen - tailLen - 2
+	if tailLen > 0 && msg != "" && len(msg) <= maxMessage-headLen-2 && strings.Contains(msg, reqID) {
+		tailLen, budget = 0, len(msg) // the id is already in a message that fits
 	}
 	budget = max(budget, 20)
 	var b strings.Builder
-	b.Grow(headLen + 2 + min(len(msg), budget+3) + len(tail))
+	b.Grow(headLen + 2 + min(len(msg), budget+3) + tailLen)
 	b.Write(head)
 	if label != "" {
 		b.WriteByte(' ')
@@ -482,6 +483,10 @@ func formatMessage(status int, label, msg, reqID string) string {
 		b.WriteString(": ")
 		writeTruncated(&b, msg, budget)
 	}
-	b.WriteString(tail)
+	if tailLen > 0 {
+		b.WriteString(tailOpen)
+		b.WriteString(reqID)
+		b.WriteString(tailClose)
+	}
 	return b.String()
 }
