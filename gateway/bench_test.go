@@ -294,3 +294,69 @@ func BenchmarkHandler(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGatewayStream interleaves streaming calls on the three paths and
+// reports the p50 time to the first content byte and to the end of the
+// stream, as added over the direct call.
+func BenchmarkGatewayStream(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	paths := []string{bs.direct, bs.proxy, bs.gateway}
+	body := func(target string) string {
+		model := "gpt-4o"
+		if target == bs.gateway {
+			model = "default"
+		}
+		return strings.Replace(fmt.Sprintf(benchBody, model), `"max_tokens"`, `"stream":true,"max_tokens"`, 1)
+	}
+	stream := func(target string) (first, total time.Duration) {
+		t0 := time.Now()
+		req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(body(target)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer bench-key")
+		res, err := bs.client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer res.Body.Close()
+		buf := make([]byte, 4096)
+		for {
+			n, err := res.Body.Read(buf)
+			if n > 0 && first == 0 && bytes.Contains(buf[:n], []byte(`"content":"`)) && !bytes.Contains(buf[:n], []byte(`"content":""`)) {
+				first = time.Since(t0)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if res.StatusCode != 200 {
+			b.Fatalf("%s: %d", target, res.StatusCode)
+		}
+		if first == 0 {
+			first = time.Since(t0)
+		}
+		return first, time.Since(t0)
+	}
+	for _, p := range paths {
+		stream(p)
+	}
+	firsts := make([][]time.Duration, len(paths))
+	totals := make([][]time.Duration, len(paths))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, p := range paths {
+			f, tot := stream(p)
+			firsts[j] = append(firsts[j], f)
+			totals[j] = append(totals[j], tot)
+		}
+	}
+	b.StopTimer()
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	b.ReportMetric(us(percentile(firsts[0], .5)), "direct-first-p50-µs")
+	b.ReportMetric(us(percentile(firsts[1], .5)-percentile(firsts[0], .5)), "proxy-added-first-p50-µs")
+	b.ReportMetric(us(percentile(firsts[2], .5)-percentile(firsts[0], .5)), "gateway-added-first-p50-µs")
+	b.ReportMetric(us(percentile(totals[0], .5)), "direct-total-p50-µs")
+	b.ReportMetric(us(percentile(totals[1], .5)-percentile(totals[0], .5)), "proxy-added-total-p50-µs")
+	b.ReportMetric(us(percentile(totals[2], .5)-percentile(totals[0], .5)), "gateway-added-total-p50-µs")
+	b.ReportMetric(0, "ns/op")
+}
