@@ -89,6 +89,9 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}
+	if req.Dialect == Dialect {
+		passHeaders(hr.Header, req.Headers)
+	}
 	resp, err := call.Do(ctx, a.client, hr)
 	return resp, call, err
 }
@@ -120,6 +123,24 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	}
 	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}}
 	return call.OpenStream(ctx, resp, dec, resp.Header.Get("request-id"))
+}
+
+// passThrough lists the request headers of an Anthropic client that are sent
+// on to an Anthropic target (canonical key -> lower-case key in
+// provider.Request.Headers). Authentication and version headers are the
+// adapter's own and never come from a request.
+var passThrough = [...][2]string{{"Anthropic-Beta", "anthropic-beta"}}
+
+// passHeaders sets the allow-listed headers of hs on h.
+func passHeaders(h http.Header, hs map[string]string) {
+	if len(hs) == 0 {
+		return
+	}
+	for _, p := range passThrough {
+		if v := hs[p[1]]; v != "" && !strings.ContainsAny(v, "\r\n") {
+			h[p[0]] = []string{v}
+		}
+	}
 }
 
 var errNotMessage = fmt.Errorf("body is not a message")

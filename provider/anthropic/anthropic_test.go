@@ -258,3 +258,67 @@ func toCases(cs []errorCase) []pt.ErrorCase {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// Headers of an Anthropic client reach an Anthropic target only from the
+// same dialect and only when allow-listed: anthropic-beta goes on, the
+// adapter's key and version are never replaced.
+func TestPassHeaders(t *testing.T) {
+	hs := map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14",
+		"x-api-key": "sk-ant-client-key", "anthropic-version": "1999-01-01", "authorization": "Bearer x"}
+	tests := []struct {
+		name     string
+		dialect  string
+		stream   bool
+		headers  map[string]string
+		wantBeta string
+	}{
+		{"anthropic dialect", "anthropic", false, hs, hs["anthropic-beta"]},
+		{"anthropic dialect streaming", "anthropic", true, hs, hs["anthropic-beta"]},
+		{"openai dialect", "openai", false, hs, ""},
+		{"code-built request", "", false, hs, ""},
+		{"no headers", "anthropic", false, nil, ""},
+		{"header injection refused", "anthropic", false, map[string]string{"anthropic-beta": "a\r\nX-Evil: 1"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := pt.Reply(200, okBody)
+			if tt.stream {
+				h = pt.SSE(streamHead + streamText + streamDelta + streamStop)
+			}
+			up := pt.NewUpstream(t, h)
+			a := newAdapter(up.URL)
+			req := &provider.Request{Dialect: tt.dialect, Headers: tt.headers,
+				Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}
+			if tt.stream {
+				s, err := a.Stream(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for {
+					if _, err := s.Recv(); err != nil {
+						break
+					}
+				}
+				s.Close()
+			} else if _, err := a.Chat(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			got := up.Last().Header
+			if b := got.Get("Anthropic-Beta"); b != tt.wantBeta {
+				t.Errorf("anthropic-beta = %q, want %q", b, tt.wantBeta)
+			}
+			if k := got.Get("X-Api-Key"); k != "sk-ant-api03-Xk9fQ2mVbT7rLw4ZpN8sYc1HdJ6gEaU3oKiR5yBtMx0vWqFlCe" {
+				t.Errorf("x-api-key was replaced (%d chars)", len(k))
+			}
+			if v := got.Values("Anthropic-Version"); len(v) != 1 || v[0] != anthropic.DefaultVersion {
+				t.Errorf("anthropic-version = %q, want only %q", v, anthropic.DefaultVersion)
+			}
+			if v := got.Get("Authorization"); v != "" {
+				t.Errorf("authorization = %q, want none", v)
+			}
+			if v := got.Get("X-Evil"); v != "" {
+				t.Errorf("injected header arrived: %q", v)
+			}
+		})
+	}
+}
