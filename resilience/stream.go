@@ -2,6 +2,8 @@ package resilience
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -12,7 +14,8 @@ import (
 // engineStream is the Stream the engine returns: it replays the first chunk,
 // then arms the idle timeout around every Recv. A mid-stream failure counts
 // against the target's breaker and is marked AfterFirstToken. Like every
-// provider.Stream it is not safe for concurrent use, except Close.
+// provider.Stream it is not safe for concurrent use, except Close: mu guards
+// what Close touches while a Recv may be running (the idle timer, closed).
 type engineStream struct {
 	s       provider.Stream
 	actx    context.Context
@@ -27,10 +30,16 @@ type engineStream struct {
 	first    provider.Chunk
 	hasFirst bool
 	eof      bool
-	timer    *time.Timer
 	err      error
 	once     sync.Once
+
+	mu     sync.Mutex
+	timer  *time.Timer // the idle timer, created by the first Recv that waits
+	closed bool        // finish ran: no timer may be armed any more
 }
+
+// errStreamClosed ends a Recv that starts after Close.
+var errStreamClosed = errors.New("stream closed")
 
 func (s *engineStream) Recv() (provider.Chunk, error) {
 	if s.hasFirst {
@@ -45,13 +54,24 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 		s.finish()
 		return provider.Chunk{}, io.EOF
 	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		pe := asProviderError(s.t, fmt.Errorf("%w: %w", errStreamClosed, context.Canceled))
+		pe.AfterFirstToken = true
+		s.err = pe
+		return provider.Chunk{}, pe
+	}
 	if s.timer == nil {
 		s.timer = time.AfterFunc(s.idle, func() { s.cancel(errIdleTimeout) })
 	} else {
 		s.timer.Reset(s.idle)
 	}
+	s.mu.Unlock()
 	c, err := s.s.Recv()
+	s.mu.Lock()
 	stopped := s.timer.Stop()
+	s.mu.Unlock()
 	if err == nil {
 		return c, nil
 	}
@@ -81,9 +101,12 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 func (s *engineStream) finish() { s.once.Do(s.doFinish) }
 
 func (s *engineStream) doFinish() {
+	s.mu.Lock()
+	s.closed = true
 	if s.timer != nil {
 		s.timer.Stop()
 	}
+	s.mu.Unlock()
 	_ = s.s.Close()
 	s.cancel(context.Canceled)
 	s.release()
