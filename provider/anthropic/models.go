@@ -2,9 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
@@ -18,40 +15,5 @@ var _ provider.ModelLister = (*Adapter)(nil)
 // values, as from Chat.
 func (a *Adapter) Models(ctx context.Context) ([]string, error) {
 	u := strings.TrimSuffix(a.url, "/messages") + "/models"
-	call := wire.Call{Provider: a.name}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: %w", err)
-	}
-	for k, v := range a.hdr {
-		if k != "Content-Type" {
-			hr.Header[k] = v
-		}
-	}
-	resp, err := call.Do(ctx, a.client, hr)
-	if err != nil {
-		return nil, err
-	}
-	body, err := call.ReadBody(ctx, resp)
-	if err != nil {
-		return nil, err
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
-		if err == nil {
-			err = errNotModelList
-		}
-		return nil, call.BadBody(resp, body, err)
-	}
-	out := make([]string, 0, len(list.Data))
-	for _, m := range list.Data {
-		out = append(out, m.ID)
-	}
-	return out, nil
+	return wire.Call{Provider: a.name}.ListModels(ctx, a.client, u, a.hdr, "data", "id")
 }
-
-var errNotModelList = fmt.Errorf("body is not a model list")

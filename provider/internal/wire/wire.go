@@ -211,3 +211,60 @@ func RawPart(p *provider.Part) (json.RawMessage, error) {
 	}
 	return MergeExtra(append(append([]byte(`{"type":`), typ...), '}'), p.Extra)
 }
+
+// ErrNotModelList is the decoding error of a 2xx model-list body that lacks
+// the list.
+var ErrNotModelList = errors.New("body is not a model list")
+
+// ListModels GETs url with the headers h (but no Content-Type) and returns
+// the idKey string of every element of the body's listKey array, e.g.
+// "data"/"id" (OpenAI, Anthropic) or "models"/"name" (Gemini). An element
+// without idKey gives "". Failures, including a 2xx body that is not such a
+// list, are classified *provider.Error values.
+func (c Call) ListModels(ctx context.Context, client *http.Client, url string, h Headers, listKey, idKey string) ([]string, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Provider, err)
+	}
+	for k, v := range h {
+		if k != "Content-Type" {
+			hr.Header[k] = v
+		}
+	}
+	resp, err := c.Do(ctx, client, hr)
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.ReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := modelIDs(body, listKey, idKey)
+	if err != nil {
+		return nil, c.BadBody(resp, body, err)
+	}
+	return ids, nil
+}
+
+func modelIDs(body []byte, listKey, idKey string) ([]string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, err
+	}
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(top[listKey], &items); err != nil || items == nil {
+		if err == nil || top[listKey] == nil {
+			err = ErrNotModelList
+		}
+		return nil, err
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if raw, ok := it[idKey]; ok {
+			if err := json.Unmarshal(raw, &out[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
