@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/llmguard/llmguard/internal/jsonw"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -340,14 +341,14 @@ func anStopReason(f string) string {
 // appendAnthropicResponse appends res as an Anthropic message object.
 func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = jsonw.AppendString(b, id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendString(b, res.Model)
+	b = jsonw.AppendString(b, res.Model)
 	b = append(b, `,"content":[`...)
 	n := 0
 	if res.Text != "" {
 		b = append(b, `{"type":"text","text":`...)
-		b = appendString(b, res.Text)
+		b = jsonw.AppendString(b, res.Text)
 		b = append(b, '}')
 		n++
 	}
@@ -357,15 +358,15 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 		}
 		n++
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = appendString(b, tc.ID)
+		b = jsonw.AppendString(b, tc.ID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = jsonw.AppendString(b, tc.Name)
 		b = append(b, `,"input":`...)
 		b = appendObject(b, tc.Arguments)
 		b = append(b, '}')
 	}
 	b = append(b, `],"stop_reason":`...)
-	b = appendString(b, anStopReason(res.FinishReason))
+	b = jsonw.AppendString(b, anStopReason(res.FinishReason))
 	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
 	b = appendInt(b, res.Usage.InputTokens)
 	b = append(b, `,"output_tokens":`...)
@@ -400,9 +401,9 @@ func (s *anStream) start(model string, u *provider.Usage) error {
 		s.inTokens = u.InputTokens
 	}
 	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
-	b = appendString(b, s.id)
+	b = jsonw.AppendString(b, s.id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendString(b, model)
+	b = jsonw.AppendString(b, model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	b = appendInt(b, s.inTokens)
 	b = append(b, `,"output_tokens":0}}}`...)
@@ -431,7 +432,7 @@ func (s *anStream) delta(index int, kind, field, text string) error {
 	b = append(b, `","`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = appendString(b, text)
+	b = jsonw.AppendString(b, text)
 	b = append(b, `}}`...)
 	return s.emit("content_block_delta", b)
 }
@@ -472,9 +473,9 @@ func (s *anStream) chunk(c *provider.Chunk) error {
 			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
 			b = appendInt(b, idx)
 			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
-			b = appendString(b, tc.ID)
+			b = jsonw.AppendString(b, tc.ID)
 			b = append(b, `,"name":`...)
-			b = appendString(b, tc.Name)
+			b = jsonw.AppendString(b, tc.Name)
 			b = append(b, `,"input":{}}}`...)
 			if err := s.emit("content_block_start", b); err != nil {
 				return err
@@ -499,7 +500,7 @@ func (s *anStream) finish(reason string, u provider.Usage) error {
 		in = s.inTokens
 	}
 	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
-	b = appendString(b, anStopReason(reason))
+	b = jsonw.AppendString(b, anStopReason(reason))
 	b = append(b, `,"stop_sequence":null},"usage":{"input_tokens":`...)
 	b = appendInt(b, in)
 	b = append(b, `,"output_tokens":`...)

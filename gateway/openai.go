@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmguard/llmguard/internal/jsonw"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -389,16 +390,16 @@ func oaFinish(f string) string {
 // appendOpenAIResponse appends res as an OpenAI chat.completion object.
 func appendOpenAIResponse(b []byte, res *provider.Response, id string, created int64) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = jsonw.AppendString(b, id)
 	b = append(b, `,"object":"chat.completion","created":`...)
 	b = appendInt(b, int(created))
 	b = append(b, `,"model":`...)
-	b = appendString(b, res.Model)
+	b = jsonw.AppendString(b, res.Model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	if res.Text == "" && len(res.ToolCalls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, res.Text)
+		b = jsonw.AppendString(b, res.Text)
 	}
 	if len(res.ToolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -407,21 +408,21 @@ func appendOpenAIResponse(b []byte, res *provider.Response, id string, created i
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = appendString(b, tc.ID)
+			b = jsonw.AppendString(b, tc.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, tc.Name)
+			b = jsonw.AppendString(b, tc.Name)
 			b = append(b, `,"arguments":`...)
 			args := bytes.TrimSpace(tc.Arguments)
 			if len(args) == 0 {
 				args = []byte("{}")
 			}
-			b = appendString(b, string(args))
+			b = jsonw.AppendString(b, string(args))
 			b = append(b, `}}`...)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
-	b = appendString(b, oaFinish(res.FinishReason))
+	b = jsonw.AppendString(b, oaFinish(res.FinishReason))
 	b = append(b, `}],"usage":`...)
 	b = appendOAUsage(b, res.Usage)
 	return append(b, '}')
@@ -452,11 +453,11 @@ type oaStream struct {
 
 func (s *oaStream) head() []byte {
 	b := append(s.buf[:0], `{"id":`...)
-	b = appendString(b, s.id)
+	b = jsonw.AppendString(b, s.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = appendInt(b, int(s.created))
 	b = append(b, `,"model":`...)
-	b = appendString(b, s.model)
+	b = jsonw.AppendString(b, s.model)
 	return b
 }
 
@@ -479,7 +480,7 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 	if c.Text != "" {
 		b := s.head()
 		b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-		b = appendString(b, c.Text)
+		b = jsonw.AppendString(b, c.Text)
 		b = append(b, `},"logprobs":null,"finish_reason":null}]}`...)
 		if err := s.emit(b); err != nil {
 			return err
@@ -495,14 +496,14 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 			}
 			s.toolSeen[tc.Index] = true
 			b = append(b, `,"id":`...)
-			b = appendString(b, tc.ID)
+			b = jsonw.AppendString(b, tc.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, tc.Name)
+			b = jsonw.AppendString(b, tc.Name)
 			b = append(b, `,"arguments":`...)
 		} else {
 			b = append(b, `,"function":{"arguments":`...)
 		}
-		b = appendString(b, tc.Arguments)
+		b = jsonw.AppendString(b, tc.Arguments)
 		b = append(b, `}}]},"logprobs":null,"finish_reason":null}]}`...)
 		if err := s.emit(b); err != nil {
 			return err
@@ -515,7 +516,7 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 func (s *oaStream) finish(reason string, u provider.Usage) error {
 	b := s.head()
 	b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-	b = appendString(b, oaFinish(reason))
+	b = jsonw.AppendString(b, oaFinish(reason))
 	b = append(b, `}]}`...)
 	if err := s.emit(b); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/jsonw"
 )
 
 // Dialects: the wire format a request was made in.
@@ -86,7 +88,7 @@ func render(b []byte, segs []segment, v *tvars) []byte {
 			continue
 		}
 		if v.json {
-			b = appendJSONContent(b, val)
+			b = jsonw.AppendContent(b, val)
 		} else {
 			b = append(b, val...)
 		}

@@ -9,16 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestAppendJSONString(t *testing.T) {
-	for _, s := range []string{"", "plain", `q"uote\back`, "tab\tnl\nret\r", "\x00\x1f ctl", "<b>&amp;</b>", "é ✓ 😀", "bad \xff utf8", "sep \u2028 \u2029"} {
-		got := appendJSONString(nil, s)
-		want, _ := json.Marshal(s)
-		if string(got) != string(want) {
-			t.Errorf("%q: got %s, want %s", s, got, want)
-		}
-	}
-}
-
 func TestToolArgs(t *testing.T) {
 	tests := []struct {
 		name, schema, want string

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/llmguard/llmguard/internal/jsonw"
 )
 
 // A strict, allocation-light JSON walker for the request fields the mock
@@ -479,7 +481,7 @@ func fastGemini(body []byte, model string, stream bool) (*chat, bool) {
 				} else {
 					rest = append(rest, ',')
 				}
-				rest = appendJSONString(rest, string(k))
+				rest = jsonw.AppendString(rest, string(k))
 				rest = append(rest, ':')
 				rest = append(rest, v...)
 			}
