@@ -23,6 +23,12 @@ const (
 	PartImage      = "image"
 	PartToolCall   = "tool_call"
 	PartToolResult = "tool_result"
+	// PartThinking and PartRedactedThinking are Anthropic extended-thinking
+	// blocks. The canonical form does not interpret them: such a Part keeps
+	// the block's other fields (thinking and signature, or data) in Extra,
+	// verbatim, and only an Anthropic target or client gets them back.
+	PartThinking         = "thinking"
+	PartRedactedThinking = "redacted_thinking"
 )
 
 // Part is one piece of a message's content.
@@ -141,6 +147,13 @@ type Response struct {
 	FinishReason string     `json:"finish_reason"`
 	Usage        Usage      `json:"usage"`
 	RequestID    string     `json:"request_id,omitempty"` // the provider's request id
+	// Thinking holds the model's thinking blocks in the order they came,
+	// all before the text and tool calls: Parts of type PartThinking or
+	// PartRedactedThinking whose Extra holds the block's fields verbatim
+	// ("thinking" and "signature", or "data"), the form in which a client
+	// sends them back in its next assistant turn. A client of another
+	// dialect never sees them; nil for most responses.
+	Thinking []Part `json:"thinking,omitempty"`
 }
 
 // ToolCallDelta is a streamed fragment of a tool call. Index identifies the
@@ -155,10 +168,29 @@ type ToolCallDelta struct {
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
+// ThinkingDelta is a streamed fragment of a thinking block (see
+// Response.Thinking). Index numbers the thinking blocks of a response from 0;
+// the first fragment of a block carries its Type.
+type ThinkingDelta struct {
+	Index int `json:"index"`
+	// Type is PartThinking or PartRedactedThinking, set on the first fragment.
+	Type string `json:"type,omitempty"`
+	// Thinking is a fragment of the thinking text.
+	Thinking string `json:"thinking,omitempty"`
+	// Signature is a fragment of the block's signature (Anthropic sends it
+	// whole, after the text); the next turn fails without it.
+	Signature string `json:"signature,omitempty"`
+	// Data is a redacted_thinking block's encrypted content, sent whole
+	// with the first fragment.
+	Data string `json:"data,omitempty"`
+}
+
 // Chunk is one streaming delta. Fields are set only when the chunk carries them.
 type Chunk struct {
-	Text         string         `json:"text,omitempty"`
-	ToolCall     *ToolCallDelta `json:"tool_call,omitempty"`
+	Text     string         `json:"text,omitempty"`
+	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
+	// Thinking is a fragment of a thinking block; nil for most chunks.
+	Thinking     *ThinkingDelta `json:"thinking,omitempty"`
 	FinishReason string         `json:"finish_reason,omitempty"`
 	Usage        *Usage         `json:"usage,omitempty"`
 	// Model and ID are set on the first chunk when the provider says them.

@@ -159,8 +159,11 @@ func Decode(body []byte) (*provider.Response, error) {
 	out := &provider.Response{ID: m.ID, Model: m.Model, FinishReason: finish(m.StopReason),
 		Usage: m.Usage.canonical()}
 	var text strings.Builder
-	for _, b := range m.Content {
+	for i := range m.Content {
+		b := &m.Content[i]
 		switch b.Type {
+		case provider.PartThinking, provider.PartRedactedThinking:
+			out.Thinking = append(out.Thinking, b.thinkingPart())
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":

@@ -229,6 +229,27 @@ type wireRespPart struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// thinking and redacted_thinking blocks
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"`
+}
+
+// thinkingPart returns the canonical form of a thinking or redacted_thinking
+// block: its fields verbatim in Extra.
+func (b *wireRespPart) thinkingPart() provider.Part {
+	extra := make(map[string]json.RawMessage, 2)
+	str := func(k, v string) {
+		raw, _ := json.Marshal(v) // a string always marshals
+		extra[k] = raw
+	}
+	if b.Type == provider.PartRedactedThinking {
+		str("data", b.Data)
+	} else {
+		str("thinking", b.Thinking)
+		str("signature", b.Signature)
+	}
+	return provider.Part{Type: b.Type, Extra: extra}
 }
 
 type wireUsage struct {

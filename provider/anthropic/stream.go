@@ -14,7 +14,10 @@ type decoder struct {
 	call  wire.Call
 	h     http.Header
 	tools map[int]int // content block index -> tool call index
-	input int         // input tokens from message_start
+	// thinking maps a content block index to its thinking block index
+	// (nil until the first thinking block).
+	thinking map[int]int
+	input    int // input tokens from message_start
 }
 
 type wireEvent struct {
@@ -26,6 +29,8 @@ type wireEvent struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
@@ -54,6 +59,15 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 			d.tools[e.Index] = i
 			return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, ID: e.Block.ID, Name: e.Block.Name}}}, false, nil
 		}
+		if e.Block != nil && (e.Block.Type == provider.PartThinking || e.Block.Type == provider.PartRedactedThinking) {
+			if d.thinking == nil {
+				d.thinking = make(map[int]int)
+			}
+			i := len(d.thinking)
+			d.thinking[e.Index] = i
+			return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i, Type: e.Block.Type,
+				Thinking: e.Block.Thinking, Signature: e.Block.Signature, Data: e.Block.Data}}}, false, nil
+		}
 		if e.Block != nil && e.Block.Type == "text" && e.Block.Text != "" {
 			return []provider.Chunk{{Text: e.Block.Text}}, false, nil
 		}
@@ -64,6 +78,11 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		switch e.Delta.Type {
 		case "text_delta":
 			return []provider.Chunk{{Text: e.Delta.Text}}, false, nil
+		case "thinking_delta", "signature_delta":
+			if i, ok := d.thinking[e.Index]; ok && e.Delta.Thinking+e.Delta.Signature != "" {
+				return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i,
+					Thinking: e.Delta.Thinking, Signature: e.Delta.Signature}}}, false, nil
+			}
 		case "input_json_delta":
 			if i, ok := d.tools[e.Index]; ok && e.Delta.PartialJSON != "" {
 				return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}}}, false, nil
@@ -87,6 +106,6 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	case "error":
 		return nil, false, d.call.StreamEvent(d.h, "error", ev.Data)
 	}
-	// ping, content_block_stop, thinking deltas and future events.
+	// ping, content_block_stop and future events.
 	return nil, false, nil
 }

@@ -89,7 +89,7 @@ func (s *Stream) Recv() (provider.Chunk, error) {
 	}
 	ch := s.pending[0]
 	s.pending = s.pending[1:]
-	if ch.Text != "" || ch.ToolCall != nil {
+	if ch.Text != "" || ch.ToolCall != nil || ch.Thinking != nil {
 		s.delivered = true
 	}
 	if ch.FinishReason != "" {
@@ -147,7 +147,7 @@ func (s *Stream) end(err error) {
 		// caller sees this error.
 		after := s.delivered
 		for _, ch := range s.pending {
-			after = after || ch.Text != "" || ch.ToolCall != nil
+			after = after || ch.Text != "" || ch.ToolCall != nil || ch.Thinking != nil
 		}
 		pe.AfterFirstToken = after
 	}
