@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -236,7 +235,7 @@ func fromEngine(err error, now time.Time) *apiError {
 		// verdict and ends with the last request id.
 		e.message = oneLine(re.Error())
 	}
-	if re != nil && (re.AllRateLimited() || coolingDown(re)) {
+	if re != nil && re.AllRateLimited() {
 		e.status, e.kind, e.retry = http.StatusTooManyRequests, kindRateLimit, "true"
 		e.retryAfter = retryAt(re, last, now)
 		if e.retryAfter <= 0 {
@@ -259,64 +258,6 @@ func fromEngine(err error, now time.Time) *apiError {
 		e.retryAfter = d
 	}
 	return e
-}
-
-// coolingDown reports a call that tried nothing because every target is
-// in a rate-limit cooldown from earlier calls: to the client that is a 429
-// like the one that started the cooldown, not an outage.
-func coolingDown(re *resilience.RouteError) bool {
-	if len(re.Attempts) > 0 || len(re.Skipped) == 0 {
-		return false
-	}
-	for _, s := range re.Skipped {
-		if !strings.Contains(s.Reason, "rate-limit cooldown") {
-			return false
-		}
-	}
-	return true
-}
-
-// cooldowns remembers, per target, until when the servers asked the
-// gateway to wait, so a call refused during a rate-limit cooldown (the
-// engine tries nothing and so reports no time) still gets an accurate
-// retry-after. Only failure paths touch it. Safe for concurrent use.
-type cooldowns struct {
-	mu    sync.Mutex
-	until map[string]time.Time
-}
-
-// note records e's wait for the targets of a rate-limited call, or fills
-// in the wait of a call refused by their cooldown.
-func (c *cooldowns) note(err error, e *apiError, now time.Time) {
-	var re *resilience.RouteError
-	if e.status != http.StatusTooManyRequests || !errors.As(err, &re) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.until == nil {
-		c.until = make(map[string]time.Time)
-	}
-	for t, u := range c.until {
-		if !u.After(now) {
-			delete(c.until, t) // keep the map as small as the live cooldowns
-		}
-	}
-	if !re.RetryAt.IsZero() {
-		for _, a := range re.Attempts {
-			c.until[a.Target] = re.RetryAt
-		}
-		return
-	}
-	var soonest time.Time
-	for _, s := range re.Skipped {
-		if u, ok := c.until[s.Target]; ok && (soonest.IsZero() || u.Before(soonest)) {
-			soonest = u
-		}
-	}
-	if soonest.After(now) {
-		e.retryAfter = soonest.Sub(now)
-	}
 }
 
 func distinctTargets(re *resilience.RouteError) int {

@@ -56,7 +56,7 @@ func errorCases() []struct {
 	open := &resilience.RouteError{Route: "default", Err: resilience.ErrNoTarget, RetryAt: t0.Add(42 * time.Second),
 		Skipped: []resilience.Skip{{Target: "openai/gpt-4o", Reason: "breaker open"}}}
 	cooling := &resilience.RouteError{Route: "default", Err: resilience.ErrNoTarget, RetryAt: t0.Add(3 * time.Second),
-		Skipped: []resilience.Skip{{Target: "openai/gpt-4o", Reason: "rate-limit cooldown"}}}
+		Skipped: []resilience.Skip{{Target: "openai/gpt-4o", Reason: "rate-limit cooldown", Until: t0.Add(3 * time.Second), RateLimited: true}}}
 	deadline := &resilience.RouteError{Route: "default", Err: resilience.ErrDeadline, Attempts: []resilience.AttemptError{
 		attempt("openai/gpt-4o", 0, classify.Timeout, true, 0, "timeout: no response headers within 30s", ""),
 	}}

@@ -89,7 +89,6 @@ type Server struct {
 	draining atomic.Bool
 	bufs     sync.Pool // *[]byte
 	routes   map[string][]string
-	cool     cooldowns
 }
 
 // New returns a Server. It does not listen; use Handler, AdminHandler or Run.
@@ -494,9 +493,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route str
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
-	now := s.now()
-	e := fromEngine(err, now)
-	s.cool.note(err, e, now)
+	e := fromEngine(err, s.now())
 	s.log.Warn("gateway: call failed", "route", route, "status", e.status, "err", err.Error())
 	writeError(w, dialect, e)
 }

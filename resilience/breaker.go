@@ -51,6 +51,19 @@ func breakerAllow(b *state.Breaker, p breakerPolicy, now time.Time) (ok, probe, 
 	return true, false, changed, ""
 }
 
+// refusedUntil is until when breakerAllow refuses calls at now: the end of
+// a rate-limit cooldown (rateLimited), else an open breaker's OpenUntil;
+// zero when unknown (half-open with its probes in flight) or not refused.
+func refusedUntil(b *state.Breaker, now time.Time) (until time.Time, rateLimited bool) {
+	if now.Before(b.CooldownUntil) {
+		return b.CooldownUntil, true
+	}
+	if breakerState(b) == state.Open && now.Before(b.OpenUntil) {
+		return b.OpenUntil, false
+	}
+	return time.Time{}, false
+}
+
 // rollWindow starts a new ratio window when the current one is over.
 func rollWindow(b *state.Breaker, p breakerPolicy, now time.Time) {
 	if b.WindowStart.IsZero() || now.Sub(b.WindowStart) >= p.window {

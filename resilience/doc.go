@@ -18,8 +18,9 @@
 //     falls back; context_length_exceeded only to a larger context window;
 //     content_filtered only when the route opts in; otherwise Verdict.Fallback.
 //     b. Breakers: the provider key's breaker, then the target's; an open
-//     breaker or a rate-limit cooldown skips the target at zero cost; a
-//     half-open one admits at most `probes` calls.
+//     breaker or a rate-limit cooldown skips the target at zero cost (its
+//     end counts towards RouteError.RetryAt); a half-open one admits at
+//     most `probes` calls.
 //     c. Concurrency limit: a slot of the target's semaphore, waiting at most
 //     queue_timeout (counted against the deadline).
 //     d. Hedge (first attempt only, when hedge_after > 0): no answer in time

@@ -17,11 +17,24 @@ type AttemptError struct {
 	Err *provider.Error
 }
 
-// Skip is a target the call did not try, and why.
+// Skip is a target the call did not try (or stopped trying), and why.
 type Skip struct {
+	// Target is the "provider/model" skipped.
 	Target string
+	// Reason is one line saying why.
 	Reason string
+	// Until is when the refusal ends, when known: the end of a rate-limit
+	// cooldown or of an open breaker (a key-wide quota reset included).
+	// Zero for refusals without a known end.
+	Until time.Time
+	// RateLimited reports a skip for a rate-limit cooldown (of the target or
+	// of its provider key) started by an earlier call's 429.
+	RateLimited bool
 }
+
+// skipMaxTotal is the reason of the skip that ends a call at its
+// max_total_attempts: a limit of the call, not a state of the target.
+const skipMaxTotal = "max_total_attempts reached"
 
 // RouteError is a failed call: which targets were tried with what verdicts.
 // Err is one of the package's sentinels (ErrExhausted, ErrNoTarget,
@@ -38,8 +51,10 @@ type RouteError struct {
 	// Skipped lists targets that were not tried (breaker open, cooldown,
 	// budget, ineligible for this failure).
 	Skipped []Skip
-	// RetryAt is when the servers said to come back (the earliest such
-	// time across the attempts; a quota reset counts), zero when unknown.
+	// RetryAt is the earliest time a retry could be admitted: when the
+	// servers said to come back (a wait or a quota reset), or when a
+	// skipped target's rate-limit cooldown or open breaker ends (see
+	// Skip.Until). Zero when unknown.
 	RetryAt time.Time
 }
 
@@ -139,10 +154,14 @@ func (e *RouteError) Last() *provider.Error {
 	return e.Attempts[len(e.Attempts)-1].Err
 }
 
-// AllRateLimited reports whether at least one attempt was made and every
-// attempt was rate limited (an edge maps this to 429 with Retry-After).
+// AllRateLimited reports whether the call failed only for rate limits (an
+// edge maps this to 429 with Retry-After): at least one target was tried or
+// skipped, every attempt was rate limited, and every target skipped without
+// being tried was in a rate-limit cooldown (Skip.RateLimited). Skips of a
+// target after its own attempts (its wait too long, its retry budget spent)
+// and the call's max_total_attempts skip do not count against it.
 func (e *RouteError) AllRateLimited() bool {
-	if len(e.Attempts) == 0 {
+	if len(e.Attempts) == 0 && len(e.Skipped) == 0 {
 		return false
 	}
 	for _, a := range e.Attempts {
@@ -150,5 +169,21 @@ func (e *RouteError) AllRateLimited() bool {
 			return false
 		}
 	}
+	for _, s := range e.Skipped {
+		if s.RateLimited || s.Reason == skipMaxTotal || e.tried(s.Target) {
+			continue
+		}
+		return false
+	}
 	return true
+}
+
+// tried reports whether target was attempted.
+func (e *RouteError) tried(target string) bool {
+	for _, a := range e.Attempts {
+		if a.Target == target {
+			return true
+		}
+	}
+	return false
 }

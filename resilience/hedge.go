@@ -75,8 +75,8 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, tk ticket) 
 			}
 			for j := i + 1; j < len(rp.targets); j++ {
 				u := rp.targets[j]
-				utk, reason := cs.e.admit(ctx, cs, u, cs.e.now())
-				if reason != "" {
+				utk, no := cs.e.admit(ctx, cs, u, cs.e.now())
+				if no.reason != "" {
 					continue
 				}
 				hedging = true

@@ -79,10 +79,26 @@ func (cs *callState) noteRetryAt(t time.Time) {
 }
 
 func (cs *callState) skip(t *targetPlan, reason string) {
+	cs.refused(t, refusal{reason: reason})
+}
+
+// refusal is why admission turned a target away: reason (empty when it
+// admitted), until when the refusal lasts (zero when unknown) and whether it
+// is a rate-limit cooldown.
+type refusal struct {
+	reason      string
+	until       time.Time
+	rateLimited bool
+}
+
+// refused records a target the call did not try; a refusal that ends at a
+// known time counts towards the call's RetryAt.
+func (cs *callState) refused(t *targetPlan, r refusal) {
+	cs.noteRetryAt(r.until)
 	cs.mu.Lock()
-	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: reason})
+	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: r.reason, Until: r.until, RateLimited: r.rateLimited})
 	cs.mu.Unlock()
-	cs.emit(Event{Kind: EventSkip, Target: t.name, Reason: reason})
+	cs.emit(Event{Kind: EventSkip, Target: t.name, Reason: r.reason})
 }
 
 // outcome is a successful attempt: a response, or a stream whose first chunk arrived.
@@ -207,12 +223,12 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 		full := cs.total >= rp.maxTotal
 		cs.mu.Unlock()
 		if full {
-			cs.skip(t, "max_total_attempts reached")
+			cs.skip(t, skipMaxTotal)
 			return outcome{}, nil, last, ErrExhausted
 		}
-		tk, reason := e.admit(ctx, cs, t, now)
-		if reason != "" {
-			cs.skip(t, reason)
+		tk, no := e.admit(ctx, cs, t, now)
+		if no.reason != "" {
+			cs.refused(t, no)
 			return outcome{}, nil, last, nil
 		}
 		if n == 1 && fellBack {
@@ -437,43 +453,48 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 }
 
 // admit asks both breakers (the provider key's, then the target's) whether
-// a call may go to t. reason != "" means no.
-func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (ticket, string) {
+// a call may go to t. A refusal with a reason means no; it says until when
+// the breaker refuses (a cooldown's end, an open breaker's OpenUntil) when
+// that is known.
+func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (ticket, refusal) {
 	var tk ticket
 	kk, tkey := t.kkey, t.tkey
 	kb, err := e.store.Breaker(ctx, kk)
 	if err != nil {
-		return tk, "state store: " + err.Error()
+		return tk, refusal{reason: "state store: " + err.Error()}
 	}
 	if !breakerQuiet(&kb, now) {
 		var ok bool
-		var reason string
+		var no refusal
 		from := breakerState(&kb)
 		after, err := e.store.UpdateBreaker(ctx, kk, func(b *state.Breaker) bool {
 			var changed bool
-			ok, tk.keyProbe, changed, reason = breakerAllow(b, t.breaker, now)
+			ok, tk.keyProbe, changed, no.reason = breakerAllow(b, t.breaker, now)
+			no.until, no.rateLimited = refusedUntil(b, now)
 			return changed
 		})
 		if err != nil {
-			return tk, "state store: " + err.Error()
+			return tk, refusal{reason: "state store: " + err.Error()}
 		}
 		cs.breakerEvent(t.name, from, breakerState(&after), t.keyLabel)
 		if !ok {
-			return tk, "key " + t.provider + ": " + reason
+			no.reason = "key " + t.provider + ": " + no.reason
+			return tk, no
 		}
 	}
 	tb, err := e.store.Breaker(ctx, tkey)
 	if err != nil {
 		e.release(t, tk)
-		return ticket{}, "state store: " + err.Error()
+		return ticket{}, refusal{reason: "state store: " + err.Error()}
 	}
 	if !breakerQuiet(&tb, now) {
 		var ok bool
-		var reason string
+		var no refusal
 		from := breakerState(&tb)
 		after, err := e.store.UpdateBreaker(ctx, tkey, func(b *state.Breaker) bool {
 			var changed bool
-			ok, tk.targetProbe, changed, reason = breakerAllow(b, t.breaker, now)
+			ok, tk.targetProbe, changed, no.reason = breakerAllow(b, t.breaker, now)
+			no.until, no.rateLimited = refusedUntil(b, now)
 			return changed
 		})
 		if err == nil {
@@ -482,12 +503,12 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 		if err != nil || !ok {
 			e.release(t, ticket{keyProbe: tk.keyProbe})
 			if err != nil {
-				return ticket{}, "state store: " + err.Error()
+				return ticket{}, refusal{reason: "state store: " + err.Error()}
 			}
-			return ticket{}, reason
+			return ticket{}, no
 		}
 	}
-	return tk, ""
+	return tk, refusal{}
 }
 
 func (cs *callState) breakerEvent(target, from, to, reason string) {
