@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/llmguard/llmguard/internal/jsonw"
 	"github.com/llmguard/llmguard/provider"
@@ -346,7 +347,17 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 	b = jsonw.AppendString(b, res.Model)
 	b = append(b, `,"content":[`...)
 	n := 0
+	for i := range res.Thinking {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = appendRawBlock(b, &res.Thinking[i])
+	}
 	if res.Text != "" {
+		if n > 0 {
+			b = append(b, ',')
+		}
 		b = append(b, `{"type":"text","text":`...)
 		b = jsonw.AppendString(b, res.Text)
 		b = append(b, '}')
@@ -374,6 +385,29 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 	return append(b, `}}`...)
 }
 
+// appendRawBlock appends a block the canonical form keeps verbatim (a
+// thinking or redacted_thinking block): its type, then its Extra fields in
+// key order. Extra values are JSON already (the adapter or the request
+// decoder produced them).
+func appendRawBlock(b []byte, p *provider.Part) []byte {
+	b = append(b, `{"type":`...)
+	b = jsonw.AppendString(b, p.Type)
+	keys := make([]string, 0, len(p.Extra))
+	for k := range p.Extra {
+		if k != "type" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b = append(b, ',')
+		b = jsonw.AppendString(b, k)
+		b = append(b, ':')
+		b = append(b, p.Extra[k]...)
+	}
+	return append(b, '}')
+}
+
 // ---- Anthropic stream encoding ----
 
 // anStream writes canonical chunks as the Anthropic event sequence.
@@ -385,6 +419,7 @@ type anStream struct {
 	open      int         // index of the open block, -1 when none
 	openText  bool        // the open block is a text block
 	tools     map[int]int // tool-call index -> block index
+	thinking  map[int]int // thinking-block index -> block index
 	inTokens  int         // input tokens known at start
 	started   bool
 }
@@ -437,8 +472,62 @@ func (s *anStream) delta(index int, kind, field, text string) error {
 	return s.emit("content_block_delta", b)
 }
 
+// startBlock closes the open block and starts block s.next, whose
+// content_block is the JSON object block.
+func (s *anStream) startBlock(block []byte) (int, error) {
+	if err := s.closeBlock(); err != nil {
+		return 0, err
+	}
+	idx := s.next
+	s.next++
+	s.open, s.openText = idx, false
+	b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
+	b = appendInt(b, idx)
+	b = append(b, `,"content_block":`...)
+	b = append(b, block...)
+	b = append(b, '}')
+	return idx, s.emit("content_block_start", b)
+}
+
+// thinkingChunk writes a thinking fragment: a new thinking or
+// redacted_thinking block on its first fragment, then thinking_delta and
+// signature_delta events.
+func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
+	idx, ok := s.thinking[th.Index]
+	if !ok {
+		if s.thinking == nil {
+			s.thinking = make(map[int]int)
+		}
+		var block []byte
+		if th.Type == provider.PartRedactedThinking {
+			block = append(jsonw.AppendString(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data), '}')
+		} else {
+			block = []byte(`{"type":"thinking","thinking":"","signature":""}`)
+		}
+		var err error
+		if idx, err = s.startBlock(block); err != nil {
+			return err
+		}
+		s.thinking[th.Index] = idx
+	}
+	if th.Thinking != "" {
+		if err := s.delta(idx, "thinking_delta", "thinking", th.Thinking); err != nil {
+			return err
+		}
+	}
+	if th.Signature != "" {
+		return s.delta(idx, "signature_delta", "signature", th.Signature)
+	}
+	return nil
+}
+
 // chunk writes the content of c.
 func (s *anStream) chunk(c *provider.Chunk) error {
+	if c.Thinking != nil {
+		if err := s.thinkingChunk(c.Thinking); err != nil {
+			return err
+		}
+	}
 	if c.Text != "" {
 		if s.open < 0 || !s.openText {
 			if err := s.closeBlock(); err != nil {
