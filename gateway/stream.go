@@ -321,6 +321,9 @@ func (s *spliced) Recv() (provider.Chunk, error) {
 		return c, nil
 	}
 	c, err := s.Stream.Recv()
+	// The client has its thinking blocks already; the continuation's own
+	// would be new blocks after the text, reusing block numbers.
+	c.Thinking = nil
 	if err != nil || s.skip == "" || c.Text == "" {
 		return c, err
 	}
