@@ -107,3 +107,19 @@ func BenchmarkAdapterDirectWithDeadline(b *testing.B) {
 		cancel()
 	}
 }
+
+// BenchmarkChatNoFaultCallerDeadline is the no-fault path under a caller's
+// deadline that comes before the header timeout (an MCP tool call, a client
+// with a short timeout): the caller's context bounds the attempt already.
+func BenchmarkChatNoFaultCallerDeadline(b *testing.B) {
+	eng, _ := benchEngine(b, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	call := &Call{Request: userReq("hello")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := eng.Chat(ctx, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 )
 
@@ -72,5 +73,55 @@ func TestDeadlineProperty(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestChatAttemptBound: a silent upstream is cut off by whichever comes
+// first, the header timeout (a timeout verdict, the call moves on) or the
+// caller's deadline (the call ends with ErrDeadline), whether or not the
+// attempt needed a timer of its own.
+func TestChatAttemptBound(t *testing.T) {
+	tests := []struct {
+		name        string
+		callerLimit time.Duration // 0 = no caller deadline
+		wantTook    time.Duration
+		wantErr     error
+		wantTimeout bool // the attempt failed with a timeout verdict
+	}{
+		{"no caller deadline", 0, 6 * time.Second, ErrExhausted, true},
+		{"caller deadline after the header timeout", 10 * time.Second, 6 * time.Second, ErrExhausted, true},
+		{"caller deadline before the header timeout", 2 * time.Second, 2 * time.Second, ErrDeadline, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, map[string]*config.Route{"default": {
+					Targets: targets("a/m1"), Timeout: time.Minute, Retry: config.Retry{MaxAttempts: 1},
+					Stream: config.StreamPolicy{HeaderTimeout: 6 * time.Second},
+				}}, realClock)
+				h.ads["a"].on("m1", reply{hang: true})
+				ctx := context.Background()
+				if tt.callerLimit > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.callerLimit)
+					defer cancel()
+				}
+				start := time.Now()
+				_, err := h.eng.Chat(ctx, &Call{Request: userReq("x")})
+				if took := time.Since(start); took != tt.wantTook {
+					t.Errorf("call took %s, want %s", took, tt.wantTook)
+				}
+				var re *RouteError
+				if !errors.As(err, &re) || !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				if got := re.Last() != nil && re.Last().Verdict.Class == classify.Timeout; got != tt.wantTimeout {
+					t.Errorf("last attempt a timeout verdict = %v, want %v (%v)", got, tt.wantTimeout, err)
+				}
+				if h.ads["a"].CtxEnded("m1") != 1 {
+					t.Errorf("the silent attempt's context ended %d times, want 1", h.ads["a"].CtxEnded("m1"))
+				}
+			})
+		})
 	}
 }

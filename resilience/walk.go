@@ -342,7 +342,8 @@ func acquireRetry(t *targetPlan) bool {
 func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk ticket, n int, left time.Duration) (out outcome, pe *provider.Error, skip string) {
 	e, rp := cs.e, cs.rp
 	release := func() {}
-	if t.rt.sem != nil {
+	if t.rt.sem != nil && !t.rt.sem.TryAcquire(1) {
+		// No free slot (or callers queued before this one): wait in line.
 		wait := min(rp.queueTimeout, left)
 		qctx, cancel := context.WithTimeout(ctx, wait)
 		err := t.rt.sem.Acquire(qctx, 1)
@@ -351,8 +352,10 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 			e.release(t, tk)
 			return outcome{}, nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
 		}
-		release = func() { t.rt.sem.Release(1) }
 		left = cs.left()
+	}
+	if t.rt.sem != nil {
+		release = func() { t.rt.sem.Release(1) }
 	}
 	cs.mu.Lock()
 	cs.total++
@@ -399,8 +402,15 @@ var (
 
 func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (outcome, *provider.Error) {
 	limit := min(cs.rp.headerTimeout, left)
-	actx, cancel := context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
-	defer cancel()
+	actx := ctx
+	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
+		// The per-attempt cap comes first: it needs a timer of its own.
+		// Otherwise the caller's deadline bounds the attempt already (and
+		// context.WithTimeout would arm no timer either): skip the child.
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
+		defer cancel()
+	}
 	resp, err := t.adapter.Chat(actx, req)
 	if err == nil && resp != nil {
 		return outcome{resp: resp}, nil
