@@ -3,10 +3,15 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider/internal/wire"
 )
 
@@ -36,6 +41,52 @@ func FuzzDecode(f *testing.F) {
 			if i > len(b)+10 {
 				t.Fatalf("stream of %d bytes gave more than %d chunks", len(b), i)
 			}
+		}
+	})
+}
+
+// BenchmarkDecodeStreamEvent decodes one text delta event of a stream.
+func BenchmarkDecodeStreamEvent(b *testing.B) {
+	ev := sse.Event{Data: []byte(`{"id":"chatcmpl-S","object":"chat.completion.chunk","created":1741570283,"model":"gpt-4.1-2025-04-14","system_fingerprint":"fp_b705f0c291","choices":[{"index":0,"delta":{"content":" Paris"},"logprobs":null,"finish_reason":null}]}`)}
+	d := &decoder{call: wire.Call{Provider: "openai"}, h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := d.Decode(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// FuzzUnmarshal checks the reflection-free decoder against encoding/json:
+// the same error-or-not and, without error, the same fields. Inputs with
+// upper-case or non-ASCII bytes are skipped (encoding/json also matches
+// keys case-insensitively; the decoder does not, on purpose).
+func FuzzUnmarshal(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"c","model":"gpt","choices":[{"index":0,"message":{"content":"hi","refusal":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
+		`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"b"}]},"finish_reason":null}],"usage":null}`,
+		`{"error":{"message":"x"},"choices":null}`, `{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+		`{"id":5}`, `{"choices":[null,{"index":1e2}]}`, `{"id":"a\u00e9\n"}`, `null`, `[]`, `{}`, ` {"id" : "x" } `, `{"id":"x"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, c := range b {
+			if c >= 'A' && c <= 'Z' || c >= 0x80 {
+				return
+			}
+		}
+		var want, got wireResponse
+		werr := json.Unmarshal(b, &want)
+		gerr := unmarshal(b, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("encoding/json err = %v, unmarshal err = %v", werr, gerr)
+		}
+		if werr != nil {
+			return
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("decoded differently (-encoding/json +unmarshal):\n%s", diff)
 		}
 	})
 }

@@ -190,7 +190,7 @@ var (
 // error.
 func Decode(body []byte) (*provider.Response, error) {
 	var r wireResponse
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := unmarshal(body, &r); err != nil {
 		return nil, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {

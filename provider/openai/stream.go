@@ -40,8 +40,7 @@ type flexText string
 // UnmarshalJSON implements json.Unmarshaler.
 func (f *flexText) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
-		var s string
-		err := json.Unmarshal(b, &s)
+		s, err := wire.String(b)
 		*f = flexText(s)
 		return err
 	}
@@ -92,7 +91,7 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
 	}
 	var r wireResponse
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := unmarshal(data, &r); err != nil {
 		return nil, false, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {

@@ -1,0 +1,242 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file is a small reflection-free JSON reader for the hot decoding
+// paths: it walks the fields of an object and the elements of an array and
+// decodes the scalar values an adapter needs, skipping the rest. It checks
+// structure only; callers that must reject malformed input run json.Valid
+// over the whole body first (one fast pass), as the decoders do.
+
+// ErrMalformed is the error for input that is not the JSON shape expected.
+var ErrMalformed = errors.New("malformed JSON")
+
+// EachField calls fn with each key (unescaped; only valid during the call)
+// and raw value of the JSON object obj, in order. A null obj has no fields.
+func EachField(obj []byte, fn func(key, val []byte) error) error {
+	i := skipSpace(obj, 0)
+	if IsNull(obj) {
+		return nil
+	}
+	if i >= len(obj) || obj[i] != '{' {
+		return ErrMalformed
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return trailing(obj, i+1)
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return ErrMalformed
+		}
+		end, err := skipString(obj, i)
+		if err != nil {
+			return err
+		}
+		key := obj[i+1 : end-1]
+		if !simple(key) {
+			s, err := unquoteSlow(obj[i:end])
+			if err != nil {
+				return err
+			}
+			key = []byte(s)
+		}
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return ErrMalformed
+		}
+		i = skipSpace(obj, i+1)
+		vend, err := skipValue(obj, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(key, obj[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, vend)
+		if i >= len(obj) {
+			return ErrMalformed
+		}
+		switch obj[i] {
+		case ',':
+			i = skipSpace(obj, i+1)
+		case '}':
+			return trailing(obj, i+1)
+		default:
+			return ErrMalformed
+		}
+	}
+}
+
+// EachElement calls fn with each raw element of the JSON array arr. A null
+// arr has no elements.
+func EachElement(arr []byte, fn func(elem []byte) error) error {
+	i := skipSpace(arr, 0)
+	if IsNull(arr) {
+		return nil
+	}
+	if i >= len(arr) || arr[i] != '[' {
+		return ErrMalformed
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return trailing(arr, i+1)
+	}
+	for {
+		end, err := skipValue(arr, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(arr[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(arr, end)
+		if i >= len(arr) {
+			return ErrMalformed
+		}
+		switch arr[i] {
+		case ',':
+			i = skipSpace(arr, i+1)
+		case ']':
+			return trailing(arr, i+1)
+		default:
+			return ErrMalformed
+		}
+	}
+}
+
+// String decodes a JSON string value; null is "" (as encoding/json leaves a
+// string field).
+func String(v []byte) (string, error) {
+	if IsNull(v) {
+		return "", nil
+	}
+	v = trimSpace(v)
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", ErrMalformed
+	}
+	if in := v[1 : len(v)-1]; simple(in) {
+		return string(in), nil
+	}
+	return unquoteSlow(v)
+}
+
+// Int decodes a JSON integer value; null is 0.
+func Int(v []byte) (int, error) {
+	if IsNull(v) {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(string(trimSpace(v)))
+	if err != nil {
+		return 0, ErrMalformed
+	}
+	return n, nil
+}
+
+// IsNull reports whether v is empty or the literal null.
+func IsNull(v []byte) bool {
+	v = trimSpace(v)
+	return len(v) == 0 || string(v) == "null"
+}
+
+// simple reports whether the string contents in need no unescaping.
+func simple(in []byte) bool {
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(in)
+}
+
+func unquoteSlow(raw []byte) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+func trailing(b []byte, i int) error {
+	if skipSpace(b, i) != len(b) {
+		return ErrMalformed
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+func trimSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, ErrMalformed
+}
+
+// skipValue returns the index after the JSON value starting at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, ErrMalformed
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e, err := skipString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, ErrMalformed
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ':' && !isSpace(b[j]) {
+		j++
+	}
+	if j == i {
+		return 0, ErrMalformed
+	}
+	return j, nil
+}

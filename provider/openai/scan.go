@@ -1,0 +1,118 @@
+package openai
+
+import (
+	"encoding/json"
+
+	"github.com/llmguard/llmguard/provider/internal/wire"
+)
+
+// unmarshal decodes a chat.completion or chat.completion.chunk body into r
+// without reflection: only the fields the adapter reads are decoded, the
+// rest is skipped. It rejects what json.Unmarshal would reject for these
+// fields, except that keys match exactly (encoding/json also accepts
+// case-insensitive matches, which no OpenAI-compatible server sends).
+func unmarshal(body []byte, r *wireResponse) error {
+	if !json.Valid(body) {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			return err // the same syntax error encoding/json reports
+		}
+		return wire.ErrMalformed
+	}
+	return wire.EachField(body, func(k, v []byte) (err error) {
+		switch string(k) {
+		case "id":
+			r.ID, err = wire.String(v)
+		case "model":
+			r.Model, err = wire.String(v)
+		case "choices":
+			r.Choices = r.Choices[:0]
+			err = wire.EachElement(v, func(e []byte) error {
+				r.Choices = append(r.Choices, wireChoice{})
+				return unmarshalChoice(e, &r.Choices[len(r.Choices)-1])
+			})
+		case "usage":
+			if wire.IsNull(v) {
+				r.Usage = nil
+			} else {
+				if r.Usage == nil { // a repeated key merges, as in encoding/json
+					r.Usage = &wireUsage{}
+				}
+				err = wire.EachField(v, func(k, v []byte) (err error) {
+					switch string(k) {
+					case "prompt_tokens":
+						r.Usage.PromptTokens, err = wire.Int(v)
+					case "completion_tokens":
+						r.Usage.CompletionTokens, err = wire.Int(v)
+					}
+					return err
+				})
+			}
+		case "error":
+			r.Error = v
+		}
+		return err
+	})
+}
+
+func unmarshalChoice(b []byte, c *wireChoice) error {
+	return wire.EachField(b, func(k, v []byte) (err error) {
+		switch string(k) {
+		case "index":
+			c.Index, err = wire.Int(v)
+		case "message":
+			err = unmarshalMsg(v, &c.Message)
+		case "delta":
+			err = unmarshalMsg(v, &c.Delta)
+		case "finish_reason":
+			c.FinishReason, err = wire.String(v)
+		}
+		return err
+	})
+}
+
+func unmarshalMsg(b []byte, m *wireRespMsg) error {
+	return wire.EachField(b, func(k, v []byte) (err error) {
+		switch string(k) {
+		case "content":
+			err = m.Content.UnmarshalJSON(v)
+		case "refusal":
+			m.Refusal, err = wire.String(v)
+		case "tool_calls":
+			m.ToolCalls = m.ToolCalls[:0]
+			err = wire.EachElement(v, func(e []byte) error {
+				m.ToolCalls = append(m.ToolCalls, wireToolCall{})
+				return unmarshalToolCall(e, &m.ToolCalls[len(m.ToolCalls)-1])
+			})
+		}
+		return err
+	})
+}
+
+func unmarshalToolCall(b []byte, tc *wireToolCall) error {
+	return wire.EachField(b, func(k, v []byte) (err error) {
+		switch string(k) {
+		case "index":
+			tc.Index = nil
+			if !wire.IsNull(v) {
+				n, ierr := wire.Int(v)
+				tc.Index, err = &n, ierr
+			}
+		case "id":
+			tc.ID, err = wire.String(v)
+		case "type":
+			tc.Type, err = wire.String(v)
+		case "function":
+			err = wire.EachField(v, func(k, v []byte) (err error) {
+				switch string(k) {
+				case "name":
+					tc.Function.Name, err = wire.String(v)
+				case "arguments":
+					tc.Function.Arguments, err = wire.String(v)
+				}
+				return err
+			})
+		}
+		return err
+	})
+}
