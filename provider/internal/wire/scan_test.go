@@ -1,0 +1,93 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEachField(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string // key=value pairs
+		wantErr bool
+	}{
+		{in: `{}`, want: nil},
+		{in: `null`, want: nil},
+		{in: ` { "a" : 1 , "b":"x,}" ,"c":{"d":[1,{"e":"]"}]},"f":null } `, want: []string{`a=1`, `b="x,}"`, `c={"d":[1,{"e":"]"}]}`, `f=null`}},
+		{in: `{"k\u0065y":true}`, want: []string{`key=true`}},
+		{in: `{"a":"q\"}"}`, want: []string{`a="q\"}"`}},
+		{in: `{"a":1`, wantErr: true},
+		{in: `{"a":{"b":1}`, wantErr: true},
+		{in: `{"a":"unterminated}`, wantErr: true},
+		{in: `{"a":1}x`, wantErr: true},
+		{in: `{"a" 1}`, wantErr: true},
+		{in: `{a:1}`, wantErr: true},
+		{in: `[1]`, wantErr: true},
+		{in: `{"a":}`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			var got []string
+			err := EachField([]byte(tt.in), func(k, v []byte) error {
+				got = append(got, string(k)+"="+string(v))
+				return nil
+			})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); !tt.wantErr && diff != "" {
+				t.Errorf("fields (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEachElement(t *testing.T) {
+	var got []string
+	if err := EachElement([]byte(` [1, "a]", {"b":[2]} ,null] `), func(e []byte) error {
+		got = append(got, string(e))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`1`, `"a]"`, `{"b":[2]}`, `null`}, got); diff != "" {
+		t.Errorf("elements (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{`[1,`, `[1 2]`, `{}`, `[1]]`} {
+		if err := EachElement([]byte(bad), func([]byte) error { return nil }); err == nil {
+			t.Errorf("EachElement(%s) = nil, want an error", bad)
+		}
+	}
+}
+
+func TestScalars(t *testing.T) {
+	strs := []struct {
+		in, want string
+		err      bool
+	}{
+		{`"plain"`, "plain", false},
+		{`null`, "", false},
+		{`"tab\tnl\n\u00e9"`, "tab\tnl\né", false},
+		{"\"bad utf8 \xff\"", "bad utf8 \uFFFD", false},
+		{`5`, "", true},
+		{`"open`, "", true},
+	}
+	for _, tt := range strs {
+		got, err := String([]byte(tt.in))
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("String(%s) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+	ints := []struct {
+		in   string
+		want int
+		err  bool
+	}{{`42`, 42, false}, {`-3`, -3, false}, {`null`, 0, false}, {`1.5`, 0, true}, {`"1"`, 0, true}, {`1e2`, 0, true}}
+	for _, tt := range ints {
+		got, err := Int([]byte(tt.in))
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("Int(%s) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
