@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -38,7 +38,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 		var err error
 		switch k {
 		case "model":
-			in.model, err = unquote(v)
+			in.model, err = rawjson.String(v)
 		case "messages":
 			err = decodeANMessages(v, r)
 		case "system":
@@ -128,13 +128,13 @@ func decodeANSystem(v json.RawMessage, r *provider.Request) error {
 
 func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 	var msgs []anMessage
-	err := eachElement(v, func(el json.RawMessage) error {
+	err := rawjson.EachElement(v, func(el []byte) error {
 		var m anMessage
 		err := eachField(el, func(k string, fv json.RawMessage) error {
 			var err error
 			switch k {
 			case "role":
-				m.Role, err = unquote(fv)
+				m.Role, err = rawjson.String(fv)
 			case "content":
 				m.Content = fv // decodeANContent copies what it keeps
 			default:
@@ -191,7 +191,7 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 		return nil, nil
 	}
 	if v[0] == '"' {
-		s, err := unquote(v)
+		s, err := rawjson.String(v)
 		if err != nil {
 			return nil, err
 		}
@@ -342,9 +342,9 @@ func anStopReason(f string) string {
 // appendAnthropicResponse appends res as an Anthropic message object.
 func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte {
 	b = append(b, `{"id":`...)
-	b = jsonw.AppendString(b, id)
+	b = rawjson.AppendString(b, id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = jsonw.AppendString(b, res.Model)
+	b = rawjson.AppendString(b, res.Model)
 	b = append(b, `,"content":[`...)
 	n := 0
 	for i := range res.Thinking {
@@ -359,7 +359,7 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"text","text":`...)
-		b = jsonw.AppendString(b, res.Text)
+		b = rawjson.AppendString(b, res.Text)
 		b = append(b, '}')
 		n++
 	}
@@ -369,15 +369,15 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 		}
 		n++
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = jsonw.AppendString(b, tc.ID)
+		b = rawjson.AppendString(b, tc.ID)
 		b = append(b, `,"name":`...)
-		b = jsonw.AppendString(b, tc.Name)
+		b = rawjson.AppendString(b, tc.Name)
 		b = append(b, `,"input":`...)
 		b = appendObject(b, tc.Arguments)
 		b = append(b, '}')
 	}
 	b = append(b, `],"stop_reason":`...)
-	b = jsonw.AppendString(b, anStopReason(res.FinishReason))
+	b = rawjson.AppendString(b, anStopReason(res.FinishReason))
 	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
 	b = appendInt(b, res.Usage.InputTokens)
 	b = append(b, `,"output_tokens":`...)
@@ -391,7 +391,7 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 // decoder produced them).
 func appendRawBlock(b []byte, p *provider.Part) []byte {
 	b = append(b, `{"type":`...)
-	b = jsonw.AppendString(b, p.Type)
+	b = rawjson.AppendString(b, p.Type)
 	keys := make([]string, 0, len(p.Extra))
 	for k := range p.Extra {
 		if k != "type" {
@@ -401,7 +401,7 @@ func appendRawBlock(b []byte, p *provider.Part) []byte {
 	slices.Sort(keys)
 	for _, k := range keys {
 		b = append(b, ',')
-		b = jsonw.AppendString(b, k)
+		b = rawjson.AppendString(b, k)
 		b = append(b, ':')
 		b = append(b, p.Extra[k]...)
 	}
@@ -436,9 +436,9 @@ func (s *anStream) start(model string, u *provider.Usage) error {
 		s.inTokens = u.InputTokens
 	}
 	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
-	b = jsonw.AppendString(b, s.id)
+	b = rawjson.AppendString(b, s.id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = jsonw.AppendString(b, model)
+	b = rawjson.AppendString(b, model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	b = appendInt(b, s.inTokens)
 	b = append(b, `,"output_tokens":0}}}`...)
@@ -467,7 +467,7 @@ func (s *anStream) delta(index int, kind, field, text string) error {
 	b = append(b, `","`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = jsonw.AppendString(b, text)
+	b = rawjson.AppendString(b, text)
 	b = append(b, `}}`...)
 	return s.emit("content_block_delta", b)
 }
@@ -500,7 +500,7 @@ func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
 		}
 		var block []byte
 		if th.Type == provider.PartRedactedThinking {
-			block = append(jsonw.AppendString(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data), '}')
+			block = append(rawjson.AppendString(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data), '}')
 		} else {
 			block = []byte(`{"type":"thinking","thinking":"","signature":""}`)
 		}
@@ -562,9 +562,9 @@ func (s *anStream) chunk(c *provider.Chunk) error {
 			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
 			b = appendInt(b, idx)
 			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
-			b = jsonw.AppendString(b, tc.ID)
+			b = rawjson.AppendString(b, tc.ID)
 			b = append(b, `,"name":`...)
-			b = jsonw.AppendString(b, tc.Name)
+			b = rawjson.AppendString(b, tc.Name)
 			b = append(b, `,"input":{}}}`...)
 			if err := s.emit("content_block_start", b); err != nil {
 				return err
@@ -589,7 +589,7 @@ func (s *anStream) finish(reason string, u provider.Usage) error {
 		in = s.inTokens
 	}
 	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
-	b = jsonw.AppendString(b, anStopReason(reason))
+	b = rawjson.AppendString(b, anStopReason(reason))
 	b = append(b, `,"stop_sequence":null},"usage":{"input_tokens":`...)
 	b = appendInt(b, in)
 	b = append(b, `,"output_tokens":`...)

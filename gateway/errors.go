@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -100,32 +100,32 @@ func openAITypeCode(kind string) (typ, code string) {
 func appendOpenAIError(b []byte, e *apiError) []byte {
 	typ, code := openAITypeCode(e.kind)
 	b = append(b, `{"error":{"message":`...)
-	b = jsonw.AppendString(b, e.message)
+	b = rawjson.AppendString(b, e.message)
 	b = append(b, `,"type":`...)
-	b = jsonw.AppendString(b, typ)
+	b = rawjson.AppendString(b, typ)
 	b = append(b, `,"param":null,"code":`...)
 	if code == "" {
 		b = append(b, "null"...)
 	} else {
-		b = jsonw.AppendString(b, code)
+		b = rawjson.AppendString(b, code)
 	}
 	if e.requestID != "" {
 		b = append(b, `,"request_id":`...)
-		b = jsonw.AppendString(b, e.requestID)
+		b = rawjson.AppendString(b, e.requestID)
 	}
 	return append(b, `}}`...)
 }
 
 func appendAnthropicError(b []byte, e *apiError) []byte {
 	b = append(b, `{"type":"error","error":{"type":`...)
-	b = jsonw.AppendString(b, anthropicType(e.kind))
+	b = rawjson.AppendString(b, anthropicType(e.kind))
 	b = append(b, `,"message":`...)
-	b = jsonw.AppendString(b, e.message)
+	b = rawjson.AppendString(b, e.message)
 	b = append(b, `},"request_id":`...)
 	if e.requestID == "" {
 		b = append(b, "null"...)
 	} else {
-		b = jsonw.AppendString(b, e.requestID)
+		b = rawjson.AppendString(b, e.requestID)
 	}
 	return append(b, '}')
 }

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/config"
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -597,16 +597,16 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, dialect str
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = jsonw.AppendString(b, id)
+		b = rawjson.AppendString(b, id)
 		b = append(b, `,"object":"model","type":"model","created":0,"created_at":"1970-01-01T00:00:00Z","owned_by":"llmguard","display_name":`...)
-		b = jsonw.AppendString(b, id)
+		b = rawjson.AppendString(b, id)
 		b = append(b, '}')
 	}
 	b = append(b, `],"has_more":false,"first_id":`...)
 	if len(ids) > 0 {
-		b = jsonw.AppendString(b, ids[0])
+		b = rawjson.AppendString(b, ids[0])
 		b = append(b, `,"last_id":`...)
-		b = jsonw.AppendString(b, ids[len(ids)-1])
+		b = rawjson.AppendString(b, ids[len(ids)-1])
 	} else {
 		b = append(b, `null,"last_id":null`...)
 	}

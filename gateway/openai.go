@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -74,7 +74,7 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 		var err error
 		switch k {
 		case "model":
-			in.model, err = unquote(v)
+			in.model, err = rawjson.String(v)
 		case "messages":
 			err = decodeOAMessages(v, r)
 		case "max_tokens", "max_completion_tokens":
@@ -159,21 +159,21 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 
 func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 	var msgs []oaMessage
-	err := eachElement(v, func(el json.RawMessage) error {
+	err := rawjson.EachElement(v, func(el []byte) error {
 		var m oaMessage
 		err := eachField(el, func(k string, fv json.RawMessage) error {
 			var err error
 			switch k {
 			case "role":
-				m.Role, err = unquote(fv)
+				m.Role, err = rawjson.String(fv)
 			case "content":
 				m.Content = fv
 			case "tool_calls":
 				err = json.Unmarshal(fv, &m.ToolCalls)
 			case "tool_call_id":
-				m.ToolCallID, err = unquote(fv)
+				m.ToolCallID, err = rawjson.String(fv)
 			case "name":
-				m.Name, err = unquote(fv)
+				m.Name, err = rawjson.String(fv)
 			default:
 				if !json.Valid(fv) {
 					err = errNotObject
@@ -270,7 +270,7 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 		return nil, nil
 	}
 	if v[0] == '"' {
-		s, err := unquote(v)
+		s, err := rawjson.String(v)
 		if err != nil {
 			return nil, err
 		}
@@ -390,16 +390,16 @@ func oaFinish(f string) string {
 // appendOpenAIResponse appends res as an OpenAI chat.completion object.
 func appendOpenAIResponse(b []byte, res *provider.Response, id string, created int64) []byte {
 	b = append(b, `{"id":`...)
-	b = jsonw.AppendString(b, id)
+	b = rawjson.AppendString(b, id)
 	b = append(b, `,"object":"chat.completion","created":`...)
 	b = appendInt(b, int(created))
 	b = append(b, `,"model":`...)
-	b = jsonw.AppendString(b, res.Model)
+	b = rawjson.AppendString(b, res.Model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	if res.Text == "" && len(res.ToolCalls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = jsonw.AppendString(b, res.Text)
+		b = rawjson.AppendString(b, res.Text)
 	}
 	if len(res.ToolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -408,21 +408,21 @@ func appendOpenAIResponse(b []byte, res *provider.Response, id string, created i
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = jsonw.AppendString(b, tc.ID)
+			b = rawjson.AppendString(b, tc.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = jsonw.AppendString(b, tc.Name)
+			b = rawjson.AppendString(b, tc.Name)
 			b = append(b, `,"arguments":`...)
 			args := bytes.TrimSpace(tc.Arguments)
 			if len(args) == 0 {
 				args = []byte("{}")
 			}
-			b = jsonw.AppendString(b, string(args))
+			b = rawjson.AppendString(b, string(args))
 			b = append(b, `}}`...)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
-	b = jsonw.AppendString(b, oaFinish(res.FinishReason))
+	b = rawjson.AppendString(b, oaFinish(res.FinishReason))
 	b = append(b, `}],"usage":`...)
 	b = appendOAUsage(b, res.Usage)
 	return append(b, '}')
@@ -453,11 +453,11 @@ type oaStream struct {
 
 func (s *oaStream) head() []byte {
 	b := append(s.buf[:0], `{"id":`...)
-	b = jsonw.AppendString(b, s.id)
+	b = rawjson.AppendString(b, s.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = appendInt(b, int(s.created))
 	b = append(b, `,"model":`...)
-	b = jsonw.AppendString(b, s.model)
+	b = rawjson.AppendString(b, s.model)
 	return b
 }
 
@@ -480,7 +480,7 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 	if c.Text != "" {
 		b := s.head()
 		b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-		b = jsonw.AppendString(b, c.Text)
+		b = rawjson.AppendString(b, c.Text)
 		b = append(b, `},"logprobs":null,"finish_reason":null}]}`...)
 		if err := s.emit(b); err != nil {
 			return err
@@ -496,14 +496,14 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 			}
 			s.toolSeen[tc.Index] = true
 			b = append(b, `,"id":`...)
-			b = jsonw.AppendString(b, tc.ID)
+			b = rawjson.AppendString(b, tc.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = jsonw.AppendString(b, tc.Name)
+			b = rawjson.AppendString(b, tc.Name)
 			b = append(b, `,"arguments":`...)
 		} else {
 			b = append(b, `,"function":{"arguments":`...)
 		}
-		b = jsonw.AppendString(b, tc.Arguments)
+		b = rawjson.AppendString(b, tc.Arguments)
 		b = append(b, `}}]},"logprobs":null,"finish_reason":null}]}`...)
 		if err := s.emit(b); err != nil {
 			return err
@@ -516,7 +516,7 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 func (s *oaStream) finish(reason string, u provider.Usage) error {
 	b := s.head()
 	b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-	b = jsonw.AppendString(b, oaFinish(reason))
+	b = rawjson.AppendString(b, oaFinish(reason))
 	b = append(b, `}]}`...)
 	if err := s.emit(b); err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 )
 
 // Dialects: the wire format a request was made in.
@@ -88,7 +88,7 @@ func render(b []byte, segs []segment, v *tvars) []byte {
 			continue
 		}
 		if v.json {
-			b = jsonw.AppendContent(b, val)
+			b = rawjson.AppendContent(b, val)
 		} else {
 			b = append(b, val...)
 		}

@@ -1,7 +1,7 @@
 package mock
 
 import (
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 )
 
@@ -21,7 +21,7 @@ func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
 		b = append(b, "}]"...)
 	}
 	b = append(b, `},"modelVersion":`...)
-	b = jsonw.AppendString(b, x.chat.model)
+	b = rawjson.AppendString(b, x.chat.model)
 	b = append(b, `,"responseId":"`...)
 	b = x.appendID(b, "mockResp")
 	return append(b, `"}`...)
@@ -29,7 +29,7 @@ func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
 
 func appendFunctionCall(b []byte, tl *tool, args []byte) []byte {
 	b = append(b, `{"functionCall":{"name":`...)
-	b = jsonw.AppendString(b, tl.name)
+	b = rawjson.AppendString(b, tl.name)
 	b = append(b, `,"args":`...)
 	b = append(b, args...)
 	return append(b, "}}"...)
@@ -46,7 +46,7 @@ func (x *exchange) geminiResponse(text string, tl *tool) []byte {
 		out = len(args)/4 + 1
 	} else {
 		b = append(b, `{"text":`...)
-		b = jsonw.AppendString(b, text)
+		b = rawjson.AppendString(b, text)
 		b = append(b, '}')
 		out = countTokens(text)
 	}
@@ -85,7 +85,7 @@ func (s *streamer) gemini(text string, tl *tool) {
 		}
 		last := i == len(pieces)-1
 		b = append(b[:0], `{"candidates":[{"content":{"parts":[{"text":`...)
-		b = jsonw.AppendString(b, p)
+		b = rawjson.AppendString(b, p)
 		b = append(b, `}],"role":"model"}`...)
 		if last {
 			b = append(b, `,"finishReason":"STOP"`...)

@@ -3,7 +3,7 @@ package mock
 import (
 	"strconv"
 
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 
 	"github.com/llmguard/llmguard/internal/sse"
 )
@@ -25,9 +25,9 @@ func (x *exchange) appendToolCall(b []byte, tl *tool, args []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = x.appendID(b, "call_Mock")
 	b = append(b, `","type":"function","function":{"name":`...)
-	b = jsonw.AppendString(b, tl.name)
+	b = rawjson.AppendString(b, tl.name)
 	b = append(b, `,"arguments":`...)
-	b = jsonw.AppendString(b, string(args))
+	b = rawjson.AppendString(b, string(args))
 	return append(b, "}}"...)
 }
 
@@ -39,7 +39,7 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 	b = append(b, `","object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, x.created(), 10)
 	b = append(b, `,"model":`...)
-	b = jsonw.AppendString(b, x.chat.model)
+	b = rawjson.AppendString(b, x.chat.model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant",`...)
 	out, finish := 0, "stop"
 	if tl != nil {
@@ -50,7 +50,7 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 		out, finish = len(args)/4+1, "tool_calls"
 	} else {
 		b = append(b, `"content":`...)
-		b = jsonw.AppendString(b, text)
+		b = rawjson.AppendString(b, text)
 		b = append(b, `,"refusal":null,"annotations":[]}`...)
 		out = countTokens(text)
 	}
@@ -81,7 +81,7 @@ func (s *streamer) openai(text string, tl *tool) {
 	head = append(head, `","object":"chat.completion.chunk","created":`...)
 	head = strconv.AppendInt(head, x.created(), 10)
 	head = append(head, `,"model":`...)
-	head = jsonw.AppendString(head, x.chat.model)
+	head = rawjson.AppendString(head, x.chat.model)
 	head = append(head, `,"service_tier":"default","system_fingerprint":"fp_mock","choices":[`...)
 	tail := `}]}`
 	if x.chat.includeUsage {
@@ -93,7 +93,7 @@ func (s *streamer) openai(text string, tl *tool) {
 		b = append(b, `{"index":0,"delta":`...)
 		b = append(b, choice...)
 		if dyn != "" {
-			b = jsonw.AppendString(b, dyn)
+			b = rawjson.AppendString(b, dyn)
 			b = append(b, '}')
 			if tl != nil {
 				b = append(b, "}]}"...)
@@ -118,7 +118,7 @@ func (s *streamer) openai(text string, tl *tool) {
 		first = append(first, `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"`...)
 		first = x.appendID(first, "call_Mock")
 		first = append(first, `","type":"function","function":{"name":`...)
-		first = jsonw.AppendString(first, tl.name)
+		first = rawjson.AppendString(first, tl.name)
 		first = append(first, `,"arguments":""}}],"refusal":null}`...)
 		chunk(string(first), "", "")
 		a := string(args)

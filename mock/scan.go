@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 )
 
 // A strict, allocation-light JSON walker for the request fields the mock
@@ -481,7 +481,7 @@ func fastGemini(body []byte, model string, stream bool) (*chat, bool) {
 				} else {
 					rest = append(rest, ',')
 				}
-				rest = jsonw.AppendString(rest, string(k))
+				rest = rawjson.AppendString(rest, string(k))
 				rest = append(rest, ':')
 				rest = append(rest, v...)
 			}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/llmguard/llmguard/internal/jsonw"
+	"github.com/llmguard/llmguard/internal/rawjson"
 
 	"log/slog"
 	"math/rand/v2"
@@ -555,7 +555,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeMockError answers a request the mock itself cannot serve (not a
 // simulated provider error).
 func writeMockError(w http.ResponseWriter, status int, msg string) {
-	b := append([]byte(`{"error":{"type":"mock_error","message":`), jsonw.AppendString(nil, msg)...)
+	b := append([]byte(`{"error":{"type":"mock_error","message":`), rawjson.AppendString(nil, msg)...)
 	b = append(b, "}}"...)
 	w.Header().Set("Content-Type", ctJSON)
 	w.WriteHeader(status)

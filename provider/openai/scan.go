@@ -3,7 +3,7 @@ package openai
 import (
 	"encoding/json"
 
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/internal/rawjson"
 )
 
 // unmarshal decodes a chat.completion or chat.completion.chunk body into r
@@ -17,33 +17,33 @@ func unmarshal(body []byte, r *wireResponse) error {
 		if err := json.Unmarshal(body, &v); err != nil {
 			return err // the same syntax error encoding/json reports
 		}
-		return wire.ErrMalformed
+		return rawjson.ErrMalformed
 	}
-	return wire.EachField(body, func(k, v []byte) (err error) {
+	return rawjson.EachField(body, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "id":
-			r.ID, err = wire.String(v)
+			r.ID, err = rawjson.String(v)
 		case "model":
-			r.Model, err = wire.String(v)
+			r.Model, err = rawjson.String(v)
 		case "choices":
 			r.Choices = r.Choices[:0]
-			err = wire.EachElement(v, func(e []byte) error {
+			err = rawjson.EachElement(v, func(e []byte) error {
 				r.Choices = append(r.Choices, wireChoice{})
 				return unmarshalChoice(e, &r.Choices[len(r.Choices)-1])
 			})
 		case "usage":
-			if wire.IsNull(v) {
+			if rawjson.IsNull(v) {
 				r.Usage = nil
 			} else {
 				if r.Usage == nil { // a repeated key merges, as in encoding/json
 					r.Usage = &wireUsage{}
 				}
-				err = wire.EachField(v, func(k, v []byte) (err error) {
+				err = rawjson.EachField(v, func(k, v []byte) (err error) {
 					switch string(k) {
 					case "prompt_tokens":
-						r.Usage.PromptTokens, err = wire.Int(v)
+						r.Usage.PromptTokens, err = rawjson.Int(v)
 					case "completion_tokens":
-						r.Usage.CompletionTokens, err = wire.Int(v)
+						r.Usage.CompletionTokens, err = rawjson.Int(v)
 					}
 					return err
 				})
@@ -56,31 +56,31 @@ func unmarshal(body []byte, r *wireResponse) error {
 }
 
 func unmarshalChoice(b []byte, c *wireChoice) error {
-	return wire.EachField(b, func(k, v []byte) (err error) {
+	return rawjson.EachField(b, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "index":
-			c.Index, err = wire.Int(v)
+			c.Index, err = rawjson.Int(v)
 		case "message":
 			err = unmarshalMsg(v, &c.Message)
 		case "delta":
 			err = unmarshalMsg(v, &c.Delta)
 		case "finish_reason":
-			c.FinishReason, err = wire.String(v)
+			c.FinishReason, err = rawjson.String(v)
 		}
 		return err
 	})
 }
 
 func unmarshalMsg(b []byte, m *wireRespMsg) error {
-	return wire.EachField(b, func(k, v []byte) (err error) {
+	return rawjson.EachField(b, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "content":
 			err = m.Content.UnmarshalJSON(v)
 		case "refusal":
-			m.Refusal, err = wire.String(v)
+			m.Refusal, err = rawjson.String(v)
 		case "tool_calls":
 			m.ToolCalls = m.ToolCalls[:0]
-			err = wire.EachElement(v, func(e []byte) error {
+			err = rawjson.EachElement(v, func(e []byte) error {
 				m.ToolCalls = append(m.ToolCalls, wireToolCall{})
 				return unmarshalToolCall(e, &m.ToolCalls[len(m.ToolCalls)-1])
 			})
@@ -90,25 +90,25 @@ func unmarshalMsg(b []byte, m *wireRespMsg) error {
 }
 
 func unmarshalToolCall(b []byte, tc *wireToolCall) error {
-	return wire.EachField(b, func(k, v []byte) (err error) {
+	return rawjson.EachField(b, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "index":
 			tc.Index = nil
-			if !wire.IsNull(v) {
-				n, ierr := wire.Int(v)
+			if !rawjson.IsNull(v) {
+				n, ierr := rawjson.Int(v)
 				tc.Index, err = &n, ierr
 			}
 		case "id":
-			tc.ID, err = wire.String(v)
+			tc.ID, err = rawjson.String(v)
 		case "type":
-			tc.Type, err = wire.String(v)
+			tc.Type, err = rawjson.String(v)
 		case "function":
-			err = wire.EachField(v, func(k, v []byte) (err error) {
+			err = rawjson.EachField(v, func(k, v []byte) (err error) {
 				switch string(k) {
 				case "name":
-					tc.Function.Name, err = wire.String(v)
+					tc.Function.Name, err = rawjson.String(v)
 				case "arguments":
-					tc.Function.Arguments, err = wire.String(v)
+					tc.Function.Arguments, err = rawjson.String(v)
 				}
 				return err
 			})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/wire"
@@ -40,7 +41,7 @@ type flexText string
 // UnmarshalJSON implements json.Unmarshaler.
 func (f *flexText) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
-		s, err := wire.String(b)
+		s, err := rawjson.String(b)
 		*f = flexText(s)
 		return err
 	}

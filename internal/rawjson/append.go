@@ -1,6 +1,10 @@
-// Package jsonw appends JSON to byte slices without reflection: the encoders
-// on the hot paths of the gateway and the mock build bodies with it.
-package jsonw
+// Package rawjson reads and writes JSON without reflection, for the hot
+// paths: the gateway's and the provider adapters' decoders walk objects and
+// arrays with EachField and EachElement, and the gateway's and the mock's
+// encoders append strings with AppendString. It checks structure only;
+// callers that must reject malformed input run json.Valid over the whole
+// body first (one fast pass).
+package rawjson
 
 import "unicode/utf8"
 

@@ -1,4 +1,4 @@
-package jsonw
+package rawjson
 
 import (
 	"encoding/json"

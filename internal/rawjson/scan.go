@@ -1,4 +1,4 @@
-package wire
+package rawjson
 
 import (
 	"encoding/json"
@@ -7,11 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// This file is a small reflection-free JSON reader for the hot decoding
-// paths: it walks the fields of an object and the elements of an array and
-// decodes the scalar values an adapter needs, skipping the rest. It checks
-// structure only; callers that must reject malformed input run json.Valid
-// over the whole body first (one fast pass), as the decoders do.
+// This file walks the fields of an object and the elements of an array and
+// decodes the scalar values a decoder needs, skipping the rest.
 
 // ErrMalformed is the error for input that is not the JSON shape expected.
 var ErrMalformed = errors.New("malformed JSON")
