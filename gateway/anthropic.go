@@ -33,26 +33,17 @@ type anTool struct {
 func decodeAnthropic(body []byte) (*inbound, error) {
 	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
 	r := in.req
-	var models []string // OpenRouter's list, appended after "fallbacks"
-	err := eachField(body, func(k string, v json.RawMessage) error {
-		var err error
+	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
+		known = true
 		switch k {
-		case "model":
-			in.model, err = rawjson.String(v)
 		case "messages":
 			err = decodeANMessages(v, r)
 		case "system":
 			err = decodeANSystem(v, r)
 		case "max_tokens":
 			err = json.Unmarshal(v, &r.MaxTokens)
-		case "temperature":
-			err = json.Unmarshal(v, &r.Temperature)
-		case "top_p":
-			err = json.Unmarshal(v, &r.TopP)
 		case "stop_sequences":
 			r.Stop, err = stringOrList(v)
-		case "stream":
-			err = json.Unmarshal(v, &r.Stream)
 		case "metadata":
 			var md map[string]any
 			if err = json.Unmarshal(v, &md); err == nil && len(md) > 0 {
@@ -67,33 +58,13 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 			err = decodeANTools(v, r)
 		case "tool_choice":
 			err = decodeANToolChoice(v, r)
-		case "fallbacks":
-			in.fallbacks, err = stringOrList(v)
-		case "models":
-			models, err = stringOrList(v)
 		default:
-			if !json.Valid(v) {
-				return badRequest("invalid %q: malformed JSON", k)
-			}
-			setExtra(&r.Extra, k, v)
+			known = false
 		}
-		if err != nil {
-			return badRequest("invalid %q: %v", k, err)
-		}
-		return nil
+		return known, err
 	})
 	if err != nil {
-		if _, ok := err.(*requestError); ok {
-			return nil, err
-		}
-		return nil, badRequest("request body is not a JSON object: %v", err)
-	}
-	in.fallbacks = append(in.fallbacks, models...)
-	if in.model == "" {
-		return nil, badRequest("missing \"model\"")
-	}
-	if len(r.Messages) == 0 {
-		return nil, badRequest("missing \"messages\"")
+		return nil, err
 	}
 	return in, nil
 }

@@ -69,12 +69,9 @@ type oaTool struct {
 func decodeOpenAI(body []byte) (*inbound, error) {
 	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
 	r := in.req
-	var models []string // OpenRouter's list, appended after "fallbacks"
-	err := eachField(body, func(k string, v json.RawMessage) error {
-		var err error
+	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
+		known = true
 		switch k {
-		case "model":
-			in.model, err = rawjson.String(v)
 		case "messages":
 			err = decodeOAMessages(v, r)
 		case "max_tokens", "max_completion_tokens":
@@ -82,14 +79,8 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			if err = json.Unmarshal(v, &n); err == nil && (k == "max_tokens" || r.MaxTokens == 0) {
 				r.MaxTokens = n
 			}
-		case "temperature":
-			err = json.Unmarshal(v, &r.Temperature)
-		case "top_p":
-			err = json.Unmarshal(v, &r.TopP)
 		case "stop":
 			r.Stop, err = stringOrList(v)
-		case "stream":
-			err = json.Unmarshal(v, &r.Stream)
 		case "stream_options":
 			var so struct {
 				IncludeUsage bool `json:"include_usage"`
@@ -102,33 +93,13 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			err = decodeOATools(v, r)
 		case "tool_choice":
 			err = decodeOAToolChoice(v, r)
-		case "fallbacks":
-			in.fallbacks, err = stringOrList(v)
-		case "models":
-			models, err = stringOrList(v)
 		default:
-			if !json.Valid(v) {
-				return badRequest("invalid %q: malformed JSON", k)
-			}
-			setExtra(&r.Extra, k, v)
+			known = false
 		}
-		if err != nil {
-			return badRequest("invalid %q: %v", k, err)
-		}
-		return nil
+		return known, err
 	})
 	if err != nil {
-		if _, ok := err.(*requestError); ok {
-			return nil, err
-		}
-		return nil, badRequest("request body is not a JSON object: %v", err)
-	}
-	in.fallbacks = append(in.fallbacks, models...)
-	if in.model == "" {
-		return nil, badRequest("missing \"model\"")
-	}
-	if len(r.Messages) == 0 {
-		return nil, badRequest("missing \"messages\"")
+		return nil, err
 	}
 	return in, nil
 }

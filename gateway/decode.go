@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+)
+
+// decodeRequest walks the top-level fields of a request body once. field
+// decodes the fields of the dialect and reports whether it knew the key;
+// the fields both dialects share (model, temperature, top_p, stream), the
+// gateway's per-request routing (fallbacks, then OpenRouter's models) and
+// unknown fields, kept verbatim in Request.Extra, are handled here.
+func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMessage) (known bool, err error)) error {
+	r := in.req
+	var models []string
+	err := eachField(body, func(k string, v json.RawMessage) error {
+		known, err := field(k, v)
+		if !known {
+			switch k {
+			case "model":
+				in.model, err = rawjson.String(v)
+			case "temperature":
+				err = json.Unmarshal(v, &r.Temperature)
+			case "top_p":
+				err = json.Unmarshal(v, &r.TopP)
+			case "stream":
+				err = json.Unmarshal(v, &r.Stream)
+			case "fallbacks":
+				in.fallbacks, err = stringOrList(v)
+			case "models":
+				models, err = stringOrList(v)
+			default:
+				if !json.Valid(v) {
+					return badRequest("invalid %q: malformed JSON", k)
+				}
+				setExtra(&r.Extra, k, v)
+			}
+		}
+		if err != nil {
+			return badRequest("invalid %q: %v", k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := err.(*requestError); ok {
+			return err
+		}
+		return badRequest("request body is not a JSON object: %v", err)
+	}
+	in.fallbacks = append(in.fallbacks, models...)
+	if in.model == "" {
+		return badRequest("missing \"model\"")
+	}
+	if len(r.Messages) == 0 {
+		return badRequest("missing \"messages\"")
+	}
+	return nil
+}
