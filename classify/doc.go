@@ -29,5 +29,5 @@
 //	if v.Retryable {
 //		time.Sleep(v.Wait) // or hand the verdict to resilience.Engine
 //	}
-//	fmt.Println(v.Message, "-", v.Advice())
+//	log.Println(v.Message, "-", v.Advice())
 package classify

@@ -13,7 +13,7 @@
 //	for i := range r.Targets {
 //		pol := r.TargetPolicy(i) // the route's policy with the target's overrides merged
 //		price, _ := cfg.Price(pol.Provider, pol.Model)
-//		fmt.Println(pol.Target, pol.Retry.MaxAttempts, pol.Breaker.Failures, price.In)
+//		log.Println(pol.Target, pol.Retry.MaxAttempts, pol.Breaker.Failures, price.In)
 //	}
 //
 // # What a loaded Config guarantees

@@ -9,9 +9,9 @@
 // scripted mock, and the summary says what each got. Attempts are counted
 // both by the clients and by the mock's request log.
 //
-//	s, err := demo.Run(ctx, &demo.Options{Requests: 300, Progress: os.Stdout})
+//	s, err := demo.Run(ctx, &demo.Options{Requests: 300, Progress: os.Stderr})
 //	if err != nil { ... }
-//	fmt.Println(s.Llmguard.Served, s.Naive.Served, s.NoRetry.Served)
+//	log.Println(s.Llmguard.Served, s.Naive.Served, s.NoRetry.Served)
 //
 // Waits are real: the night is short (25ms of arrivals per request), the
 // servers' retry-after is 1s; no clock is scaled.
