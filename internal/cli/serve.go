@@ -59,6 +59,10 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	defer app.Close()
+	if onlySimulated(app) {
+		logger.Warn("llmguard serve: no provider key in the environment: the simulated provider sim answers, every answer labelled " +
+			strings.TrimSpace(SimLabel) + "; set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or another provider's key) for real answers")
+	}
 	var keys []string
 	for _, k := range strings.Split(env.Getenv(*keysEnv), ",") {
 		if k = strings.TrimSpace(k); k != "" {

@@ -119,3 +119,44 @@ func TestServeBadInvocation(t *testing.T) {
 		})
 	}
 }
+
+// With no key at all, serve works on a fresh machine: the simulated provider
+// answers, labelled in the answer and in the log.
+func TestServeZeroConfigSim(t *testing.T) {
+	t.Chdir(t.TempDir()) // no llmguard.yaml
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	stderr := &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0"},
+			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
+	}
+	go io.Copy(io.Discard, pr)
+	_, rest, _ := strings.Cut(line, " on ")
+	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	res, err := http.Post(base+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hello"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), strings.TrimSpace(SimLabel)) {
+		t.Errorf("status %d, body %s: want a labelled simulated answer", res.StatusCode, b)
+	}
+	if got := res.Header.Get("x-llmguard-target"); !strings.HasPrefix(got, "sim/") {
+		t.Errorf("x-llmguard-target %q, want sim/...", got)
+	}
+	cancel()
+	<-code
+	if !strings.Contains(stderr.String(), "simulated provider sim") || !strings.Contains(stderr.String(), "ANTHROPIC_API_KEY") {
+		t.Errorf("stderr does not say the simulated provider answers and which keys to set: %s", stderr)
+	}
+}
