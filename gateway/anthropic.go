@@ -109,7 +109,7 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 			case "content":
 				m.Content = fv // decodeANContent copies what it keeps
 			default:
-				if !json.Valid(fv) {
+				if !rawjson.Valid(fv) {
 					err = errNotObject
 				}
 			}

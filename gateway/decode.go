@@ -31,7 +31,7 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 			case "models":
 				models, err = stringOrList(v)
 			default:
-				if !json.Valid(v) {
+				if !rawjson.Valid(v) {
 					return badRequest("invalid %q: malformed JSON", k)
 				}
 				setExtra(&r.Extra, k, v)

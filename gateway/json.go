@@ -18,7 +18,7 @@ func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 1
 // appendObject appends raw when it is a valid JSON object, else "{}".
 func appendObject(b []byte, raw json.RawMessage) []byte {
 	t := bytes.TrimSpace(raw)
-	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+	if len(t) > 0 && t[0] == '{' && rawjson.Valid(t) {
 		return append(b, t...)
 	}
 	return append(b, '{', '}')
@@ -44,7 +44,7 @@ func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 	err := rawjson.EachElement(raw, func(el []byte) error {
 		obj := make(map[string]json.RawMessage, 4)
 		err := eachField(el, func(k string, v json.RawMessage) error {
-			if !json.Valid(v) {
+			if !rawjson.Valid(v) {
 				return errNotObject
 			}
 			obj[k] = bytes.Clone(v)

@@ -146,7 +146,7 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 			case "name":
 				m.Name, err = rawjson.String(fv)
 			default:
-				if !json.Valid(fv) {
+				if !rawjson.Valid(fv) {
 					err = errNotObject
 				}
 			}
@@ -186,7 +186,7 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 			}
 			for _, tc := range m.ToolCalls {
 				args := json.RawMessage(tc.Function.Arguments)
-				if !json.Valid(args) {
+				if !rawjson.Valid(args) {
 					args = json.RawMessage(`{}`)
 				}
 				parts = append(parts, provider.Part{Type: provider.PartToolCall,

@@ -12,7 +12,7 @@ import (
 // fields, except that keys match exactly (encoding/json also accepts
 // case-insensitive matches, which no OpenAI-compatible server sends).
 func unmarshal(body []byte, r *wireResponse) error {
-	if !json.Valid(body) {
+	if !rawjson.Valid(body) {
 		var v any
 		if err := json.Unmarshal(body, &v); err != nil {
 			return err // the same syntax error encoding/json reports
