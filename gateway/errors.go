@@ -204,8 +204,8 @@ func errInternal(msg string) *apiError {
 
 // fromEngine maps a failed engine call to the client-facing error:
 //   - every target rate-limited: 429 with an accurate retry-after;
-//   - the request itself at fault (the last verdict is terminal and of a
-//     request, key or account class): its status passed through
+//   - the request itself at fault (every attempt ended in the same terminal
+//     request, key or account fault): its status passed through
 //     (400/401/402/403/404/413), x-should-retry: false;
 //   - the deadline: 504; anything else (all down, breakers open): 503.
 //
@@ -244,9 +244,11 @@ func fromEngine(err error, now time.Time) *apiError {
 		return e
 	}
 	if last != nil && !last.Verdict.Retryable {
-		if st, kind, ok := requestFault(last.Verdict); ok {
+		if st, kind, ok := requestFault(last.Verdict); ok && sameFault(re, st) {
 			e.status, e.kind = st, kind
-			e.message = oneLine(last.Verdict.Message) // the request's own fault, as the provider said it
+			if re == nil || distinctTargets(re) == 1 {
+				e.message = oneLine(last.Verdict.Message) // the request's own fault, as the provider said it
+			}
 			return e
 		}
 	}
@@ -258,6 +260,23 @@ func fromEngine(err error, now time.Time) *apiError {
 		e.retryAfter = d
 	}
 	return e
+}
+
+// sameFault reports whether every attempt of the route ended in a fault that
+// maps to status: only then is the failure the request's (or the account's)
+// own and passed through. A route whose primary was overloaded and whose
+// fallback then had a bad key is not the client's fault: that is a 503
+// naming both.
+func sameFault(re *resilience.RouteError, status int) bool {
+	if re == nil {
+		return true
+	}
+	for _, a := range re.Attempts {
+		if st, _, ok := requestFault(a.Err.Verdict); !ok || st != status || a.Err.Verdict.Retryable {
+			return false
+		}
+	}
+	return true
 }
 
 func distinctTargets(re *resilience.RouteError) int {

@@ -60,10 +60,28 @@ func errorCases() []struct {
 	deadline := &resilience.RouteError{Route: "default", Err: resilience.ErrDeadline, Attempts: []resilience.AttemptError{
 		attempt("openai/gpt-4o", 0, classify.Timeout, true, 0, "timeout: no response headers within 30s", ""),
 	}}
+	// A fallback's own terminal fault is not the request's when an earlier
+	// target failed for another reason: 503 naming both, not the last 401/402.
+	downThenBadKey := &resilience.RouteError{Route: "default", Err: resilience.ErrRejected, Attempts: []resilience.AttemptError{
+		attempt("anthropic/claude", 529, classify.Overloaded, true, 0, "529 overloaded_error: Overloaded (request-id req_g)", "req_g"),
+		attempt("openai/gpt-4o", 401, classify.Auth, false, 0, "401 invalid_api_key: Incorrect API key provided: sk-…abcd (request-id req_h)", "req_h"),
+	}}
+	limitedThenCredit := &resilience.RouteError{Route: "default", Err: resilience.ErrRejected, RetryAt: t0.Add(20 * time.Second),
+		Attempts: []resilience.AttemptError{
+			attempt("openai/gpt-4o", 429, classify.RateLimited, true, 20*time.Second, "429 rate_limit_exceeded: Rate limit reached (request-id req_i)", "req_i"),
+			attempt("anthropic/claude", 400, classify.QuotaExhausted, false, 0, "400 invalid_request_error: Your credit balance is too low (request-id req_j)", "req_j"),
+		}}
+	bothBadKeys := &resilience.RouteError{Route: "default", Err: resilience.ErrRejected, Attempts: []resilience.AttemptError{
+		attempt("anthropic/claude", 401, classify.Auth, false, 0, "401 authentication_error: invalid x-api-key (request-id req_k)", "req_k"),
+		attempt("openai/gpt-4o", 401, classify.Auth, false, 0, "401 invalid_api_key: Incorrect API key provided: sk-…abcd (request-id req_l)", "req_l"),
+	}}
 	return []struct {
 		name string
 		err  *apiError
 	}{
+		{"down-then-bad-key", fromEngine(downThenBadKey, t0)},
+		{"rate-limited-then-no-credit", fromEngine(limitedThenCredit, t0)},
+		{"every-key-bad", fromEngine(bothBadKeys, t0)},
 		{"all-rate-limited", fromEngine(limited, t0)},
 		{"all-down", fromEngine(down, t0)},
 		{"upstream-401", fromEngine(badKey, t0)},
