@@ -16,7 +16,22 @@ var ErrMalformed = errors.New("malformed JSON")
 // EachField calls fn with each key (unescaped; only valid during the call)
 // and raw value of the JSON object obj, in order. A null obj has no fields.
 func EachField(obj []byte, fn func(key, val []byte) error) error {
+	return eachField(obj, fn, false)
+}
+
+// EachFieldValid is EachField that also checks, in the same pass, that obj
+// is valid JSON as json.Valid defines it: a nil error means obj was valid
+// (and an object or null). On an error fn may have seen some fields; a
+// caller that must tell a syntax error from fn's errors checks Valid then.
+func EachFieldValid(obj []byte, fn func(key, val []byte) error) error {
+	return eachField(obj, fn, true)
+}
+
+func eachField(obj []byte, fn func(key, val []byte) error, valid bool) error {
 	i := skipSpace(obj, 0)
+	if valid && i == len(obj) {
+		return ErrMalformed // no value at all: json.Valid rejects it
+	}
 	if IsNull(obj) {
 		return nil
 	}
@@ -31,8 +46,14 @@ func EachField(obj []byte, fn func(key, val []byte) error) error {
 		if i >= len(obj) || obj[i] != '"' {
 			return ErrMalformed
 		}
-		end, err := skipString(obj, i)
-		if err != nil {
+		var end int
+		var err error
+		if valid {
+			var ok bool
+			if end, ok = validString(obj, i); !ok {
+				return ErrMalformed
+			}
+		} else if end, err = skipString(obj, i); err != nil {
 			return err
 		}
 		key := obj[i+1 : end-1]
@@ -48,8 +69,13 @@ func EachField(obj []byte, fn func(key, val []byte) error) error {
 			return ErrMalformed
 		}
 		i = skipSpace(obj, i+1)
-		vend, err := skipValue(obj, i)
-		if err != nil {
+		var vend int
+		if valid {
+			var ok bool
+			if vend, ok = validValue(obj, i, 1); !ok {
+				return ErrMalformed
+			}
+		} else if vend, err = skipValue(obj, i); err != nil {
 			return err
 		}
 		if err := fn(key, obj[i:vend]); err != nil {

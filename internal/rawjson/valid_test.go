@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var validCases = []string{
@@ -11,6 +13,7 @@ var validCases = []string{
 	`-12.5e+3`, `+1`, `1 2`, `""`, `"`, `"\u00e9\n\"\\\/\b\f\r\t"`, `"\u00g0"`, `"\u12"`, `"\x"`, "\"a\tb\"", "\"\xff\xfe\"",
 	`[]`, `[ ]`, `[1,]`, `[,1]`, `[1 2]`, `[1,[2,{"a":[]}]]`, `{}`, `{ }`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{a:1}`,
 	`{"a":1 "b":2}`, `{"a" : 1 , "b" : [ true , null ] }`, `{"a":1}}`, `[1]]`, `{"a":"}"}`, `{"\u00e9":0}`, "\t{}\r\n",
+	`{"a":{"b":[1,2,{"c":"\u0041"}]},"d":-1.5e3,"e\"k":true}`, `{"a":[1,}`, `{"a":tru}`, `{"a":"x\q"}`, `{"a":01}`, "{\"a\x01\":1}",
 	`{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"hi","refusal":null}}],"usage":{"prompt_tokens":5}}`,
 }
 
@@ -45,7 +48,42 @@ func FuzzValid(f *testing.F) {
 		if got, want := Valid(in), json.Valid(in); got != want {
 			t.Errorf("Valid(%q) = %v, json.Valid says %v", in, got, want)
 		}
+		checkEachFieldValid(t, in)
 	})
+}
+
+func TestEachFieldValid(t *testing.T) {
+	for _, in := range validCases {
+		checkEachFieldValid(t, []byte(in))
+	}
+}
+
+// checkEachFieldValid: EachFieldValid succeeds exactly on valid objects and
+// null, with the fields EachField gives.
+func checkEachFieldValid(t *testing.T, in []byte) {
+	t.Helper()
+	var got, want []string
+	err := EachFieldValid(in, func(k, v []byte) error {
+		got = append(got, string(k)+"="+string(v))
+		return nil
+	})
+	t0 := trimSpace(in)
+	wantOK := json.Valid(in) && (t0[0] == '{' || string(t0) == "null")
+	if (err == nil) != wantOK {
+		t.Fatalf("EachFieldValid(%q) = %v, want ok %v", in, err, wantOK)
+	}
+	if !wantOK {
+		return
+	}
+	if err := EachField(in, func(k, v []byte) error {
+		want = append(want, string(k)+"="+string(v))
+		return nil
+	}); err != nil {
+		t.Fatalf("EachField(%q) = %v on a valid object", in, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("EachFieldValid(%q) fields (-EachField +EachFieldValid):\n%s", in, diff)
+	}
 }
 
 func BenchmarkValid(b *testing.B) {

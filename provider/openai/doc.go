@@ -20,10 +20,10 @@
 // an "error" object or finish_reason "error" (OpenRouter) is a classified
 // *provider.Error.
 //
-// Decoding checks the body with rawjson.Valid (what json.Valid accepts, in
-// one fast pass), then reads only the fields it uses with a reflection-free
-// scanner (keys match exactly, where encoding/json would also accept other
-// cases).
+// Decoding reads only the fields it uses with a reflection-free scanner
+// that checks, in the same pass, that the body is JSON as json.Valid
+// defines it (keys match exactly, where encoding/json would also accept
+// other cases).
 //
 //	a := openai.New(&openai.Config{Name: "groq", BaseURL: "https://api.groq.com/openai/v1",
 //		APIKey: os.Getenv("GROQ_API_KEY"), Client: client})

@@ -12,14 +12,10 @@ import (
 // fields, except that keys match exactly (encoding/json also accepts
 // case-insensitive matches, which no OpenAI-compatible server sends).
 func unmarshal(body []byte, r *wireResponse) error {
-	if !rawjson.Valid(body) {
-		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
-			return err // the same syntax error encoding/json reports
-		}
-		return rawjson.ErrMalformed
-	}
-	return rawjson.EachField(body, func(k, v []byte) (err error) {
+	// One pass checks the syntax and reads the fields. When it fails, a body
+	// that is not JSON gets encoding/json's syntax error, whichever error the
+	// walk met first, as if the body had been checked before the walk.
+	err := rawjson.EachFieldValid(body, func(k, v []byte) (err error) {
 		switch string(k) {
 		case "id":
 			r.ID, err = rawjson.String(v)
@@ -53,6 +49,14 @@ func unmarshal(body []byte, r *wireResponse) error {
 		}
 		return err
 	})
+	if err != nil && !rawjson.Valid(body) {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			return err // the same syntax error encoding/json reports
+		}
+		return rawjson.ErrMalformed
+	}
+	return err
 }
 
 func unmarshalChoice(b []byte, c *wireChoice) error {
