@@ -101,6 +101,9 @@ func (s *server) describe(ctx context.Context, err error) error {
 	if attempts > 0 {
 		line += fmt.Sprintf(" after %d attempt%s", attempts, plural(attempts))
 	}
+	if others := otherTargets(err, pe); others != "" {
+		line += " (also failed: " + others + ")"
+	}
 	line += "; " + advice(pe.Verdict, retryAt(err, pe, now), now)
 	return lineError(oneLine(line))
 }
@@ -195,4 +198,39 @@ func retryAt(err error, pe *provider.Error, now time.Time) time.Time {
 		return now.Add(pe.Verdict.Wait)
 	}
 	return time.Time{}
+}
+
+// otherTargets names the targets that failed before the one reported, each
+// with its status and provider type, so a fallback's own failure (a bad key)
+// does not hide why the primary was left (overloaded).
+func otherTargets(err error, reported *provider.Error) string {
+	re, ok := errors.AsType[*resilience.RouteError](err)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, a := range re.Attempts {
+		if a.Err == reported || a.Err.Provider == SamplingProvider {
+			continue
+		}
+		v := a.Err.Verdict
+		desc := a.Target + " " + string(v.Class)
+		if v.Status > 0 {
+			desc = fmt.Sprintf("%s %d %s", a.Target, v.Status, v.ProviderType)
+		}
+		if !seen[a.Target] && a.Target != targetOf(reported) {
+			seen[a.Target] = true
+			parts = append(parts, strings.TrimSpace(desc))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// targetOf is the "provider/model" of a provider error.
+func targetOf(pe *provider.Error) string {
+	if pe.Model == "" {
+		return pe.Provider
+	}
+	return pe.Provider + "/" + pe.Model
 }

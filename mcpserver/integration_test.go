@@ -437,3 +437,17 @@ func TestSamplingFallback(t *testing.T) {
 		}
 	})
 }
+
+// A fallback's own failure does not hide why the primary was left: the one
+// line names the overloaded primary too.
+func TestFallbackFailureNamesEveryTarget(t *testing.T) {
+	r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529", "openai/gpt-4.1+fault=bad_key"}, nil, func(rt *config.Route) {
+		rt.Retry.MaxAttempts = 1
+	})
+	cs := r.connect(t, nil, nil)
+	line := errorLine(t, callTool(t, cs, "ask", map[string]any{"prompt": "hello"}))
+	wantAll(t, line, "openai/gpt-4.1+fault=bad_key: 401", "(also failed: anthropic/claude-sonnet-4-5+fault=529 529 overloaded_error)", "fix the key")
+	if strings.Contains(line, "\n") {
+		t.Errorf("not one line: %q", line)
+	}
+}
