@@ -58,6 +58,12 @@ func TestDecodeOpenAI(t *testing.T) {
 					ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "get"},
 					Extra:      map[string]json.RawMessage{"response_format": raw(`{"type":"json_object"}`), "seed": raw(`7`)}}},
 		},
+		{
+			name: "OpenRouter models alone: the first is the primary",
+			body: `{"models":["anthropic/claude","openai/gpt-4o"],"messages":[{"role":"user","content":"hi"}]}`,
+			want: &inbound{dialect: "openai", model: "anthropic/claude", fallbacks: []string{"openai/gpt-4o"}, req: &provider.Request{
+				Dialect: "openai", Messages: []provider.Message{{Role: "user", Content: []provider.Part{{Type: "text", Text: "hi"}}}}}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

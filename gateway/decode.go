@@ -48,6 +48,10 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 		}
 		return badRequest("request body is not a JSON object: %v", err)
 	}
+	if in.model == "" && len(models) > 0 {
+		// OpenRouter accepts "models" alone: the first is the primary.
+		in.model, models = models[0], models[1:]
+	}
 	in.fallbacks = append(in.fallbacks, models...)
 	if in.model == "" {
 		return badRequest("missing \"model\"")
