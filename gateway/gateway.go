@@ -297,15 +297,22 @@ func presentedKey(r *http.Request) string {
 	return got
 }
 
-// idempotencyKey is the request's Idempotency-Key, scoped to its gateway
-// key so two clients can't replay each other's answers.
-func (s *Server) idempotencyKey(r *http.Request) string {
+// idempotencyKey is the request's Idempotency-Key ("" when it has none),
+// scoped to its gateway key, so two clients can't replay each other's
+// answers, and to the body, so a key reused for a different request runs
+// that request instead of replaying another's answer.
+func (s *Server) idempotencyKey(r *http.Request, body []byte) string {
 	k := r.Header.Get("Idempotency-Key")
-	if k == "" || len(s.keys) == 0 {
-		return k
+	if k == "" {
+		return ""
 	}
-	sum := sha256.Sum256([]byte(presentedKey(r)))
-	return hex.EncodeToString(sum[:8]) + ":" + k
+	h := sha256.New()
+	if len(s.keys) > 0 {
+		h.Write([]byte(presentedKey(r)))
+		h.Write([]byte{0})
+	}
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil)[:12]) + ":" + k
 }
 
 // trackingWriter records whether the response started.
@@ -423,6 +430,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	} else {
 		in, err = decodeOpenAI(*bp)
 	}
+	idem := s.idempotencyKey(r, *bp)
 	s.putBuf(bp)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
@@ -452,7 +460,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		in.req.Model = in.model
 	}
 	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
-		IdempotencyKey: s.idempotencyKey(r)}
+		IdempotencyKey: idem}
 	if in.req.Stream {
 		s.serveStream(w, r, in, call)
 		return

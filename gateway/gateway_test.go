@@ -486,7 +486,7 @@ func TestGatewayKeys(t *testing.T) {
 func TestIdempotencyKey(t *testing.T) {
 	st := newStack(t, nil)
 	first := st.post(t, "/v1/chat/completions", oaBody("oai", false, ""), "Idempotency-Key", "abc-1")
-	second := st.post(t, "/v1/messages", anBody("oai", false, ""), "Idempotency-Key", "abc-1")
+	second := st.post(t, "/v1/chat/completions", oaBody("oai", false, ""), "Idempotency-Key", "abc-1")
 	if first.status != 200 || second.status != 200 {
 		t.Fatalf("statuses %d %d", first.status, second.status)
 	}
@@ -497,9 +497,19 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("mock saw %d requests, want 1", n)
 	}
 	a, _ := dig(decodeJSON(t, first.body), "choices", 0, "message", "content").(string)
-	b, _ := dig(decodeJSON(t, second.body), "content", 0, "text").(string)
+	b, _ := dig(decodeJSON(t, second.body), "choices", 0, "message", "content").(string)
 	if a == "" || a != b {
 		t.Errorf("replayed answer %q differs from %q", b, a)
+	}
+
+	// The same key on a different request runs that request: it never
+	// replays another request's answer.
+	other := st.post(t, "/v1/messages", anBody("oai", false, ""), "Idempotency-Key", "abc-1")
+	if other.status != 200 || other.header.Get("X-Llmguard-Cached") != "" {
+		t.Errorf("different body with the same key: status %d cached %q", other.status, other.header.Get("X-Llmguard-Cached"))
+	}
+	if n := len(st.mock.Requests()); n != 2 {
+		t.Errorf("mock saw %d requests, want 2", n)
 	}
 }
 
