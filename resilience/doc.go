@@ -12,7 +12,9 @@
 //     cache while fresh; concurrent duplicates share one flight (singleflight).
 //  2. Deadline: one deadline (Call.Timeout, else the route's timeout, default
 //     60s) bounds everything below; for streams it bounds the time to the
-//     first chunk, after which the idle timeout and the caller's context rule.
+//     first token (the first chunk with content: text, a tool call, thinking
+//     or a finish reason; metadata-only chunks before it do not count), after
+//     which the idle timeout and the caller's context rule.
 //  3. Route walk, target by target in effective order (priority, or cost):
 //     a. Fallback eligibility from the last failure: invalid_request never
 //     falls back; context_length_exceeded only to a larger context window;

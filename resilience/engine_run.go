@@ -314,9 +314,12 @@ func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, err
 }
 
 // Stream runs a streaming call over its route and returns once the first
-// chunk arrived; the returned Stream replays it, then applies the route's
-// idle timeout. The call's deadline bounds the time to the first chunk; after
-// it only the idle timeout and ctx bound the stream. The caller must Close it.
+// token arrived: the first chunk with content (text, a tool call delta,
+// thinking or a finish reason). A failure or a stall before it, even after
+// metadata-only chunks, falls back like a failed request. The returned
+// Stream replays every chunk received so far, then applies the route's idle
+// timeout. The call's deadline bounds the time to the first token; after it
+// only the idle timeout and ctx bound the stream. The caller must Close it.
 func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	if c == nil || c.Request == nil {
 		return nil, errors.New("resilience: Call or Call.Request is nil")

@@ -67,6 +67,10 @@ type reply struct {
 	stallAfter int
 	// midErr ends a stream with this error after its chunks.
 	midErr *provider.Error
+	// meta makes a stream send a metadata-only chunk (Model and ID, no
+	// content) first, as Anthropic's message_start and OpenAI's role-only
+	// delta do; stallAfter and chunks count after it.
+	meta bool
 }
 
 // fakeAdapter answers from a per-model script; when the script runs out the
@@ -194,7 +198,7 @@ func (f *fakeAdapter) Stream(ctx context.Context, req *provider.Request) (provid
 	if chunks == nil {
 		chunks = []string{"ok ", "from ", req.Model}
 	}
-	return &fakeStream{ctx: ctx, chunks: chunks, stallAfter: r.stallAfter, midErr: r.midErr, f: f, model: req.Model}, nil
+	return &fakeStream{ctx: ctx, chunks: chunks, stallAfter: r.stallAfter, midErr: r.midErr, meta: r.meta, f: f, model: req.Model}, nil
 }
 
 type fakeStream struct {
@@ -205,10 +209,15 @@ type fakeStream struct {
 	midErr     *provider.Error
 	f          *fakeAdapter
 	model      string
+	meta       bool
 	closed     bool
 }
 
 func (s *fakeStream) Recv() (provider.Chunk, error) {
+	if s.meta {
+		s.meta = false
+		return provider.Chunk{Model: s.model + "-20261130", ID: "msg_fake"}, nil
+	}
 	if s.stallAfter > 0 && s.i >= s.stallAfter || s.stallAfter < 0 {
 		<-s.ctx.Done()
 		s.f.noteCtx(s.model)

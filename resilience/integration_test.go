@@ -271,3 +271,47 @@ func TestMockHangFailsOverAfterHeaderTimeout(t *testing.T) {
 		t.Errorf("target %s after %d requests to the silent upstream", res.Target, m.requests(model))
 	}
 }
+
+// TestMockStreamFailureBeforeFirstTokenFallsBack: a stream that says 200 and
+// sends only its metadata (Anthropic's message_start, OpenAI's role-only
+// delta) before failing or going silent has sent no token: the call moves
+// to the next target.
+func TestMockStreamFailureBeforeFirstTokenFallsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name, first, second string
+	}{
+		{"anthropic error event", "anthropic/claude-sonnet-4-5+fault=midstream:0", "openai/gpt-4.1"},
+		{"openai error after role delta", "openai/gpt-4.1+fault=midstream:0", "anthropic/claude-sonnet-4-5"},
+		{"anthropic silent after message_start", "anthropic/claude-sonnet-4-5+fault=stuck:0", "openai/gpt-4.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := routeOf(tc.first, tc.second)
+			r.Retry.MaxAttempts = 1
+			r.Stream.FirstTokenTimeout = 300 * time.Millisecond
+			r.Stream.IdleTimeout = time.Second
+			m := newMockEngine(t, r)
+			sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Stream.Close()
+			if sr.Target != strings.Split(tc.second, "+")[0] {
+				t.Errorf("answered by %s, want %s", sr.Target, tc.second)
+			}
+			var b strings.Builder
+			for {
+				c, err := sr.Stream.Recv()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.WriteString(c.Text)
+			}
+			if !strings.Contains(b.String(), "one two three") {
+				t.Errorf("streamed %q", b.String())
+			}
+		})
+	}
+}

@@ -11,8 +11,9 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
-// engineStream is the Stream the engine returns: it replays the first chunk,
-// then arms the idle timeout around every Recv. A mid-stream failure counts
+// engineStream is the Stream the engine returns: it replays the chunks up
+// to the first token (metadata-only chunks, then the first chunk with
+// content), then arms the idle timeout around every Recv. A mid-stream failure counts
 // against the target's breaker and is marked AfterFirstToken. Like every
 // provider.Stream it is not safe for concurrent use, except Close: mu guards
 // what Close touches while a Recv may be running (the idle timer, closed).
@@ -27,7 +28,8 @@ type engineStream struct {
 	t       *targetPlan
 	route   string
 
-	first    provider.Chunk
+	meta     []provider.Chunk // content-less chunks that came before first, replayed first
+	first    provider.Chunk   // the first chunk with content (the first token)
 	hasFirst bool
 	eof      bool
 	err      error
@@ -42,6 +44,11 @@ type engineStream struct {
 var errStreamClosed = errors.New("stream closed")
 
 func (s *engineStream) Recv() (provider.Chunk, error) {
+	if len(s.meta) > 0 {
+		c := s.meta[0]
+		s.meta = s.meta[1:]
+		return c, nil
+	}
 	if s.hasFirst {
 		s.hasFirst = false
 		return s.first, nil

@@ -2,8 +2,14 @@ package resilience
 
 import (
 	"context"
+	"io"
 	"testing"
+	"testing/synctest"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -61,4 +67,81 @@ func TestStreamCloseDuringRecv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamFirstTokenIsContent: the first chunk of a stream may carry only
+// metadata (Anthropic's message_start, OpenAI's role-only delta). The
+// engine waits, under the first-token timeout, for a chunk with content: a
+// failure or a stall before it falls back, and the metadata is replayed.
+func TestStreamFirstTokenIsContent(t *testing.T) {
+	route := func() map[string]*config.Route {
+		return map[string]*config.Route{"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
+			Stream: config.StreamPolicy{FirstTokenTimeout: 2 * time.Second, IdleTimeout: 5 * time.Second}}}
+	}
+	t.Run("error after metadata falls back", func(t *testing.T) {
+		h := newHarness(t, route(), nil)
+		h.ads["a"].on("m1", reply{meta: true, chunks: []string{}, midErr: errOverloaded})
+		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		if sr.Target != "b/m2" || sr.Fallbacks != 1 {
+			t.Errorf("target %s after %d fallbacks, want b/m2 after 1", sr.Target, sr.Fallbacks)
+		}
+		if st := statusOf(h.eng, "a/m1"); st.Successes != 0 || st.Failures != 1 {
+			t.Errorf("a/m1: %d successes, %d failures; want 0, 1", st.Successes, st.Failures)
+		}
+	})
+	t.Run("stall after metadata hits the first-token timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, route(), realClock)
+			h.ads["a"].on("m1", reply{meta: true, stallAfter: -1})
+			start := time.Now()
+			sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Stream.Close()
+			if took := time.Since(start); sr.Target != "b/m2" || took != 2*time.Second {
+				t.Errorf("target %s after %s, want b/m2 after the 2s first-token timeout", sr.Target, took)
+			}
+			var failed *classify.Verdict
+			for _, ev := range h.Events() {
+				if ev.Kind == EventFailure && ev.Target == "a/m1" {
+					failed = ev.Verdict
+				}
+			}
+			if failed == nil || failed.Class != classify.Timeout {
+				t.Errorf("a/m1's failure verdict = %+v, want a timeout", failed)
+			}
+		})
+	})
+	t.Run("metadata is replayed", func(t *testing.T) {
+		h := newHarness(t, route(), nil)
+		h.ads["a"].on("m1", reply{meta: true, chunks: []string{"hi"}})
+		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		var got []provider.Chunk
+		for {
+			c, err := sr.Stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, c)
+		}
+		want := []provider.Chunk{{Model: "m1-20261130", ID: "msg_fake"}, {Text: "hi"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("chunks (-want +got):\n%s", diff)
+		}
+		if st := statusOf(h.eng, "a/m1"); st.Successes != 1 {
+			t.Errorf("a/m1: %d successes, want 1", st.Successes)
+		}
+	})
 }

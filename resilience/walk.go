@@ -101,7 +101,7 @@ func (cs *callState) refused(t *targetPlan, r refusal) {
 	cs.emit(Event{Kind: EventSkip, Target: t.name, Reason: r.reason})
 }
 
-// outcome is a successful attempt: a response, or a stream whose first chunk arrived.
+// outcome is a successful attempt: a response, or a stream whose first token arrived.
 type outcome struct {
 	resp   *provider.Response
 	stream *engineStream
@@ -449,7 +449,16 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	}
 	limit = min(cs.rp.firstTokenTimeout, cs.left())
 	timer = time.AfterFunc(limit, func() { cancel(errFirstTokenTimeout) })
+	// The first token is the first chunk with content. Chunks before it
+	// carry only metadata (Anthropic's message_start, OpenAI's role-only
+	// delta): a failure or a stall after them has sent no token, so they
+	// are kept for replay and the wait goes on under the same timer.
+	var meta []provider.Chunk
 	first, err := s.Recv()
+	for err == nil && !hasContent(&first) && len(meta) < maxMetaChunks {
+		meta = append(meta, first)
+		first, err = s.Recv()
+	}
 	timer.Stop()
 	if err != nil && err != io.EOF {
 		s.Close()
@@ -457,9 +466,19 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	}
 	es := &engineStream{
 		s: s, actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
-		e: cs.e, t: t, route: cs.rp.name, first: first, hasFirst: err == nil, eof: err == io.EOF,
+		e: cs.e, t: t, route: cs.rp.name, meta: meta, first: first, hasFirst: err == nil, eof: err == io.EOF,
 	}
 	return outcome{stream: es}, nil
+}
+
+// maxMetaChunks bounds the content-less chunks a stream may send before its
+// first token; beyond it the stream counts as started.
+const maxMetaChunks = 64
+
+// hasContent reports whether c is a token: text, a tool call delta,
+// thinking or a finish reason (not only metadata such as Model, ID, Usage).
+func hasContent(c *provider.Chunk) bool {
+	return c.Text != "" || c.ToolCall != nil || c.Thinking != nil || c.FinishReason != ""
 }
 
 // admit asks both breakers (the provider key's, then the target's) whether
