@@ -41,7 +41,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 		case "system":
 			err = decodeANSystem(v, r)
 		case "max_tokens":
-			err = json.Unmarshal(v, &r.MaxTokens)
+			err = unmarshalInt(v, &r.MaxTokens)
 		case "stop_sequences":
 			r.Stop, err = stringOrList(v)
 		case "metadata":

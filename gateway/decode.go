@@ -21,11 +21,11 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 			case "model":
 				in.model, err = rawjson.String(v)
 			case "temperature":
-				err = json.Unmarshal(v, &r.Temperature)
+				err = unmarshalFloat(v, &r.Temperature)
 			case "top_p":
-				err = json.Unmarshal(v, &r.TopP)
+				err = unmarshalFloat(v, &r.TopP)
 			case "stream":
-				err = json.Unmarshal(v, &r.Stream)
+				err = unmarshalBool(v, &r.Stream)
 			case "fallbacks":
 				in.fallbacks, err = stringOrList(v)
 			case "models":

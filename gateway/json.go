@@ -24,6 +24,51 @@ func appendObject(b []byte, raw json.RawMessage) []byte {
 	return append(b, '{', '}')
 }
 
+// The unmarshal helpers below are json.Unmarshal(v, p) for the scalar
+// request fields every request carries, with a reflection-free path for a
+// plain literal; anything else (null, strings, out-of-range or fractional
+// integers, malformed input) goes to json.Unmarshal, so values and errors
+// are exactly encoding/json's.
+
+// unmarshalInt is json.Unmarshal(v, p) for an int.
+func unmarshalInt(v []byte, p *int) error {
+	if len(v) <= 18 && rawjson.Number(v) {
+		if n, err := strconv.Atoi(string(v)); err == nil {
+			*p = n
+			return nil
+		}
+	}
+	return json.Unmarshal(v, p)
+}
+
+// unmarshalFloat is json.Unmarshal(v, p) for a *float64 field: a number is
+// stored in the existing float or a new one.
+func unmarshalFloat(v []byte, p **float64) error {
+	if rawjson.Number(v) {
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			if *p == nil {
+				*p = new(float64)
+			}
+			**p = f
+			return nil
+		}
+	}
+	return json.Unmarshal(v, p)
+}
+
+// unmarshalBool is json.Unmarshal(v, p) for a bool.
+func unmarshalBool(v []byte, p *bool) error {
+	switch string(v) {
+	case "true":
+		*p = true
+		return nil
+	case "false":
+		*p = false
+		return nil
+	}
+	return json.Unmarshal(v, p)
+}
+
 // eachField calls fn with each key and raw value of the JSON object body, in
 // order, without decoding the values (rawjson.EachField; null is not an
 // object here). fn decodes, and so validates, the values it uses.

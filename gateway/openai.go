@@ -76,7 +76,7 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			err = decodeOAMessages(v, r)
 		case "max_tokens", "max_completion_tokens":
 			var n int
-			if err = json.Unmarshal(v, &n); err == nil && (k == "max_tokens" || r.MaxTokens == 0) {
+			if err = unmarshalInt(v, &n); err == nil && (k == "max_tokens" || r.MaxTokens == 0) {
 				r.MaxTokens = n
 			}
 		case "stop":

@@ -1,9 +1,10 @@
 // Package rawjson reads and writes JSON without reflection, for the hot
 // paths: the gateway's and the provider adapters' decoders walk objects and
 // arrays with EachField and EachElement, and the gateway's and the mock's
-// encoders append strings with AppendString. It checks structure only;
-// callers that must reject malformed input run json.Valid over the whole
-// body first (one fast pass).
+// encoders append strings with AppendString. EachField checks structure
+// only; callers that must reject malformed input walk with EachFieldValid,
+// or check with Valid (json.Valid's grammar, faster); Number recognises a
+// plain number literal.
 package rawjson
 
 import "unicode/utf8"

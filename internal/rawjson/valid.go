@@ -180,3 +180,14 @@ func digits(b []byte, i int) int {
 	}
 	return i
 }
+
+// Number reports whether v is exactly one JSON number literal (no
+// surrounding space), the text strconv.ParseFloat and strconv.Atoi then
+// read as encoding/json does.
+func Number(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	end, ok := validNumber(v, 0)
+	return ok && end == len(v)
+}
