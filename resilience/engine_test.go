@@ -301,6 +301,44 @@ func TestModelBreakerOpensAndSkipsAtZeroCost(t *testing.T) {
 	}
 }
 
+// TestKeySuccessResetsFailures: provider-scope failures (a network blip)
+// count on the provider key's breaker, and a success on the key ends the
+// run: isolated blips among many successes never open the key's targets.
+func TestKeySuccessResetsFailures(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "a/m2", "b/m3"), Breaker: config.Breaker{Failures: 3}},
+	}, nil)
+	netErr := perr(classify.Network, 0, classify.ScopeProvider, true, true, 0)
+	// Every other call meets one blip, then its retry succeeds.
+	var rs []reply
+	for range 10 {
+		rs = append(rs, reply{err: netErr}, reply{}, reply{})
+	}
+	h.ads["a"].on("m1", rs...)
+	for i := range 20 {
+		res, err := h.chat("default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Target != "a/m1" {
+			t.Fatalf("call %d answered by %s; key a: %+v", i, res.Target, statusOf(h.eng, "a/m1"))
+		}
+	}
+	for _, ev := range h.Events() {
+		if ev.Kind == EventBreaker {
+			t.Errorf("breaker event %+v", ev)
+		}
+	}
+	// Three blips in a row still open the key.
+	h.ads["a"].mu.Lock()
+	h.ads["a"].script["m1"], h.ads["a"].calls["m1"] = []reply{{err: netErr}}, 0
+	h.ads["a"].mu.Unlock()
+	res, err := h.chat("default")
+	if err != nil || res.Target != "b/m3" {
+		t.Fatalf("after 3 blips in a row: res=%+v err=%v", res, err)
+	}
+}
+
 func TestRateLimitIsCooldownNotIllHealth(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
 		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},

@@ -561,8 +561,10 @@ func (e *Engine) release(t *targetPlan, tk ticket) {
 	}
 }
 
-// succeeded records a success on t's breakers. The common case (both closed,
-// no failures counted, no ratio window) reads and writes nothing else.
+// succeeded records a success on t's breakers: on the provider key's too,
+// which ends a run of provider-scope failures (network blips) there. The
+// common case (both closed, no failures counted, no ratio window) reads each
+// record and writes nothing.
 func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 	t.rt.successes.Add(1)
 	ctx := storeCtx()
@@ -585,9 +587,7 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 			cs.breakerEvent(t.name, from, to, label)
 		}
 	}
-	if tk.keyProbe {
-		update(t.kkey, t.keyLabel, true)
-	}
+	update(t.kkey, t.keyLabel, tk.keyProbe)
 	update(t.tkey, "", tk.targetProbe)
 }
 
