@@ -71,3 +71,37 @@ func AppendContent(b []byte, s string) []byte {
 	}
 	return append(b, s[start:]...)
 }
+
+// AppendStringHTML appends s as a quoted JSON string literal exactly as
+// json.Marshal encodes it: AppendString's escaping plus <, > and & as
+// \u003c, \u003e and \u0026.
+func AppendStringHTML(b []byte, s string) []byte {
+	start := len(b)
+	b = AppendString(b, s)
+	// AppendString writes <, > and & only as themselves, never inside an
+	// escape, so each one left in the literal is one to escape.
+	n := 0
+	for _, c := range b[start:] {
+		if c == '<' || c == '>' || c == '&' {
+			n++
+		}
+	}
+	if n == 0 {
+		return b
+	}
+	end := len(b)
+	b = append(b, make([]byte, 5*n)...) // each grows by 5 bytes
+	w := len(b)
+	for r := end - 1; r >= start; r-- { // back to front, in place
+		c := b[r]
+		if c != '<' && c != '>' && c != '&' {
+			w--
+			b[w] = c
+			continue
+		}
+		w -= 6
+		copy(b[w:], `\u00`)
+		b[w+4], b[w+5] = "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf]
+	}
+	return b
+}

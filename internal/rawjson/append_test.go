@@ -40,6 +40,28 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
+func TestAppendStringHTMLMatchesMarshal(t *testing.T) {
+	for _, s := range append(seeds, "<", "a&&b", "<<>>", "\"<\"", "x\u2028<") {
+		got := AppendStringHTML([]byte("x"), s)
+		want, _ := json.Marshal(s)
+		if string(got) != "x"+string(want) {
+			t.Errorf("%q: got %s, want x%s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendStringHTML(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := AppendStringHTML([]byte("pre"), s)
+		if want, _ := json.Marshal(s); string(got) != "pre"+string(want) {
+			t.Fatalf("AppendStringHTML(%q) = %s, want pre%s", s, got, want)
+		}
+	})
+}
+
 func BenchmarkAppendString(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	s := "Mock answer from claude-sonnet-4-5: the quick brown fox \"jumps\" over <the> lazy dog"

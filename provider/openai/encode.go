@@ -3,7 +3,10 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/wire"
 )
@@ -142,9 +145,12 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 	}
-	body, err := json.Marshal(&w)
-	if err != nil {
-		return nil, err
+	body, ok := appendRequest(nil, &w)
+	if !ok {
+		var err error
+		if body, err = json.Marshal(&w); err != nil {
+			return nil, err
+		}
 	}
 	if same {
 		return wire.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
@@ -204,10 +210,8 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMes
 		case provider.PartText:
 			texts++
 			text = p.Text
-			raw, err := json.Marshal(wirePart{Type: "text", Text: p.Text})
-			if err != nil {
-				return nil, err
-			}
+			raw := appendTextPart(nil, p.Text)
+			var err error
 			if same && len(p.Extra) > 0 {
 				rich = true
 				if raw, err = wire.MergeExtra(raw, p.Extra, "type"); err != nil {
@@ -283,4 +287,136 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMes
 		wm.Content = nil // assistant turn with tool calls only
 	}
 	return append(out, wm), nil
+}
+
+// appendRequest appends w's JSON byte for byte as json.Marshal writes it,
+// without reflection, for the common request: messages with string (or
+// null) content and no tool calls, no tools, tool_choice or metadata. ok is
+// false for any other request (and for NaN or infinite numbers), which the
+// caller encodes with json.Marshal. A nil b is allocated at the estimated
+// size of the request once it is known to be a plain one.
+func appendRequest(b []byte, w *wireRequest) (_ []byte, ok bool) {
+	if w.Metadata != nil || w.Tools != nil || w.ToolChoice != nil {
+		return nil, false
+	}
+	for i := range w.Messages {
+		switch w.Messages[i].Content.(type) {
+		case nil, string:
+		default:
+			return nil, false
+		}
+		if w.Messages[i].ToolCalls != nil {
+			return nil, false
+		}
+	}
+	if b == nil {
+		b = make([]byte, 0, requestSize(w))
+	}
+	b = append(b, `{"model":`...)
+	b = rawjson.AppendStringHTML(b, w.Model)
+	b = append(b, `,"messages":`...)
+	if w.Messages == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range w.Messages {
+			m := &w.Messages[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = rawjson.AppendStringHTML(b, m.Role)
+			b = append(b, `,"content":`...)
+			switch c := m.Content.(type) {
+			case nil:
+				b = append(b, "null"...)
+			case string:
+				b = rawjson.AppendStringHTML(b, c)
+			}
+			if m.ToolCallID != "" {
+				b = append(b, `,"tool_call_id":`...)
+				b = rawjson.AppendStringHTML(b, m.ToolCallID)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if w.MaxTokens != 0 {
+		b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(w.MaxTokens), 10)
+	}
+	if w.MaxCompletionTokens != 0 {
+		b = strconv.AppendInt(append(b, `,"max_completion_tokens":`...), int64(w.MaxCompletionTokens), 10)
+	}
+	if w.Temperature != nil {
+		if b, ok = appendFloat(append(b, `,"temperature":`...), *w.Temperature); !ok {
+			return nil, false
+		}
+	}
+	if w.TopP != nil {
+		if b, ok = appendFloat(append(b, `,"top_p":`...), *w.TopP); !ok {
+			return nil, false
+		}
+	}
+	if len(w.Stop) > 0 {
+		b = append(b, `,"stop":[`...)
+		for i, s := range w.Stop {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = rawjson.AppendStringHTML(b, s)
+		}
+		b = append(b, ']')
+	}
+	if w.Stream {
+		b = append(b, `,"stream":true`...)
+	}
+	if w.StreamOptions != nil {
+		b = append(b, `,"stream_options":{"include_usage":`...)
+		b = strconv.AppendBool(b, w.StreamOptions.IncludeUsage)
+		b = append(b, '}')
+	}
+	return append(b, '}'), true
+}
+
+// appendTextPart appends the text part {"type":"text","text":...} as
+// json.Marshal writes a wirePart (text omitted when empty).
+func appendTextPart(b []byte, text string) []byte {
+	if text == "" {
+		return append(b, `{"type":"text"}`...)
+	}
+	b = append(b, `{"type":"text","text":`...)
+	return append(rawjson.AppendStringHTML(b, text), '}')
+}
+
+// appendFloat appends f as encoding/json writes a float64 (ok is false for
+// NaN and infinities, which it rejects).
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1] // e-09 is written e-9
+		b = b[:n-1]
+	}
+	return b, true
+}
+
+// requestSize estimates the encoded size of w, to allocate the body once.
+func requestSize(w *wireRequest) int {
+	n := 160 + len(w.Model)
+	for i := range w.Messages {
+		n += 32 + len(w.Messages[i].Role) + len(w.Messages[i].ToolCallID)
+		if s, ok := w.Messages[i].Content.(string); ok {
+			n += len(s) + len(s)/16
+		}
+	}
+	for _, s := range w.Stop {
+		n += len(s) + 3
+	}
+	return n
 }
