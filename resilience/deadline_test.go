@@ -125,3 +125,69 @@ func TestChatAttemptBound(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadlineCutIsNotIllHealth: an attempt cut short by the call's own
+// remaining time or by the caller's deadline, before the full configured
+// per-attempt timeout (header, first token), ends the call with ErrDeadline
+// and counts nothing against the target.
+func TestDeadlineCutIsNotIllHealth(t *testing.T) {
+	tests := []struct {
+		name          string
+		stream        bool
+		callTimeout   time.Duration // Call.Timeout
+		callerTimeout time.Duration // the caller's context deadline
+		rep           reply
+	}{
+		{"chat, call timeout before the header timeout", false, 2 * time.Second, 0, reply{hang: true}},
+		{"chat, caller deadline before the header timeout", false, 0, 2 * time.Second, reply{hang: true}},
+		{"stream headers, call timeout", true, 2 * time.Second, 0, reply{hang: true}},
+		{"stream headers, caller deadline", true, 0, 2 * time.Second, reply{hang: true}},
+		{"stream first token, call timeout", true, 2 * time.Second, 0, reply{stallAfter: -1}},
+		{"stream first token, caller deadline", true, 0, 2 * time.Second, reply{meta: true, stallAfter: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, map[string]*config.Route{"default": {
+					Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: config.Retry{MaxAttempts: 1},
+					Stream:  config.StreamPolicy{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second},
+					Breaker: config.Breaker{Failures: 1},
+				}}, realClock)
+				h.ads["a"].on("m1", tt.rep, reply{})
+				ctx := context.Background()
+				if tt.callerTimeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.callerTimeout)
+					defer cancel()
+				}
+				start := time.Now()
+				call := &Call{Request: userReq("x"), Timeout: tt.callTimeout}
+				var err error
+				if tt.stream {
+					var sr *StreamResult
+					if sr, err = h.eng.Stream(ctx, call); err == nil {
+						sr.Stream.Close()
+					}
+				} else {
+					_, err = h.eng.Chat(ctx, call)
+				}
+				if took := time.Since(start); took != 2*time.Second {
+					t.Errorf("call took %s, want 2s", took)
+				}
+				if !errors.Is(err, ErrDeadline) {
+					t.Errorf("err = %v, want ErrDeadline", err)
+				}
+				if n := h.ads["b"].Calls("m2"); n != 0 {
+					t.Errorf("b/m2 called %d times after the deadline", n)
+				}
+				if st := statusOf(h.eng, "a/m1"); st.Breaker != "closed" || st.Failures != 0 {
+					t.Errorf("a/m1 blamed for the deadline: %+v", st)
+				}
+				// The next call, with time to spare, is admitted to a/m1.
+				if res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")}); err != nil || res.Target != "a/m1" {
+					t.Errorf("next call: res=%+v err=%v", res, err)
+				}
+			})
+		})
+	}
+}

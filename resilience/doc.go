@@ -28,7 +28,10 @@
 //     d. Hedge (first attempt only, when hedge_after > 0): no answer in time
 //     starts the next admissible target too; first success wins.
 //     e. Attempt, with per-attempt timeouts: header timeout (the whole
-//     response for Chat), first-token timeout for streams.
+//     response for Chat), first-token timeout for streams, each shortened to
+//     the time left. Only the full configured timeout is the target's
+//     timeout; an attempt cut short by the caller's context or the call's
+//     deadline ends the call with ErrDeadline and counts nothing (step f).
 //     f. Outcome to the breaker by scope: model → target breaker; key →
 //     every target on that key (quota until its reset); provider → key
 //     breaker counted; rate-limited → cooldown, not ill health; request →

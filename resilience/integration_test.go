@@ -315,3 +315,26 @@ func TestMockStreamFailureBeforeFirstTokenFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestMockCallerDeadlineIsNotIllHealth: callers whose own deadline (50ms)
+// is shorter than a healthy model's latency (300ms) end with ErrDeadline
+// without opening the model's breaker: a patient caller still gets it.
+func TestMockCallerDeadlineIsNotIllHealth(t *testing.T) {
+	const model = "gpt-4.1+fault=ok@300ms"
+	m := newMockEngine(t, routeOf("openai/"+model))
+	for range 6 {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_, err := m.eng.Chat(ctx, &resilience.Call{Request: ask("hello")})
+		cancel()
+		if !errors.Is(err, resilience.ErrDeadline) {
+			t.Fatalf("err = %v, want ErrDeadline", err)
+		}
+	}
+	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
+	if err != nil {
+		t.Fatalf("patient caller: %v", err)
+	}
+	if res.Target != "openai/"+model {
+		t.Errorf("target %s", res.Target)
+	}
+}

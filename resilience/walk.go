@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
@@ -31,6 +32,10 @@ type callState struct {
 	waited    time.Duration
 	retryAt   time.Time
 	lastErr   error // the RouteError once the walk failed
+
+	// cut: an attempt was cut short by the call's remaining time, on a
+	// real timer that an injected clock may not show as expired.
+	cut atomic.Bool
 }
 
 // newCallState starts a call's walk. Its deadline is the call's timeout (or
@@ -66,6 +71,12 @@ func (cs *callState) emit(ev Event) {
 }
 
 func (cs *callState) left() time.Duration { return cs.deadline.Sub(cs.e.now()) }
+
+// over reports that the call is out of time: the caller's context ended,
+// the deadline passed, or an attempt was cut short by the time left.
+func (cs *callState) over(ctx context.Context) bool {
+	return ctx.Err() != nil || cs.left() <= 0 || cs.cut.Load()
+}
 
 func (cs *callState) noteRetryAt(t time.Time) {
 	if t.IsZero() {
@@ -185,7 +196,7 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 			return outcome{}, nil, cs.fail(done)
 		}
 	}
-	if ctx.Err() != nil || cs.left() <= 0 {
+	if cs.over(ctx) {
 		return outcome{}, nil, cs.fail(ErrDeadline)
 	}
 	if last != nil {
@@ -258,7 +269,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 			return out, winner, nil, nil
 		}
 		last = pe
-		if ctx.Err() != nil || cs.left() <= 0 {
+		if cs.over(ctx) {
 			return outcome{}, nil, last, ErrDeadline
 		}
 		v := &pe.Verdict
@@ -368,10 +379,11 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 		cp.Stream = stream
 		req = &cp
 	}
+	var cut bool
 	if stream {
-		out, pe = cs.streamAttempt(ctx, t, req, release, left)
+		out, pe, cut = cs.streamAttempt(ctx, t, req, release, left)
 	} else {
-		out, pe = cs.chatAttempt(ctx, t, req, left)
+		out, pe, cut = cs.chatAttempt(ctx, t, req, left)
 		release()
 	}
 	if pe == nil {
@@ -384,8 +396,13 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 	cs.mu.Unlock()
 	v := pe.Verdict
 	cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe})
-	if ctx.Err() != nil && !errors.Is(pe, context.DeadlineExceeded) && pe.Verdict.Class != classify.Timeout {
-		// The caller went away: that says nothing about the target.
+	if cut || ctx.Err() != nil {
+		// The caller went away, or its deadline or the call's remaining
+		// time ended the attempt before the full per-attempt timeout: that
+		// says nothing about the target. The call ends with ErrDeadline.
+		if ctx.Err() == nil {
+			cs.cut.Store(true)
+		}
 		e.release(t, tk)
 		return outcome{}, pe, ""
 	}
@@ -400,7 +417,11 @@ var (
 	errIdleTimeout       = errors.New("idle timeout")
 )
 
-func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (outcome, *provider.Error) {
+// chatAttempt makes a non-streaming attempt, bounded by the header timeout
+// or the time left, whichever is shorter. cut reports a failure caused by
+// the caller's context or by the time left ending the attempt before the
+// full header timeout: the call is out of time, and the target not to blame.
+func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
 	limit := min(cs.rp.headerTimeout, left)
 	actx := ctx
 	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
@@ -413,39 +434,59 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 	}
 	resp, err := t.adapter.Chat(actx, req)
 	if err == nil && resp != nil {
-		return outcome{resp: resp}, nil
+		return outcome{resp: resp}, nil, false
 	}
 	if err == nil {
 		err = errors.New("adapter returned no response and no error")
 	}
-	if context.Cause(actx) == errHeaderTimeout && ctx.Err() == nil {
-		return outcome{}, timeoutError(t, fmt.Sprintf("no response within %s", limit.Round(time.Millisecond)), false)
-	}
-	return outcome{}, asProviderError(t, err)
+	pe, cut := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
+	return outcome{}, pe, cut
 }
 
-func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *provider.Request, release func(), left time.Duration) (outcome, *provider.Error) {
+// attemptError is the failure of an attempt whose context actx (a child of
+// ctx) was given the per-attempt limit: min(full, the time left). When the
+// timer (cause) fired after the full timeout, a timeout verdict. When the
+// caller's context or the time left ended the attempt earlier, cut is set:
+// the adapter's error when the caller's deadline was due, else a timeout
+// verdict naming the call's deadline.
+func (cs *callState) attemptError(ctx, actx context.Context, t *targetPlan, err, cause error, limit, full time.Duration, what string) (*provider.Error, bool) {
+	if ctx.Err() != nil {
+		return asProviderError(t, err), true
+	}
+	if context.Cause(actx) != cause {
+		return asProviderError(t, err), false
+	}
+	what += " " + limit.Round(time.Millisecond).String()
+	if limit >= full {
+		return timeoutError(t, what, false), false
+	}
+	if dl, ok := ctx.Deadline(); ok && !dl.After(time.Now()) {
+		// The caller's deadline is due too (its timer and ours race).
+		return asProviderError(t, err), true
+	}
+	return timeoutError(t, what+", the call's deadline", false), true
+}
+
+// streamAttempt makes a streaming attempt up to its first token: the
+// header timeout, then the first-token timeout, each shortened to the time
+// left. cut is as for chatAttempt.
+func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *provider.Request, release func(), left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
 	actx, cancel := context.WithCancelCause(ctx)
 	limit := min(cs.rp.headerTimeout, left)
 	timer := time.AfterFunc(limit, func() { cancel(errHeaderTimeout) })
 	s, err := t.adapter.Stream(actx, req)
 	timer.Stop()
-	fail := func(err error, cause error, what string) (outcome, *provider.Error) {
-		var pe *provider.Error
-		if context.Cause(actx) == cause && ctx.Err() == nil {
-			pe = timeoutError(t, what, false)
-		} else {
-			pe = asProviderError(t, err)
-		}
+	fail := func(err error, cause error, full time.Duration, what string) (outcome, *provider.Error, bool) {
+		pe, cut := cs.attemptError(ctx, actx, t, err, cause, limit, full, what)
 		cancel(context.Canceled)
 		release()
-		return outcome{}, pe
+		return outcome{}, pe, cut
 	}
 	if err != nil || s == nil {
 		if err == nil {
 			err = errors.New("adapter returned no stream and no error")
 		}
-		return fail(err, errHeaderTimeout, fmt.Sprintf("no response headers within %s", limit.Round(time.Millisecond)))
+		return fail(err, errHeaderTimeout, cs.rp.headerTimeout, "no response headers within")
 	}
 	limit = min(cs.rp.firstTokenTimeout, cs.left())
 	timer = time.AfterFunc(limit, func() { cancel(errFirstTokenTimeout) })
@@ -462,13 +503,13 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	timer.Stop()
 	if err != nil && err != io.EOF {
 		s.Close()
-		return fail(err, errFirstTokenTimeout, fmt.Sprintf("no first token within %s", limit.Round(time.Millisecond)))
+		return fail(err, errFirstTokenTimeout, cs.rp.firstTokenTimeout, "no first token within")
 	}
 	es := &engineStream{
 		s: s, actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
 		e: cs.e, t: t, route: cs.rp.name, meta: meta, first: first, hasFirst: err == nil, eof: err == io.EOF,
 	}
-	return outcome{stream: es}, nil
+	return outcome{stream: es}, nil, false
 }
 
 // maxMetaChunks bounds the content-less chunks a stream may send before its
