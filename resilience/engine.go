@@ -45,7 +45,9 @@ type Call struct {
 	// default route's policies.
 	Route   string
 	Request *provider.Request
-	// Fallbacks are targets appended to the route for this call only.
+	// Fallbacks are targets appended to the route for this call only, in
+	// the order given, after the route's own targets (which order: cost
+	// sorts; a call's Fallbacks are never sorted).
 	Fallbacks []string
 	// Timeout overrides the route's deadline when > 0.
 	Timeout time.Duration

@@ -561,6 +561,40 @@ func TestCostOrderAndCost(t *testing.T) {
 	}
 }
 
+// TestCostOrderKeepsCallFallbacksLast: order: cost sorts the route's own
+// targets; a call's Fallbacks (and a target the call names) follow them in
+// the order given.
+func TestCostOrderKeepsCallFallbacksLast(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/pricey", "b/cheap"), Order: "cost"},
+	}, func(o *Options) {
+		o.Config.Pricing = map[string]config.Price{
+			"a/pricey": {In: 10, Out: 30}, "b/cheap": {In: 0.1, Out: 0.4},
+			"c/cheapest": {In: 0.01, Out: 0.01}, "c/dear": {In: 50, Out: 50},
+		}
+	})
+	for _, tc := range []struct {
+		route     string
+		fallbacks []string
+		want      []string
+	}{
+		{"default", []string{"c/dear", "c/cheapest"}, []string{"b/cheap", "a/pricey", "c/dear", "c/cheapest"}},
+		{"c/dear", []string{"c/cheapest"}, []string{"c/dear", "c/cheapest"}},
+	} {
+		rp, err := h.eng.plan(&Call{Route: tc.route, Fallbacks: tc.fallbacks, Request: userReq("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, rp.targetNames); diff != "" {
+			t.Errorf("route %s + fallbacks %v (-want +got):\n%s", tc.route, tc.fallbacks, diff)
+		}
+	}
+	res, err := h.eng.Chat(context.Background(), &Call{Route: "c/dear", Fallbacks: []string{"c/cheapest"}, Request: userReq("x")})
+	if err != nil || res.Target != "c/dear" {
+		t.Errorf("the named target did not answer: res=%+v err=%v", res, err)
+	}
+}
+
 func TestPerTargetOverridesAndStatus(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
 		"default": {

@@ -211,7 +211,9 @@ func splitTarget(s string) (prov, model string, ok bool) {
 	return prov, model, ok && prov != "" && model != ""
 }
 
-// newRoutePlan resolves a route. targets may be nil to use r.Targets.
+// newRoutePlan resolves a route: r.Targets, then extra (a call's named
+// target and Fallbacks), duplicates dropped. order: cost sorts only the
+// route's own targets; extra follows them in the order given.
 func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Target) (*routePlan, error) {
 	if r == nil {
 		r = &config.Route{}
@@ -242,6 +244,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 	all = append(all, r.Targets...)
 	all = append(all, extra...)
 	seen := make(map[string]bool, len(all))
+	own := 0 // how many of rp.targets come from r.Targets
 	for i, ct := range all {
 		prov, model, ok := splitTarget(ct.Target)
 		if !ok {
@@ -275,10 +278,14 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		}
 		tp.rt = e.runtime(tname, maxc)
 		rp.targets = append(rp.targets, tp)
+		if i < len(r.Targets) {
+			own++
+		}
 	}
 	if strings.EqualFold(r.Order, "cost") {
-		sort.SliceStable(rp.targets, func(i, j int) bool {
-			a, b := rp.targets[i], rp.targets[j]
+		ts := rp.targets[:own]
+		sort.SliceStable(ts, func(i, j int) bool {
+			a, b := ts[i], ts[j]
 			if a.priced != b.priced {
 				return a.priced // priced targets first, unknown prices last
 			}
