@@ -360,3 +360,16 @@ func BenchmarkGatewayStream(b *testing.B) {
 	b.ReportMetric(us(percentile(totals[2], .5)-percentile(totals[0], .5)), "gateway-added-total-p50-µs")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkGatewayPath sends sequential requests through the gateway only,
+// for profiling its path (decode, engine, adapter round trip, encode).
+func BenchmarkGatewayPath(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	bs.call(b, bs.gateway)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bs.call(b, bs.gateway)
+	}
+}
