@@ -233,6 +233,43 @@ func TestOverloadBurstThenSuccessWithProgress(t *testing.T) {
 	}
 }
 
+// TestFallbackProgressNamesFailedTarget: the progress line for a fallback
+// blames the target that failed, with its verdict, and names the next one.
+func TestFallbackProgressNamesFailedTarget(t *testing.T) {
+	r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529", "openai/gpt-4.1"}, nil, func(rt *config.Route) {
+		rt.Retry.MaxAttempts = 1
+	})
+	var mu sync.Mutex
+	var progress []string
+	got := make(chan struct{}, 10)
+	cs := r.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, req.Params.Message)
+		mu.Unlock()
+		got <- struct{}{}
+	}}, nil)
+	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: the first target is down."}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("summarize failed: %s", text(t, res))
+	}
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress notification")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529 failed \(529 overloaded_error: Overloaded \(request-id \w+\)\); falling back to openai/gpt-4\.1$`)
+	if len(progress) != 1 || !re.MatchString(progress[0]) {
+		t.Errorf("progress %q, want one line matching %s", progress, re)
+	}
+}
+
 func TestBadKeyOneLineAfterOneAttempt(t *testing.T) {
 	r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=bad_key"}, nil, nil)
 	cs := r.connect(t, nil, nil)

@@ -77,8 +77,9 @@ func (p *progress) close() {
 }
 
 // progressMessage is the line an agent sees while the engine works, e.g.
-// "attempt 2/5: 529 overloaded_error; retrying in 3.2s". "" means no
-// notification.
+// "anthropic/claude-x attempt 2/5: 529 overloaded_error; retrying in 3.2s" or
+// "anthropic/claude-x failed (529 overloaded_error: Overloaded); falling
+// back to openai/gpt-x". "" means no notification.
 func progressMessage(ev resilience.Event) string {
 	what := ""
 	if v := ev.Verdict; v != nil {
@@ -98,10 +99,22 @@ func progressMessage(ev resilience.Event) string {
 		}
 		return fmt.Sprintf("%s attempt %d/%s: %s; retrying in %s", ev.Target, ev.Attempt, max, what, ev.Wait.Round(100*time.Millisecond))
 	case resilience.EventFallback:
-		if what != "" {
-			return fmt.Sprintf("%s failed (%s); falling back to the next target", ev.Target, what)
+		// Target is where the call goes; From the target that failed.
+		from := ev.From
+		if from == "" {
+			from = "the previous target"
 		}
-		return fmt.Sprintf("falling back from %s to the next target", ev.Target)
+		if v := ev.Verdict; v != nil {
+			msg := v.Message
+			if msg == "" {
+				msg = what
+			}
+			return fmt.Sprintf("%s failed (%s); falling back to %s", from, oneLine(msg), ev.Target)
+		}
+		if ev.Reason != "" {
+			return fmt.Sprintf("%s: %s; also trying %s", from, ev.Reason, ev.Target)
+		}
+		return fmt.Sprintf("falling back from %s to %s", from, ev.Target)
 	case resilience.EventSkip:
 		return fmt.Sprintf("skipping %s: %s", ev.Target, ev.Reason)
 	}

@@ -279,19 +279,22 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestProgressMessage(t *testing.T) {
-	v := &classify.Verdict{Status: 529, Class: classify.Overloaded, ProviderType: "overloaded_error"}
+	v := &classify.Verdict{Status: 529, Class: classify.Overloaded, ProviderType: "overloaded_error",
+		Message: "529 overloaded_error: Overloaded (request-id req_1)"}
 	for _, tc := range []struct {
 		ev   resilience.Event
 		want string
 	}{
 		{resilience.Event{Kind: resilience.EventRetry, Target: "anthropic/claude-x", Attempt: 2, MaxAttempts: 5, Verdict: v, Wait: 3210 * time.Millisecond},
 			"anthropic/claude-x attempt 2/5: 529 overloaded_error; retrying in 3.2s"},
-		{resilience.Event{Kind: resilience.EventFallback, Target: "anthropic/claude-x", Verdict: v},
-			"anthropic/claude-x failed (529 overloaded_error); falling back to the next target"},
+		{resilience.Event{Kind: resilience.EventFallback, From: "anthropic/claude-x", Target: "openai/gpt-x", Verdict: v},
+			"anthropic/claude-x failed (529 overloaded_error: Overloaded (request-id req_1)); falling back to openai/gpt-x"},
+		{resilience.Event{Kind: resilience.EventFallback, From: "anthropic/claude-x", Target: "openai/gpt-x", Reason: "hedge: no answer within 2s"},
+			"anthropic/claude-x: hedge: no answer within 2s; also trying openai/gpt-x"},
 		{resilience.Event{Kind: resilience.EventSkip, Target: "openai/gpt-x", Reason: "breaker open"}, "skipping openai/gpt-x: breaker open"},
 		{resilience.Event{Kind: resilience.EventAttempt, Target: "openai/gpt-x"}, ""},
 	} {
-		t.Run(string(tc.ev.Kind), func(t *testing.T) {
+		t.Run(string(tc.ev.Kind)+tc.ev.Reason, func(t *testing.T) {
 			if got := progressMessage(tc.ev); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}

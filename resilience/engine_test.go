@@ -339,6 +339,33 @@ func TestKeySuccessResetsFailures(t *testing.T) {
 	}
 }
 
+// TestFallbackEventNamesTheFailure: a fallback event names the target
+// fallen back from (From) and to (Target), with the failure's verdict.
+func TestFallbackEventNamesTheFailure(t *testing.T) {
+	h := newHarness(t, map[string]*config.Route{
+		"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Retry: config.Retry{MaxAttempts: 1}},
+	}, nil)
+	h.ads["a"].on("m1", reply{err: errOverloaded})
+	h.ads["b"].on("m2", reply{err: errServer})
+	if res, err := h.chat("default"); err != nil || res.Target != "c/m3" {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	type fb struct {
+		From, Target string
+		Verdict      *classify.Verdict
+	}
+	var got []fb
+	for _, ev := range h.Events() {
+		if ev.Kind == EventFallback {
+			got = append(got, fb{ev.From, ev.Target, ev.Verdict})
+		}
+	}
+	want := []fb{{"a/m1", "b/m2", &errOverloaded.Verdict}, {"b/m2", "c/m3", &errServer.Verdict}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fallback events (-want +got):\n%s", diff)
+	}
+}
+
 func TestRateLimitIsCooldownNotIllHealth(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
 		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},

@@ -85,7 +85,8 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, tk ticket) 
 				cs.fallbacks++
 				cs.mu.Unlock()
 				u.rt.fallbacks.Add(1)
-				cs.emit(Event{Kind: EventFallback, Target: u.name, Reason: "hedge: no answer within " + rp.hedgeAfter.String()})
+				cs.emit(Event{Kind: EventFallback, Target: u.name, From: rp.targets[i].name,
+					Reason: "hedge: no answer within " + rp.hedgeAfter.String()})
 				run(u, utk)
 				break
 			}

@@ -185,7 +185,7 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 				continue
 			}
 		}
-		out, winner, pe, done := cs.onTarget(ctx, stream, i, last != nil)
+		out, winner, pe, done := cs.onTarget(ctx, stream, i, last, lastT)
 		if pe == nil && winner != nil {
 			return out, winner, nil
 		}
@@ -210,10 +210,12 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 	return outcome{}, nil, cs.fail(ErrExhausted)
 }
 
-// onTarget runs the attempts on target i. It returns the winning outcome and
-// target, or the last failure on this target (nil when it was skipped), and
-// done != nil when the whole call must stop with that sentinel.
-func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack bool) (out outcome, winner *targetPlan, last *provider.Error, done error) {
+// onTarget runs the attempts on target i. prev is the failure on prevT that
+// the call falls back from (nil for the first target tried). It returns the
+// winning outcome and target, or the last failure on this target (nil when
+// it was skipped), and done != nil when the whole call must stop with that
+// sentinel.
+func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *provider.Error, prevT *targetPlan) (out outcome, winner *targetPlan, last *provider.Error, done error) {
 	rp, e := cs.rp, cs.e
 	t := rp.targets[i]
 	t.rt.active.Add(1)
@@ -242,12 +244,12 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, fellBack 
 			cs.refused(t, no)
 			return outcome{}, nil, last, nil
 		}
-		if n == 1 && fellBack {
+		if n == 1 && prev != nil {
 			cs.mu.Lock()
 			cs.fallbacks++
 			cs.mu.Unlock()
 			t.rt.fallbacks.Add(1)
-			cs.emit(Event{Kind: EventFallback, Target: t.name, Verdict: verdictOf(last)})
+			cs.emit(Event{Kind: EventFallback, Target: t.name, From: prevT.name, Verdict: verdictOf(prev)})
 		}
 		var pe *provider.Error
 		var skipReason string

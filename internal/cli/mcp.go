@@ -148,6 +148,13 @@ func logEvent(l *slog.Logger, ev resilience.Event) {
 	if ev.Wait > 0 {
 		attrs = append(attrs, slog.Duration("wait", ev.Wait))
 	}
+	if ev.From != "" {
+		// A breaker's states, or the target a fallback leaves.
+		attrs = append(attrs, slog.String("from", ev.From))
+	}
+	if ev.To != "" {
+		attrs = append(attrs, slog.String("to", ev.To))
+	}
 	if ev.Reason != "" {
 		attrs = append(attrs, slog.String("reason", ev.Reason))
 	}
