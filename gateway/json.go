@@ -76,7 +76,28 @@ func eachField(body []byte, fn func(key string, val json.RawMessage) error) erro
 	if rawjson.IsNull(body) {
 		return errNotObject
 	}
-	return rawjson.EachField(body, func(k, v []byte) error { return fn(string(k), v) })
+	return rawjson.EachField(body, func(k, v []byte) error { return fn(keyString(k), v) })
+}
+
+// knownKeys are the request keys the decoders look at, so that walking a
+// request does not allocate a string per key (a map index by string(k)
+// does not allocate).
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+		"stream", "stream_options", "stop", "stop_sequences", "metadata", "tools", "tool_choice", "system",
+		"fallbacks", "models", "role", "content", "tool_calls", "tool_call_id", "name"} {
+		m[k] = k
+	}
+	return m
+}()
+
+// keyString is string(k), without an allocation for a known key.
+func keyString(k []byte) string {
+	if s, ok := knownKeys[string(k)]; ok {
+		return s
+	}
+	return string(k)
 }
 
 // errNotObject is the error for a body or element that is not a JSON object.

@@ -55,3 +55,15 @@ func FuzzUnmarshalScalars(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v []byte) { checkScalars(t, v) })
 }
+
+func TestKeyString(t *testing.T) {
+	for _, k := range []string{"model", "messages", "tool_call_id", "unknown_key", ""} {
+		if got := keyString([]byte(k)); got != k {
+			t.Errorf("keyString(%q) = %q", k, got)
+		}
+	}
+	b := []byte("messages")
+	if n := testing.AllocsPerRun(100, func() { _ = keyString(b) }); n != 0 {
+		t.Errorf("keyString of a known key allocates %v times", n)
+	}
+}
