@@ -10,6 +10,8 @@
 //  1. Idempotency: a call with an IdempotencyKey (or, on a route with a cache
 //     TTL, the SHA-256 of its canonical request) is served from the result
 //     cache while fresh; concurrent duplicates share one flight (singleflight).
+//     Streams replay a stored answer as chunks and store their own once it
+//     ended properly; concurrent duplicate streams each run.
 //  2. Deadline: one deadline (Call.Timeout, else the route's timeout, default
 //     60s) bounds everything below; for streams it bounds the time to the
 //     first token (the first chunk with content: text, a tool call, thinking

@@ -54,7 +54,9 @@ type Call struct {
 	// IdempotencyKey makes concurrent and repeated identical calls run once:
 	// duplicates share the first call's flight, and later ones get its stored
 	// success until the route's cache TTL (DefaultIdempotencyTTL when the
-	// route does not cache). Chat only; Stream ignores it.
+	// route does not cache). Stream replays a stored success (of a Chat, or
+	// of a stream that ended properly) as a stream and stores its own;
+	// concurrent duplicate streams are not single-flighted (each runs).
 	IdempotencyKey string
 	// OnEvent receives this call's events (e.g. for MCP progress), after Options.OnEvent.
 	OnEvent func(Event)
@@ -87,6 +89,9 @@ type StreamResult struct {
 	Attempts  int
 	Fallbacks int
 	Waited    time.Duration
+	// Cached: Stream replays a stored answer (see Call.IdempotencyKey);
+	// no upstream call was made.
+	Cached bool
 }
 
 // EventKind names an event.

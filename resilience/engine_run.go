@@ -328,6 +328,12 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	key := e.idempotencyKey(rp, c)
+	if key != "" {
+		if sr, ok := e.streamCached(rp, c, key); ok {
+			return sr, nil
+		}
+	}
 	cs := e.newCallState(ctx, rp, c)
 	out, t, err := cs.walk(ctx, true)
 	if err != nil {
@@ -337,7 +343,11 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 		}
 		return nil, err
 	}
-	return &StreamResult{Stream: out.stream, Target: t.name, Attempts: cs.total,
+	var st provider.Stream = out.stream
+	if key != "" {
+		st = e.recordStream(st, rp, key, t)
+	}
+	return &StreamResult{Stream: st, Target: t.name, Attempts: cs.total,
 		Fallbacks: cs.fallbacks, Waited: cs.waited}, nil
 }
 

@@ -71,6 +71,8 @@ type reply struct {
 	// content) first, as Anthropic's message_start and OpenAI's role-only
 	// delta do; stallAfter and chunks count after it.
 	meta bool
+	// finish is the finish reason a stream's last chunk carries.
+	finish string
 }
 
 // fakeAdapter answers from a per-model script; when the script runs out the
@@ -198,7 +200,7 @@ func (f *fakeAdapter) Stream(ctx context.Context, req *provider.Request) (provid
 	if chunks == nil {
 		chunks = []string{"ok ", "from ", req.Model}
 	}
-	return &fakeStream{ctx: ctx, chunks: chunks, stallAfter: r.stallAfter, midErr: r.midErr, meta: r.meta, f: f, model: req.Model}, nil
+	return &fakeStream{ctx: ctx, chunks: chunks, stallAfter: r.stallAfter, midErr: r.midErr, meta: r.meta, finish: r.finish, f: f, model: req.Model}, nil
 }
 
 type fakeStream struct {
@@ -210,6 +212,7 @@ type fakeStream struct {
 	f          *fakeAdapter
 	model      string
 	meta       bool
+	finish     string
 	closed     bool
 }
 
@@ -225,7 +228,11 @@ func (s *fakeStream) Recv() (provider.Chunk, error) {
 	}
 	if s.i < len(s.chunks) {
 		s.i++
-		return provider.Chunk{Text: s.chunks[s.i-1]}, nil
+		c := provider.Chunk{Text: s.chunks[s.i-1]}
+		if s.i == len(s.chunks) {
+			c.FinishReason = s.finish
+		}
+		return c, nil
 	}
 	if s.midErr != nil {
 		return provider.Chunk{}, s.midErr

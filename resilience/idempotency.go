@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/maypok86/otter/v2"
+
+	"github.com/llmguard/llmguard/provider"
 )
 
 // idempotencyKey is the call's explicit IdempotencyKey, or, when its route
@@ -160,5 +164,137 @@ func (e *Engine) emitCached(rp *routePlan, c *Call, r *Result) {
 	}
 	if c.OnEvent != nil {
 		c.OnEvent(ev)
+	}
+}
+
+// streamCached serves a deduplicated stream from the result cache: a stored
+// success (from a Chat or a finished stream) is replayed as chunks. ok is
+// false when nothing replayable is stored. Concurrent duplicate streams are
+// not single-flighted: each runs until one has finished and been stored.
+func (e *Engine) streamCached(rp *routePlan, c *Call, key string) (*StreamResult, bool) {
+	r, ok := e.cache.get(rp.name+"\x00"+key, e.now())
+	if !ok || r.Response == nil || len(r.Response.Thinking) > 0 {
+		// Thinking blocks are not replayed (their fields are kept verbatim
+		// for the next turn, not as deltas): such an answer runs again.
+		return nil, false
+	}
+	e.emitCached(rp, c, r)
+	return &StreamResult{Stream: newReplayStream(r.Response), Target: r.Target, Cached: true}, true
+}
+
+// recordStream passes a stream's chunks through and, when it ends properly
+// (io.EOF, or Close after a finish reason: the gateway closes a complete
+// stream without waiting for its end), stores the answer they make under
+// key for later duplicates. An answer with thinking blocks is not stored.
+// mu guards the answer against a Close while Recv runs.
+type recordStream struct {
+	provider.Stream
+	e   *Engine
+	key string
+	ttl time.Duration
+	t   *targetPlan
+
+	mu      sync.Mutex
+	text    strings.Builder
+	resp    provider.Response
+	tools   map[int]int // tool call index → position in resp.ToolCalls
+	discard bool        // stored already, or not to be stored
+}
+
+func (e *Engine) recordStream(s provider.Stream, rp *routePlan, key string, t *targetPlan) *recordStream {
+	ttl := rp.cacheTTL
+	if ttl <= 0 {
+		ttl = DefaultIdempotencyTTL
+	}
+	return &recordStream{Stream: s, e: e, key: rp.name + "\x00" + key, ttl: ttl, t: t,
+		resp: provider.Response{Provider: t.provider, Model: t.model}}
+}
+
+func (s *recordStream) Recv() (provider.Chunk, error) {
+	c, err := s.Stream.Recv()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err == nil:
+		s.add(&c)
+	case err == io.EOF:
+		s.store()
+	default:
+		s.discard = true
+	}
+	return c, err
+}
+
+// Close stores an answer that got its finish reason, then closes the stream.
+func (s *recordStream) Close() error {
+	s.mu.Lock()
+	if s.resp.FinishReason != "" {
+		s.store()
+	}
+	s.discard = true
+	s.mu.Unlock()
+	return s.Stream.Close()
+}
+
+// store puts the answer in the cache once, unless discarded. s.mu is held.
+func (s *recordStream) store() {
+	if s.discard {
+		return
+	}
+	s.discard = true
+	s.resp.Text = s.text.String()
+	s.resp.RequestID = s.Stream.RequestID()
+	r := &Result{Response: &s.resp, Target: s.t.name, Cost: cost(s.t, s.resp.Usage)}
+	s.e.cache.put(s.key, r, s.e.now().Add(s.ttl))
+}
+
+// add adds a chunk to the answer. s.mu is held.
+func (s *recordStream) add(c *provider.Chunk) {
+	if s.discard {
+		return
+	}
+	if c.Thinking != nil {
+		s.discard = true
+		return
+	}
+	if c.Model != "" {
+		s.resp.Model = c.Model
+	}
+	if c.ID != "" {
+		s.resp.ID = c.ID
+	}
+	s.text.WriteString(c.Text)
+	if d := c.ToolCall; d != nil {
+		if s.tools == nil {
+			s.tools = make(map[int]int)
+		}
+		i, ok := s.tools[d.Index]
+		if !ok {
+			i = len(s.resp.ToolCalls)
+			s.tools[d.Index] = i
+			s.resp.ToolCalls = append(s.resp.ToolCalls, provider.ToolCall{})
+		}
+		tc := &s.resp.ToolCalls[i]
+		if d.ID != "" {
+			tc.ID = d.ID
+		}
+		if d.Name != "" {
+			tc.Name = d.Name
+		}
+		if d.Extra != nil {
+			tc.Extra = d.Extra
+		}
+		tc.Arguments = append(tc.Arguments, d.Arguments...)
+	}
+	if c.FinishReason != "" {
+		s.resp.FinishReason = c.FinishReason
+	}
+	if u := c.Usage; u != nil {
+		if u.InputTokens > 0 {
+			s.resp.Usage.InputTokens = u.InputTokens
+		}
+		if u.OutputTokens > 0 {
+			s.resp.Usage.OutputTokens = u.OutputTokens
+		}
 	}
 }

@@ -149,3 +149,35 @@ func (s *staticStream) Recv() (provider.Chunk, error) {
 
 func (s *staticStream) Close() error      { s.done = true; return nil }
 func (s *staticStream) RequestID() string { return "" }
+
+// replayStream streams a stored answer (an idempotent call's earlier
+// success): its text with the model and id, each tool call whole, then the
+// finish reason with the usage.
+type replayStream struct {
+	chunks []provider.Chunk
+	id     string
+}
+
+func newReplayStream(r *provider.Response) *replayStream {
+	chunks := make([]provider.Chunk, 0, len(r.ToolCalls)+2)
+	chunks = append(chunks, provider.Chunk{Text: r.Text, Model: r.Model, ID: r.ID})
+	for i, tc := range r.ToolCalls {
+		chunks = append(chunks, provider.Chunk{ToolCall: &provider.ToolCallDelta{
+			Index: i, ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments), Extra: tc.Extra}})
+	}
+	u := r.Usage
+	chunks = append(chunks, provider.Chunk{FinishReason: r.FinishReason, Usage: &u})
+	return &replayStream{chunks: chunks, id: r.RequestID}
+}
+
+func (s *replayStream) Recv() (provider.Chunk, error) {
+	if len(s.chunks) == 0 {
+		return provider.Chunk{}, io.EOF
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+
+func (s *replayStream) Close() error      { s.chunks = nil; return nil }
+func (s *replayStream) RequestID() string { return s.id }
