@@ -178,8 +178,9 @@ func (s *Server) admin(mux *http.ServeMux) {
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	v := []string{"application/json", strconv.Itoa(len(b))} // one allocation; cap 1 each
+	h["Content-Type"] = v[0:1:1]
+	h["Content-Length"] = v[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -509,16 +510,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route str
 // setResultHeaders sets the x-llmguard-* headers and the upstream request
 // id. Keys are written in canonical form directly (no per-call
 // canonicalisation on the hot path).
+// The values share one backing array (one allocation), each sliced with
+// capacity 1 so that appending to one copies it, as in http.Header.Clone.
 func setResultHeaders(h http.Header, dialect, target string, attempts, fallbacks int, requestID string) {
-	h["X-Llmguard-Target"] = []string{target}
-	h["X-Llmguard-Attempts"] = []string{strconv.Itoa(attempts)}
-	h["X-Llmguard-Fallbacks"] = []string{strconv.Itoa(fallbacks)}
+	v := []string{target, strconv.Itoa(attempts), strconv.Itoa(fallbacks), requestID, requestID}
+	h["X-Llmguard-Target"] = v[0:1:1]
+	h["X-Llmguard-Attempts"] = v[1:2:2]
+	h["X-Llmguard-Fallbacks"] = v[2:3:3]
 	if requestID != "" {
-		h["X-Llmguard-Upstream-Request-Id"] = []string{requestID}
+		h["X-Llmguard-Upstream-Request-Id"] = v[3:4:4]
 		if dialect == DialectAnthropic {
-			h["Request-Id"] = []string{requestID}
+			h["Request-Id"] = v[4:5:5]
 		} else {
-			h["X-Request-Id"] = []string{requestID}
+			h["X-Request-Id"] = v[4:5:5]
 		}
 	}
 }
