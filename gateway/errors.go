@@ -230,7 +230,7 @@ func fromEngine(err error, now time.Time) *apiError {
 		e.message = oneLine(last.Verdict.Message)
 		e.requestID = last.Verdict.RequestID
 	}
-	if re != nil && distinctTargets(re) > 1 {
+	if re != nil && (distinctTargets(re) > 1 || len(re.Skipped) > 0) {
 		// Several targets failed: the route's line names each one's
 		// verdict and ends with the last request id.
 		e.message = oneLine(re.Error())
@@ -270,6 +270,9 @@ func fromEngine(err error, now time.Time) *apiError {
 func sameFault(re *resilience.RouteError, status int) bool {
 	if re == nil {
 		return true
+	}
+	if len(re.Skipped) > 0 {
+		return false // a target passed over (breaker open, cooldown) failed for its own reason
 	}
 	for _, a := range re.Attempts {
 		if st, _, ok := requestFault(a.Err.Verdict); !ok || st != status || a.Err.Verdict.Retryable {
