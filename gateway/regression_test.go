@@ -48,6 +48,9 @@ func TestRegressionStreamIdempotencyKey(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("status %d %s", r.status, r.body)
 		}
+		if cached := r.header.Get("X-Llmguard-Cached"); (i == 1) != (cached == "true") {
+			t.Errorf("stream %d: X-Llmguard-Cached %q", i+1, cached)
+		}
 	}
 	for i := 0; i < 2; i++ {
 		st.post(t, "/v1/chat/completions", oaBody("default", false, ""), "Idempotency-Key", "xyz-9")

@@ -82,6 +82,13 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	}
 	h := w.Header()
 	setResultHeaders(h, in.dialect, sr.Target, sr.Attempts, sr.Fallbacks, sr.Stream.RequestID())
+	if sr.Cached {
+		h.Set("X-Llmguard-Cached", "true")
+		h.Set("Idempotent-Replayed", "true")
+	}
+	if sr.Static {
+		h.Set("X-Llmguard-Static", "true")
+	}
 	h.Set("X-Accel-Buffering", "no")
 	sw := sse.NewWriter(w)
 	w.WriteHeader(http.StatusOK)

@@ -92,6 +92,8 @@ type StreamResult struct {
 	// Cached: Stream replays a stored answer (see Call.IdempotencyKey);
 	// no upstream call was made.
 	Cached bool
+	// Static: Stream is the route's labelled canned answer (Target "static").
+	Static bool
 }
 
 // EventKind names an event.

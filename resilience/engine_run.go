@@ -338,7 +338,7 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	out, t, err := cs.walk(ctx, true)
 	if err != nil {
 		if r := cs.static(); r != nil {
-			return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target,
+			return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target, Static: true,
 				Attempts: cs.total, Fallbacks: cs.fallbacks, Waited: cs.waited}, nil
 		}
 		return nil, err

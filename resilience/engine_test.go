@@ -510,7 +510,7 @@ func TestStaticFallbackIsLabelled(t *testing.T) {
 		}
 	}
 	sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("help")})
-	if err != nil || sr.Target != "static" {
+	if err != nil || sr.Target != "static" || !sr.Static {
 		t.Fatalf("stream static: %+v %v", sr, err)
 	}
 	c, _ := sr.Stream.Recv()
