@@ -13,6 +13,7 @@ import net from 'node:net';
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const BIN = process.env.LLMGUARD_BIN;
 if (!BIN) throw new Error('set LLMGUARD_BIN to the llmguard binary');
@@ -31,6 +32,7 @@ rules:
 `;
 
 let mock, mockURL;
+const samplingRequests = [];
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -94,16 +96,23 @@ function startProxy() {
 
 // connect spawns `llmguard mcp` with only the given provider variables, the
 // way an MCP client's "env" block passes them.
-async function connect(env) {
+async function connect(env, { args = [], capabilities = {} } = {}) {
   const transport = new StdioClientTransport({
     command: BIN,
-    args: ['mcp', '-v'],
+    args: ['mcp', '-v', ...args],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stderr: 'pipe',
   });
   let stderr = '';
   transport.stderr?.on('data', (d) => { stderr += d; });
-  const client = new Client({ name: 'llmguard-node-test', version: '1.0.0' });
+  const client = new Client({ name: 'llmguard-node-test', version: '1.0.0' }, { capabilities });
+  if (capabilities.sampling) {
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+      samplingRequests.push(req.params);
+      return { role: 'assistant', model: 'client-model-1', stopReason: 'endTurn',
+        content: { type: 'text', text: 'All green.' } };
+    });
+  }
   await client.connect(transport);
   return { client, stderr: () => stderr };
 }
@@ -207,4 +216,27 @@ test('a cancelled call stops the upstream request', async () => {
     await client.close();
     proxy.close();
   }
+});
+
+test('when every provider is out of credit, mcp/sampling asks the client\'s own model, labelled', async () => {
+  const model = 'quota-sampling';
+  const dir = mkdtempSync(join(tmpdir(), 'llmguard-mcp-cfg-'));
+  const cfg = join(dir, 'llmguard.yaml');
+  writeFileSync(cfg, `providers:
+  openai: {api_key: sk-test-key, base_url: ${mockURL}/v1}
+routes:
+  default:
+    targets: [openai/${model}, mcp/sampling]
+`);
+  const { client } = await connect({}, { args: ['--config', cfg], capabilities: { sampling: {} } });
+  try {
+    const res = await client.callTool({ name: 'ask', arguments: { prompt: 'Is the build green?' } });
+    assert.notEqual(res.isError, true, JSON.stringify(res));
+    assert.match(res.content[0].text, /^\[answered by the MCP client's own model \(client-model-1\) through sampling/);
+    assert.match(res.content[0].text, /All green\.$/);
+    assert.equal(res.structuredContent.client_model, true, JSON.stringify(res.structuredContent));
+    assert.equal(samplingRequests.length, 1, 'one sampling/createMessage request');
+    assert.match(JSON.stringify(samplingRequests[0].messages), /Is the build green\?/);
+    assert.equal((await requests(model)).length, 1, 'the provider was tried once (insufficient_quota is not retried)');
+  } finally { await client.close(); }
 });
