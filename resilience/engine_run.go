@@ -41,6 +41,10 @@ type Engine struct {
 	routes       map[string]*routePlan
 	defaultRoute *config.Route
 
+	// limits is each configured target's concurrency limit (see runtime),
+	// fixed by New; read-only after it.
+	limits map[string]int
+
 	mu       sync.Mutex
 	runtimes map[string]*targetRuntime
 	dynamic  map[string]*routePlan
@@ -106,6 +110,7 @@ func New(opts Options) (*Engine, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	e.limits = targetLimits(opts.Config.Routes, names, e.log)
 	var maxEntries, maxBytes int64
 	for _, name := range names {
 		rp, err := e.newRoutePlan(name, opts.Config.Routes[name], nil)
@@ -137,11 +142,19 @@ func realSleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runtime returns the shared runtime of a target, creating it (with a
-// concurrency limit of maxc, 0 = unlimited) on first use.
+// runtime returns the shared runtime of a target, creating it on first use.
+// The concurrency limit is per target, not per route: one semaphore per
+// provider/model, shared by every route that lists it. For a target some
+// configured route lists, the limit is the one New fixed (see targetLimits)
+// and maxc is ignored; for a target only a call names (its Fallbacks, or a
+// "provider/model" route) it is maxc (0 = unlimited), the limit of the
+// route the first such call runs under, fixed then.
 // Beyond maxRuntimes targets (clients may name arbitrary models), new
 // targets get a runtime of their own that is not shared or listed by Status.
 func (e *Engine) runtime(name string, maxc int) *targetRuntime {
+	if l, ok := e.limits[name]; ok {
+		maxc = l
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rt, ok := e.runtimes[name]
@@ -155,6 +168,55 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 		}
 	}
 	return rt
+}
+
+// targetLimits returns the concurrency limit of every target a configured
+// route lists. A listing's limit is the target's own max_concurrency, else
+// its route's; a target's limit is the smallest non-zero limit among its
+// listings (0, unlimited, sets no limit and so never lifts another route's).
+// Routes that give a target different non-zero limits are logged, once per
+// target, naming the limit kept. names are the routes' names, sorted.
+func targetLimits(routes map[string]*config.Route, names []string, log *slog.Logger) map[string]int {
+	limits := make(map[string]int)
+	var conflicts map[string]bool
+	for _, rn := range names {
+		r := routes[rn]
+		if r == nil {
+			continue
+		}
+		for _, ct := range r.Targets {
+			prov, model, ok := splitTarget(ct.Target)
+			if !ok {
+				continue // newRoutePlan reports it
+			}
+			name := prov + "/" + model
+			maxc := ct.MaxConcurrency
+			if maxc == 0 {
+				maxc = r.MaxConcurrency
+			}
+			cur, seen := limits[name]
+			switch {
+			case !seen || cur == 0:
+				limits[name] = max(maxc, 0)
+			case maxc > 0 && maxc != cur:
+				if conflicts == nil {
+					conflicts = make(map[string]bool)
+				}
+				conflicts[name] = true
+				limits[name] = min(cur, maxc)
+			}
+		}
+	}
+	cs := make([]string, 0, len(conflicts))
+	for name := range conflicts {
+		cs = append(cs, name)
+	}
+	sort.Strings(cs)
+	for _, name := range cs {
+		log.Warn("llmguard: routes give a target different max_concurrency; the smallest applies to every route",
+			"target", name, "max_concurrency", limits[name])
+	}
+	return limits
 }
 
 // maxRuntimes bounds the targets whose statistics the engine keeps.
