@@ -26,9 +26,14 @@
 //     end counts towards RouteError.RetryAt); a half-open one admits at
 //     most `probes` calls.
 //     c. Concurrency limit: a slot of the target's semaphore, waiting at most
-//     queue_timeout (counted against the deadline).
+//     queue_timeout (counted against the deadline). The limit is per
+//     target, shared by every route: the smallest non-zero max_concurrency
+//     any configured route gives it.
 //     d. Hedge (first attempt only, when hedge_after > 0): no answer in time
-//     starts the next admissible target too; first success wins.
+//     starts the next target the walk could fall back to (rules of step a,
+//     breakers of step b) too, if max_total_attempts leaves room; first
+//     success wins. A primary failure that forbids falling back to the
+//     hedge's target cancels it; a target a hedge tried is not tried again.
 //     e. Attempt, with per-attempt timeouts: header timeout (the whole
 //     response for Chat), first-token timeout for streams, each shortened to
 //     the time left. Only the full configured timeout is the target's

@@ -32,6 +32,9 @@ type callState struct {
 	waited    time.Duration
 	retryAt   time.Time
 	lastErr   error // the RouteError once the walk failed
+	// hedgedTo holds the targets a hedge has tried; the walker does not
+	// try them again. Only the walker's goroutine uses it.
+	hedgedTo map[*targetPlan]bool
 
 	// cut: an attempt was cut short by the call's remaining time, on a
 	// real timer that an injected clock may not show as expired.
@@ -175,6 +178,9 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 	var lastT *targetPlan
 	for i := 0; i < len(rp.targets); i++ {
 		t := rp.targets[i]
+		if cs.hedgedTo[t] {
+			continue // a hedge tried it: its failure is recorded already
+		}
 		if last != nil {
 			ok, stop, why := cs.fallbackOK(last, lastT, t)
 			if !ok {
@@ -254,7 +260,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 		var pe *provider.Error
 		var skipReason string
 		if n == 1 && rp.hedgeAfter > 0 && i+1 < len(rp.targets) {
-			out, winner, pe, skipReason = cs.hedged(ctx, stream, i, tk)
+			out, winner, pe, skipReason = cs.hedged(ctx, stream, i, tk, prev, prevT)
 		} else {
 			out, pe, skipReason = cs.attempt(ctx, stream, t, tk, n, left)
 			winner = t
@@ -387,6 +393,11 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 	} else {
 		out, pe, cut = cs.chatAttempt(ctx, t, req, left)
 		release()
+	}
+	if pe != nil && context.Cause(ctx) == errHedgeCancelled {
+		// A hedge branch the call cancelled: not the target's failure.
+		e.release(t, tk)
+		return outcome{}, pe, ""
 	}
 	if pe == nil {
 		e.succeeded(cs, t, tk)
