@@ -185,6 +185,6 @@ func (p Price) Cost(inTokens, outTokens int) float64 {
 // splitTarget splits "provider/model" at the first slash (models may hold
 // slashes themselves: "openrouter/anthropic/claude-sonnet-4.5").
 func splitTarget(s string) (provider, model string, ok bool) {
-	provider, model, ok = strings.Cut(s, "/")
+	provider, model, ok = strings.Cut(strings.TrimSpace(s), "/")
 	return provider, model, ok && provider != "" && model != ""
 }

@@ -17,12 +17,16 @@ type TargetPolicy struct {
 	QueueTimeout   time.Duration
 }
 
-// TargetPolicy returns the effective policy of r.Targets[i]: each non-zero
-// field of the target's retry and breaker overrides, and a non-zero
-// max_concurrency, replace the route's. It panics if i is out of range.
-// It allocates nothing and is safe for concurrent use on a loaded Config.
-func (r *Route) TargetPolicy(i int) TargetPolicy {
-	t := r.Targets[i]
+// TargetPolicy returns the effective policy of r.Targets[i] (see PolicyFor).
+// It panics if i is out of range. It allocates nothing and is safe for
+// concurrent use on a loaded Config.
+func (r *Route) TargetPolicy(i int) TargetPolicy { return r.PolicyFor(r.Targets[i]) }
+
+// PolicyFor returns the effective policy of target t under route r, whether
+// or not t is one of r's targets (a call's own fallbacks run under the
+// route's policies): each non-zero field of t's retry and breaker overrides,
+// and a non-zero max_concurrency, replace the route's. It allocates nothing.
+func (r *Route) PolicyFor(t Target) TargetPolicy {
 	p := TargetPolicy{
 		Target: t.Target, Provider: t.Provider(), Model: t.Model(),
 		Timeout: r.Timeout, Retry: r.Retry, Stream: r.Stream, Breaker: r.Breaker,

@@ -185,15 +185,12 @@ func targetLimits(routes map[string]*config.Route, names []string, log *slog.Log
 			continue
 		}
 		for _, ct := range r.Targets {
-			prov, model, ok := splitTarget(ct.Target)
+			prov, model, ok := config.SplitTarget(ct.Target)
 			if !ok {
 				continue // newRoutePlan reports it
 			}
 			name := prov + "/" + model
-			maxc := ct.MaxConcurrency
-			if maxc == 0 {
-				maxc = r.MaxConcurrency
-			}
+			maxc := r.PolicyFor(ct).MaxConcurrency
 			cur, seen := limits[name]
 			switch {
 			case !seen || cur == 0:
@@ -313,7 +310,7 @@ func (e *Engine) Status() []TargetStatus {
 				ts.OpenUntil = b.OpenUntil
 			}
 		}
-		prov, _, _ := splitTarget(rt.name)
+		prov, _, _ := config.SplitTarget(rt.name)
 		if kb, err := e.store.Breaker(ctx, keyKey(prov)); err == nil && breakerState(&kb) != state.Closed && ts.Breaker == state.Closed {
 			ts.Breaker = breakerState(&kb)
 			if ts.Breaker == state.Open {

@@ -81,7 +81,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 						o.Config.Models = windows
 					})
 					for target, rs := range tt.script {
-						prov, model, _ := splitTarget(target)
+						prov, model, _ := config.SplitTarget(target)
 						h.ads[prov].on(model, rs...)
 					}
 					start := time.Now()
@@ -111,7 +111,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 						t.Fatalf("target %q err %v; want %q %v", got, err, tt.want, tt.wantErr)
 					}
 					for target, want := range tt.calls {
-						prov, model, _ := splitTarget(target)
+						prov, model, _ := config.SplitTarget(target)
 						if n := h.ads[prov].Calls(model); n != want {
 							t.Errorf("%s called %d times, want %d", target, n, want)
 						}

@@ -149,68 +149,6 @@ func resolveBreaker(b config.Breaker) breakerPolicy {
 	}
 }
 
-// mergeRetry overlays the non-zero fields of o on r.
-func mergeRetry(r config.Retry, o *config.Retry) config.Retry {
-	if o == nil {
-		return r
-	}
-	if o.MaxAttempts != 0 {
-		r.MaxAttempts = o.MaxAttempts
-	}
-	if o.MaxTotalAttempts != 0 {
-		r.MaxTotalAttempts = o.MaxTotalAttempts
-	}
-	if o.BaseDelay != 0 {
-		r.BaseDelay = o.BaseDelay
-	}
-	if o.MaxDelay != 0 {
-		r.MaxDelay = o.MaxDelay
-	}
-	if o.MaxWait != 0 {
-		r.MaxWait = o.MaxWait
-	}
-	if o.Budget != 0 {
-		r.Budget = o.Budget
-	}
-	if o.MinRetryConcurrency != 0 {
-		r.MinRetryConcurrency = o.MinRetryConcurrency
-	}
-	return r
-}
-
-// mergeBreaker overlays the non-zero fields of o on b.
-func mergeBreaker(b config.Breaker, o *config.Breaker) config.Breaker {
-	if o == nil {
-		return b
-	}
-	if o.Failures != 0 {
-		b.Failures = o.Failures
-	}
-	if o.FailureRatio != 0 {
-		b.FailureRatio = o.FailureRatio
-	}
-	if o.MinCalls != 0 {
-		b.MinCalls = o.MinCalls
-	}
-	if o.Window != 0 {
-		b.Window = o.Window
-	}
-	if o.Cooldown != 0 {
-		b.Cooldown = o.Cooldown
-	}
-	if o.Probes != 0 {
-		b.Probes = o.Probes
-	}
-	return b
-}
-
-// splitTarget splits "provider/model" at the first slash (model ids may
-// themselves contain slashes, as OpenRouter's do).
-func splitTarget(s string) (prov, model string, ok bool) {
-	prov, model, ok = strings.Cut(strings.TrimSpace(s), "/")
-	return prov, model, ok && prov != "" && model != ""
-}
-
 // newRoutePlan resolves a route: r.Targets, then extra (a call's named
 // target and Fallbacks), duplicates dropped. order: cost sorts only the
 // route's own targets; extra follows them in the order given.
@@ -246,7 +184,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 	seen := make(map[string]bool, len(all))
 	own := 0 // how many of rp.targets come from r.Targets
 	for i, ct := range all {
-		prov, model, ok := splitTarget(ct.Target)
+		prov, model, ok := config.SplitTarget(ct.Target)
 		if !ok {
 			return nil, fmt.Errorf("route %q: targets[%d]: %q is not provider/model", name, i, ct.Target)
 		}
@@ -267,16 +205,13 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 			provider: prov,
 			model:    model,
 			adapter:  ad,
-			retry:    resolveRetry(mergeRetry(r.Retry, ct.Retry), e.provisioned),
-			breaker:  resolveBreaker(mergeBreaker(r.Breaker, ct.Breaker)),
 		}
+		pol := r.PolicyFor(ct)
+		tp.retry = resolveRetry(pol.Retry, e.provisioned)
+		tp.breaker = resolveBreaker(pol.Breaker)
 		tp.window = e.cfg.Model(prov, model).ContextWindow
 		tp.price, tp.priced = e.cfg.Price(prov, model)
-		maxc := ct.MaxConcurrency
-		if maxc == 0 {
-			maxc = r.MaxConcurrency
-		}
-		tp.rt = e.runtime(tname, maxc)
+		tp.rt = e.runtime(tname, pol.MaxConcurrency)
 		rp.targets = append(rp.targets, tp)
 		if i < len(r.Targets) {
 			own++
