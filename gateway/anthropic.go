@@ -157,28 +157,7 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 
 // decodeANContent decodes a string or an array of content blocks.
 func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || string(v) == "null" {
-		return nil, nil
-	}
-	if v[0] == '"' {
-		s, err := rawjson.String(v)
-		if err != nil {
-			return nil, err
-		}
-		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
-	}
-	raw, err := objects(v)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]provider.Part, 0, len(raw))
-	for _, obj := range raw {
-		var typ string
-		_ = json.Unmarshal(obj["type"], &typ)
-		delete(obj, "type")
-		p := provider.Part{Type: typ}
-		var err error
+	return decodeContent(v, "block", func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
 		switch typ {
 		case "text":
 			err = json.Unmarshal(obj["text"], &p.Text)
@@ -228,15 +207,8 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 			}
 			p.Type, p.ToolResult = provider.PartToolResult, tr
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s block: %w", typ, err)
-		}
-		if len(obj) > 0 {
-			p.Extra = obj
-		}
-		parts = append(parts, p)
-	}
-	return parts, nil
+		return err
+	})
 }
 
 func decodeANTools(v json.RawMessage, r *provider.Request) error {

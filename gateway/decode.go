@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider"
 )
 
 // decodeRequest walks the top-level fields of a request body once. field
@@ -60,4 +63,42 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 		return badRequest("missing \"messages\"")
 	}
 	return nil
+}
+
+// decodeContent decodes message content in either dialect: null (no parts),
+// a string (one text part) or an array of typed objects. For each object,
+// block decodes the fields of its type into p, deleting the keys it used;
+// the keys left over are kept verbatim in p.Extra, so a same-dialect target
+// receives them unchanged. noun names an element in errors ("block", "part").
+func decodeContent(v json.RawMessage, noun string, block func(typ string, obj map[string]json.RawMessage, p *provider.Part) error) ([]provider.Part, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] == '"' {
+		s, err := rawjson.String(v)
+		if err != nil {
+			return nil, err
+		}
+		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
+	}
+	raw, err := objects(v)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]provider.Part, 0, len(raw))
+	for _, obj := range raw {
+		var typ string
+		_ = json.Unmarshal(obj["type"], &typ)
+		delete(obj, "type")
+		p := provider.Part{Type: typ}
+		if err := block(typ, obj, &p); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", typ, noun, err)
+		}
+		if len(obj) > 0 {
+			p.Extra = obj
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
 }

@@ -236,31 +236,11 @@ func contentText(v json.RawMessage) (string, error) {
 
 // decodeOAContent decodes message content: a string, null, or an array of parts.
 func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || string(v) == "null" {
-		return nil, nil
-	}
-	if v[0] == '"' {
-		s, err := rawjson.String(v)
-		if err != nil {
-			return nil, err
-		}
-		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
-	}
-	raw, err := objects(v)
-	if err != nil {
-		return nil, err
-	}
-	parts := make([]provider.Part, 0, len(raw))
-	for _, obj := range raw {
-		var typ string
-		_ = json.Unmarshal(obj["type"], &typ)
-		delete(obj, "type")
-		p := provider.Part{Type: typ}
+	return decodeContent(v, "part", func(typ string, obj map[string]json.RawMessage, p *provider.Part) error {
 		switch typ {
 		case "text":
 			if err := json.Unmarshal(obj["text"], &p.Text); err != nil {
-				return nil, fmt.Errorf("text part: %w", err)
+				return err
 			}
 			delete(obj, "text")
 		case "image_url":
@@ -269,7 +249,7 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 				Detail json.RawMessage `json:"detail"`
 			}
 			if err := json.Unmarshal(obj["image_url"], &iu); err != nil {
-				return nil, fmt.Errorf("image_url part: %w", err)
+				return err
 			}
 			delete(obj, "image_url")
 			p.Type = provider.PartImage
@@ -278,12 +258,8 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 				obj["detail"] = iu.Detail
 			}
 		}
-		if len(obj) > 0 {
-			p.Extra = obj
-		}
-		parts = append(parts, p)
-	}
-	return parts, nil
+		return nil
+	})
 }
 
 // imageFromURL splits a data: URL into media type and base64 data.
