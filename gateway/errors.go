@@ -192,10 +192,10 @@ func errUnauthorized() *apiError {
 		message: "invalid or missing gateway key (send Authorization: Bearer <key> or x-api-key)", retry: "false"}
 }
 
-func errUnknownModel(model string, routes []string) *apiError {
-	return &apiError{status: http.StatusNotFound, kind: kindNotFound, retry: "false",
-		message: "unknown model " + strconv.Quote(model) + ": name a route (" + strings.Join(routes, ", ") +
-			") or a provider/model target"}
+// errUnknownModel is a model name the gateway could not resolve (err is a
+// *config.UnknownModelError: it names both ways to fix it).
+func errUnknownModel(err error) *apiError {
+	return &apiError{status: http.StatusNotFound, kind: kindNotFound, retry: "false", message: oneLine(err.Error())}
 }
 
 func errInternal(msg string) *apiError {

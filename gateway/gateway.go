@@ -372,24 +372,17 @@ func (s *Server) putBuf(bp *[]byte) {
 }
 
 // resolve maps a client's model name to an engine route: a route name, a
-// "provider/model" target of a configured provider, or a bare model name
-// sent to default_provider. ok is false for an unknown name.
-func (s *Server) resolve(model string, routes map[string][]string) (string, bool) {
-	if _, ok := routes[model]; ok {
-		return model, true
-	}
-	if p, m, ok := strings.Cut(model, "/"); ok && p != "" && m != "" && s.cfg.Providers[p] != nil {
-		return model, true
-	}
-	if s.cfg.DefaultProvider != "" {
-		return s.cfg.DefaultProvider + "/" + model, true
-	}
-	return "", false
+// "provider/model" target of a configured provider, a bare model id that a
+// route's target serves, or a bare name sent to default_provider (see
+// config.Config.ResolveModel). The error names both ways to fix an unknown
+// name.
+func (s *Server) resolve(model string, routes map[string][]string) (string, error) {
+	return s.cfg.ResolveModel(model, routes)
 }
 
 // expand turns per-request fallback names into targets: a route name adds
 // its targets, anything else is resolved like a model name.
-func (s *Server) expand(names []string, routes map[string][]string) ([]string, string) {
+func (s *Server) expand(names []string, routes map[string][]string) ([]string, error) {
 	var out []string
 	for _, n := range names {
 		if n == "" {
@@ -399,13 +392,13 @@ func (s *Server) expand(names []string, routes map[string][]string) ([]string, s
 			out = append(out, ts...)
 			continue
 		}
-		t, ok := s.resolve(n, routes)
-		if !ok {
-			return nil, n
+		t, err := s.resolve(n, routes)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, t)
 	}
-	return out, ""
+	return out, nil
 }
 
 func routeNames(routes map[string][]string) []string {
@@ -438,14 +431,14 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		return
 	}
 	routes := s.routes
-	route, ok := s.resolve(in.model, routes)
-	if !ok {
-		writeError(w, dialect, errUnknownModel(in.model, routeNames(routes)))
+	route, err := s.resolve(in.model, routes)
+	if err != nil {
+		writeError(w, dialect, errUnknownModel(err))
 		return
 	}
-	fallbacks, bad := s.expand(in.fallbacks, routes)
-	if bad != "" {
-		writeError(w, dialect, errUnknownModel(bad, routeNames(routes)))
+	fallbacks, err := s.expand(in.fallbacks, routes)
+	if err != nil {
+		writeError(w, dialect, errUnknownModel(err))
 		return
 	}
 	if dialect == DialectAnthropic {

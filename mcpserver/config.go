@@ -55,6 +55,11 @@ type Config struct {
 	Now func() time.Time
 	// Route is the route used when a call names none (""= "default").
 	Route string
+	// Resolve maps a tool call's route argument (a route, provider/model, or
+	// a bare model id) to the engine's route, as config.Config.ResolveModel
+	// does; its error is the tool's one-line answer. Nil passes names
+	// through unchanged.
+	Resolve func(name string) (string, error)
 	// MaxTokens is the answer budget when a call gives none (0 = DefaultMaxTokens).
 	MaxTokens int
 	// KeyEnv names the provider key variables the "no key" answer suggests

@@ -20,14 +20,14 @@ import (
 type SummarizeInput struct {
 	Text    string `json:"text" jsonschema:"the text to summarize"`
 	Bullets int    `json:"bullets,omitempty" jsonschema:"at most this many bullet points (default 5)"`
-	Route   string `json:"route,omitempty" jsonschema:"route name or provider/model (default: the default route)"`
+	Route   string `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
 }
 
 // AskInput is the ask tool's input.
 type AskInput struct {
 	Prompt    string `json:"prompt" jsonschema:"the question or instruction"`
 	System    string `json:"system,omitempty" jsonschema:"optional system prompt"`
-	Route     string `json:"route,omitempty" jsonschema:"route name or provider/model (default: the default route)"`
+	Route     string `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
 	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
 }
 
@@ -40,7 +40,7 @@ type ChatMessage struct {
 // ChatInput is the chat tool's input.
 type ChatInput struct {
 	Messages  []ChatMessage `json:"messages" jsonschema:"the conversation, oldest first"`
-	Route     string        `json:"route,omitempty" jsonschema:"route name or provider/model (default: the default route)"`
+	Route     string        `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
 	MaxTokens int           `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
 }
 
@@ -192,6 +192,13 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 	}
 	if route == "" {
 		route = s.cfg.Route
+	}
+	if s.cfg.Resolve != nil {
+		r, err := s.cfg.Resolve(route)
+		if err != nil {
+			return Answer{}, lineError(oneLine(err.Error()))
+		}
+		route = r
 	}
 	key, err := idempotencyKey(tool, req)
 	if err != nil {

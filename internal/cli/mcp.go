@@ -78,6 +78,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		if t := app.Config.MCP.ToolTimeout; t > 0 && !flagSet(fs, "tool-timeout") {
 			cfg.ToolTimeout = t
 		}
+		routes := app.Engine.Routes()
+		cfg.Resolve = func(name string) (string, error) { return app.Config.ResolveModel(name, routes) }
 		cfg.RouteCacheTTL = func(route string) time.Duration {
 			if r := app.Config.Routes[route]; r != nil {
 				return r.Cache.TTL
