@@ -238,21 +238,29 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 			d = DialectAnthropic
 		}
 		tw := &trackingWriter{ResponseWriter: w}
+		logged := s.accessOn(r)
+		if logged {
+			tw.acc.start = time.Now()
+		}
 		defer func() {
 			v := recover()
-			if v == nil || v == http.ErrAbortHandler {
-				if v != nil {
-					panic(v)
+			if v != nil && v != http.ErrAbortHandler {
+				s.log.Error("gateway: handler panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				if tw.wrote {
+					// Part of a response went out: break the connection so
+					// the client sees a failure, never a truncated success.
+					v = http.ErrAbortHandler
+				} else {
+					writeError(tw, d, errInternal("internal gateway error"))
+					v = nil
 				}
-				return
 			}
-			s.log.Error("gateway: handler panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
-			if tw.wrote {
-				// Part of a response went out: break the connection so
-				// the client sees a failure, never a truncated success.
-				panic(http.ErrAbortHandler)
+			if logged {
+				s.logAccess(r, tw) // the one place a request ends, streams included
 			}
-			writeError(w, d, errInternal("internal gateway error"))
+			if v != nil {
+				panic(v)
+			}
 		}()
 		want := http.MethodPost
 		if r.URL.Path == "/v1/models" {
@@ -316,19 +324,28 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:12]) + ":" + k
 }
 
-// trackingWriter records whether the response started.
+// trackingWriter records whether the response started, its status, and
+// the request's access-log record.
 type trackingWriter struct {
 	http.ResponseWriter
-	wrote bool
+	wrote  bool
+	status int
+	acc    access
 }
 
 func (t *trackingWriter) WriteHeader(code int) {
 	t.wrote = true
+	if t.status == 0 && code >= 200 {
+		t.status = code
+	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *trackingWriter) Write(b []byte) (int, error) {
 	t.wrote = true
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
 	return t.ResponseWriter.Write(b)
 }
 
@@ -430,6 +447,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
 	}
+	accessOf(w).noteModel(in.model, in.req.Stream)
 	routes := s.routes
 	route, err := s.resolve(in.model, routes)
 	if err != nil {
@@ -448,6 +466,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 			in.req.Headers = map[string]string{"anthropic-beta": strings.Join(beta, ",")}
 		}
 	}
+	accessOf(w).noteRoute(route)
 	if _, m, ok := strings.Cut(route, "/"); ok {
 		in.req.Model = m
 	} else {
@@ -495,6 +514,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route str
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
+	accessOf(w).noteFailure(err)
 	e := fromEngine(err, s.now())
 	s.log.Warn("gateway: call failed", "route", route, "status", e.status, "err", err.Error())
 	writeError(w, dialect, e)

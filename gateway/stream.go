@@ -61,6 +61,7 @@ type pump struct {
 	enc     streamEncoder
 	sw      *sse.Writer
 	target  string
+	acc     *access // the request's access-log record
 	started bool
 	text    strings.Builder // text sent to the client so far
 	tools   bool            // a tool-call fragment was sent
@@ -95,7 +96,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 
 	bp := s.bufs.Get().(*[]byte)
 	defer s.putBuf(bp)
-	p := &pump{s: s, in: in, call: call, sw: sw, target: sr.Target}
+	p := &pump{s: s, in: in, call: call, sw: sw, target: sr.Target, acc: accessOf(w)}
 	_, model, _ := strings.Cut(sr.Target, "/")
 	if in.dialect == DialectAnthropic {
 		p.enc = &anStream{w: sw, buf: *bp, id: "msg_" + randText(), model: model}
@@ -147,13 +148,16 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 			// clients ignore and people debugging read.
 			_ = p.sw.Comment("llmguard: " + p.target + " broke; continued on " + target)
 			st, g, p.target = next, ng, target
+			p.acc.noteTarget(target)
 			p.usage, p.usageFinal = provider.Usage{}, false
 			continue
 		}
 		if !p.started {
 			_ = p.startNow()
 		}
-		_ = p.enc.fail(fromStream(err))
+		e := fromStream(err)
+		p.acc.noteStreamError(e.status)
+		_ = p.enc.fail(e)
 		return
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mcpserver"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/resilience"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,7 +35,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $LLMGUARD_MCP_TOKEN)")
 	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")
 	configPath := fs.String("config", "", "config `file` (default: $LLMGUARD_CONFIG, else zero config from provider keys in the environment)")
-	verbose := fs.Bool("v", false, "verbose (debug) logs on stderr")
+	logs := addLogFlags(fs, "verbose (debug) logs on stderr: every engine event, each failed attempt's one-line verdict")
 	var origins mcpOrigins
 	fs.Var(&origins, "allow-origin", "also admit HTTP requests from this browser `origin` (repeatable); loopback origins are always admitted")
 	if err := fs.Parse(args); err != nil {
@@ -49,18 +48,18 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
 	// stdout is the JSON-RPC channel in stdio mode: logs only ever go to stderr.
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	logger, err := logs.logger(env.Stderr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
+		return 2
+	}
 
 	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: mcpVersion}
 	// A route may end with "mcp/sampling": the connected client's own model.
-	app, err := loadAppWith(ctx, env, *configPath, &resilience.Options{Logger: logger,
-		Adapters: map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}},
-		OnEvent:  func(ev resilience.Event) { logEvent(logger, ev) }})
+	opts := logs.engineOptions(logger)
+	opts.Adapters = map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}}
+	app, err := loadAppWith(ctx, env, *configPath, opts)
 	switch {
 	case err != nil:
 		// The server still starts and lists its tools; each LLM tool then
@@ -137,31 +136,6 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 
 // version is reported to MCP clients.
 const mcpVersion = "dev"
-
-// logEvent logs one engine event at debug level (-v).
-func logEvent(l *slog.Logger, ev resilience.Event) {
-	attrs := []slog.Attr{slog.String("kind", string(ev.Kind)), slog.String("route", ev.Route), slog.String("target", ev.Target)}
-	if ev.Attempt > 0 {
-		attrs = append(attrs, slog.Int("attempt", ev.Attempt))
-	}
-	if ev.Verdict != nil {
-		attrs = append(attrs, slog.String("verdict", ev.Verdict.Message))
-	}
-	if ev.Wait > 0 {
-		attrs = append(attrs, slog.Duration("wait", ev.Wait))
-	}
-	if ev.From != "" {
-		// A breaker's states, or the target a fallback leaves.
-		attrs = append(attrs, slog.String("from", ev.From))
-	}
-	if ev.To != "" {
-		attrs = append(attrs, slog.String("to", ev.To))
-	}
-	if ev.Reason != "" {
-		attrs = append(attrs, slog.String("reason", ev.Reason))
-	}
-	l.LogAttrs(context.Background(), slog.LevelDebug, "engine event", attrs...)
-}
 
 // onlySimulated reports whether every provider of app is the simulated one.
 func onlySimulated(app *App) bool {

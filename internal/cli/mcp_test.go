@@ -19,6 +19,12 @@ import (
 // responses to every request have arrived, keyed by request id.
 func runMCPSession(t *testing.T, vars map[string]string, lines ...string) (responses map[float64]string, stderr string) {
 	t.Helper()
+	return runMCPSessionArgs(t, []string{"mcp", "-v"}, vars, lines...)
+}
+
+// runMCPSessionArgs is runMCPSession with the command line args.
+func runMCPSessionArgs(t *testing.T, args []string, vars map[string]string, lines ...string) (responses map[float64]string, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inR, inW := io.Pipe()
@@ -26,7 +32,7 @@ func runMCPSession(t *testing.T, vars map[string]string, lines ...string) (respo
 	var errBuf bytes.Buffer
 	env := &Env{Stdin: inR, Stdout: outW, Stderr: &errBuf, Getenv: func(k string) string { return vars[k] }}
 	code := make(chan int, 1)
-	go func() { code <- MainEnv(ctx, []string{"mcp", "-v"}, env); outW.Close() }()
+	go func() { code <- MainEnv(ctx, args, env); outW.Close() }()
 	go func() {
 		for _, l := range lines {
 			io.WriteString(inW, l+"\n")

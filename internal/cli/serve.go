@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -33,7 +32,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	keysEnv := fs.String("keys-env", "LLMGUARD_GATEWAY_KEYS", "environment variable holding the accepted gateway keys (unset or empty: no authentication)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "request body limit in bytes (413 beyond)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
-	verbose := fs.Bool("v", false, "log at debug level (engine events)")
+	logs := addLogFlags(fs, "log at debug level: every engine event, each failed attempt's one-line verdict")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -44,16 +43,16 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
+	logger, err := logs.logger(env.Stderr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
+		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 	path := *configPath
 	if path == "" {
 		path = env.Getenv("LLMGUARD_CONFIG")
 	}
-	app, err := loadApp(ctx, env, path)
+	app, err := loadAppWith(ctx, env, path, logs.engineOptions(logger))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
 		return 1
