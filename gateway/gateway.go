@@ -133,23 +133,27 @@ func New(opts *Options) (*Server, error) {
 }
 
 // Handler returns the API handler: POST /v1/chat/completions, POST
-// /v1/messages, GET /v1/models, plus the admin endpoints (/healthz, /readyz,
-// /status) on the same listener.
+// /v1/messages, GET /v1/models (and /v1/models/{id}), plus the admin
+// endpoints (/healthz, /readyz, /status) on the same listener. Any other
+// path or method gets a JSON 404 or 405 in the path's dialect.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/chat/completions", s.api(DialectOpenAI, s.serveChat))
 	mux.Handle("/v1/messages", s.api(DialectAnthropic, s.serveChat))
 	mux.Handle("/v1/messages/count_tokens", s.api(DialectAnthropic, s.serveCountTokens))
 	mux.Handle("/v1/models", s.api(DialectOpenAI, s.serveModels))
+	mux.Handle("/v1/models/", s.api(DialectOpenAI, s.serveModel))
 	s.admin(mux)
-	return mux
+	mux.HandleFunc("/", s.notFound)
+	return s.cleanPaths(mux)
 }
 
 // AdminHandler returns only the admin endpoints, for a separate listener.
 func (s *Server) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.admin(mux)
-	return mux
+	mux.HandleFunc("/", s.notFound)
+	return s.cleanPaths(mux)
 }
 
 func (s *Server) admin(mux *http.ServeMux) {
@@ -198,10 +202,10 @@ func (s *Server) Run(ctx context.Context, ln, adminLn net.Listener) error {
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	}
 	servers := []*http.Server{mk(s.Handler())}
-	lns := []net.Listener{ln}
+	lns := []net.Listener{jsonErrors(ln)}
 	if adminLn != nil {
 		servers = append(servers, mk(s.AdminHandler()))
-		lns = append(lns, adminLn)
+		lns = append(lns, jsonErrors(adminLn))
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
@@ -234,7 +238,8 @@ func (s *Server) Run(ctx context.Context, ln, adminLn net.Listener) error {
 func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Request, dialect string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := dialect
-		if d == DialectOpenAI && r.URL.Path == "/v1/models" && r.Header.Get("anthropic-version") != "" {
+		models := strings.HasPrefix(r.URL.Path, "/v1/models")
+		if d == DialectOpenAI && models && r.Header.Get("anthropic-version") != "" {
 			d = DialectAnthropic
 		}
 		tw := &trackingWriter{ResponseWriter: w}
@@ -263,13 +268,12 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 			}
 		}()
 		want := http.MethodPost
-		if r.URL.Path == "/v1/models" {
+		if models {
 			want = http.MethodGet
 		}
 		if r.Method != want {
 			tw.Header().Set("Allow", want)
-			writeError(tw, d, &apiError{status: http.StatusMethodNotAllowed, kind: kindInvalidRequest,
-				message: "method " + r.Method + " not allowed; use " + want, retry: "false"})
+			writeError(tw, d, errMethod(r.Method, want))
 			return
 		}
 		if !s.authorized(r) {
@@ -621,11 +625,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, dialect str
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
-		b = rawjson.AppendString(b, id)
-		b = append(b, `,"object":"model","type":"model","created":0,"created_at":"1970-01-01T00:00:00Z","owned_by":"llmguard","display_name":`...)
-		b = rawjson.AppendString(b, id)
-		b = append(b, '}')
+		b = appendModel(b, id)
 	}
 	b = append(b, `],"has_more":false,"first_id":`...)
 	if len(ids) > 0 {
