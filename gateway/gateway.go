@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
@@ -54,6 +54,12 @@ type Options struct {
 	// Keys are the accepted gateway keys, sent as "Authorization: Bearer
 	// <key>" or "x-api-key: <key>" (nil or empty = no authentication).
 	Keys []string
+	// AllowedOrigins are browser origins ("https://app.example") admitted
+	// besides loopback ones; a request from any other page is refused.
+	AllowedOrigins []string
+	// AllowedHosts are Host names admitted besides loopback ones on a
+	// loopback listener (against DNS rebinding).
+	AllowedHosts []string
 	// MaxBodyBytes bounds a request body (0 = DefaultMaxBodyBytes); larger
 	// bodies get 413.
 	MaxBodyBytes int64
@@ -81,7 +87,7 @@ type Options struct {
 type Server struct {
 	eng      Engine
 	cfg      *config.Config
-	keys     [][sha256.Size]byte
+	guard    *httpguard.Guard
 	maxBody  int64
 	opts     Options
 	now      func() time.Time
@@ -102,12 +108,12 @@ func New(opts *Options) (*Server, error) {
 	}
 	s := &Server{eng: opts.Engine, cfg: opts.Config, opts: *opts, now: opts.Now, log: opts.Logger,
 		maxBody: opts.MaxBodyBytes}
-	for _, k := range opts.Keys {
-		if k == "" {
-			return nil, errors.New("gateway: empty gateway key")
-		}
-		s.keys = append(s.keys, sha256.Sum256([]byte(k)))
+	g, err := httpguard.New(&httpguard.Policy{Keys: opts.Keys, AllowedOrigins: opts.AllowedOrigins,
+		AllowedHosts: opts.AllowedHosts, KeyName: "gateway key"})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	s.guard = g
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -157,17 +163,19 @@ func (s *Server) AdminHandler() http.Handler {
 }
 
 func (s *Server) admin(mux *http.ServeMux) {
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /healthz", s.adminCheck(false, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	mux.HandleFunc("GET /readyz", s.adminCheck(false, func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
 			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"draining"}`))
 			return
 		}
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
-	})
-	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	// /status shows last errors, breaker states and other clients' model
+	// names: it needs the gateway key when there are keys.
+	mux.HandleFunc("GET /status", s.adminCheck(true, func(w http.ResponseWriter, r *http.Request) {
 		b, err := json.Marshal(struct {
 			Targets []resilience.TargetStatus `json:"targets"`
 			Routes  map[string][]string       `json:"routes"`
@@ -177,7 +185,25 @@ func (s *Server) admin(mux *http.ServeMux) {
 			return
 		}
 		writeJSON(w, http.StatusOK, b)
-	})
+	}))
+}
+
+// adminCheck applies the access policy to an admin endpoint: Host and
+// Origin always, the gateway key when needKey.
+func (s *Server) adminCheck(needKey bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ref := s.guard.CheckSource(r)
+		if ref == nil && needKey {
+			ref = s.guard.CheckKey(r)
+		}
+		if ref != nil {
+			b := rawjson.AppendString([]byte(`{"error":`), ref.Message)
+			writeJSON(w, ref.Status, append(b, '}'))
+			return
+		}
+		s.guard.AllowOrigin(w.Header(), r)
+		h(w, r)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
@@ -234,7 +260,9 @@ func (s *Server) Run(ctx context.Context, ln, adminLn net.Listener) error {
 	return err
 }
 
-// api wraps an API handler: panic recovery, method check and gateway keys.
+// api wraps an API handler: panic recovery, the access policy (Host and
+// Origin, a CORS preflight, JSON bodies only, gateway keys) and the method
+// check.
 func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Request, dialect string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := dialect
@@ -271,43 +299,39 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 		if models {
 			want = http.MethodGet
 		}
+		if s.guard.Preflight(tw, r, want+", OPTIONS") {
+			return
+		}
+		if aerr := s.admit(r, want == http.MethodPost); aerr != nil {
+			writeError(tw, d, aerr)
+			return
+		}
+		s.guard.AllowOrigin(tw.Header(), r)
 		if r.Method != want {
 			tw.Header().Set("Allow", want)
 			writeError(tw, d, errMethod(r.Method, want))
-			return
-		}
-		if !s.authorized(r) {
-			writeError(tw, d, errUnauthorized())
 			return
 		}
 		h(tw, r, d)
 	})
 }
 
-// authorized checks the gateway key in constant time against every key.
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.keys) == 0 {
-		return true
+// admit applies the access policy to an API request: where it comes from,
+// its body type (when the path takes a JSON body) and its gateway key.
+func (s *Server) admit(r *http.Request, jsonBody bool) *apiError {
+	if ref := s.guard.CheckSource(r); ref != nil {
+		s.log.Warn("gateway: request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "why", ref.Message)
+		return &apiError{status: ref.Status, kind: kindPermission, message: ref.Message, retry: "false"}
 	}
-	got := presentedKey(r)
-	if got == "" {
-		return false
+	if jsonBody && r.Method == http.MethodPost {
+		if ref := httpguard.CheckJSON(r); ref != nil {
+			return &apiError{status: ref.Status, kind: kindInvalidRequest, message: ref.Message, retry: "false"}
+		}
 	}
-	sum := sha256.Sum256([]byte(got))
-	ok := 0
-	for i := range s.keys {
-		ok |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
+	if s.guard.CheckKey(r) != nil {
+		return errUnauthorized()
 	}
-	return ok == 1
-}
-
-// presentedKey is the gateway key a request carries (x-api-key or Bearer).
-func presentedKey(r *http.Request) string {
-	got := r.Header.Get("x-api-key")
-	if a := r.Header.Get("Authorization"); got == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		got = strings.TrimSpace(a[7:])
-	}
-	return got
+	return nil
 }
 
 // idempotencyKey is the request's Idempotency-Key ("" when it has none),
@@ -320,8 +344,8 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) string {
 		return ""
 	}
 	h := sha256.New()
-	if len(s.keys) > 0 {
-		h.Write([]byte(presentedKey(r)))
+	if s.guard.NeedsKey() {
+		h.Write([]byte(httpguard.PresentedKey(r)))
 		h.Write([]byte{0})
 	}
 	h.Write(body)

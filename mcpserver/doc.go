@@ -27,7 +27,8 @@
 //	srv := mcpserver.New(&mcpserver.Config{Engine: eng, Logger: stderrLogger})
 //	err := srv.Run(ctx, &mcp.StdioTransport{}) // stdout carries only JSON-RPC
 //
-//	// or: http.ListenAndServe("127.0.0.1:8765", mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: tok}))
+//	// or: h, err := mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: tok})
+//	//     http.ListenAndServe("127.0.0.1:8765", h)
 //
 // Errors are mapped to the outside world in exactly one place, errors.go.
 package mcpserver

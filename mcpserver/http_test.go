@@ -17,7 +17,11 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 func TestHTTPHandlerGuards(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	srv := New(&Config{Logger: log})
-	ts := httptest.NewServer(HTTPHandler(srv, &HTTPOptions{Token: "s3cret", AllowedOrigins: []string{"https://ok.example"}, Logger: log}))
+	h, err := HTTPHandler(srv, &HTTPOptions{Token: "s3cret", AllowedOrigins: []string{"https://ok.example"}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
 	defer ts.Close()
 	for _, tc := range []struct {
 		name   string
@@ -28,6 +32,9 @@ func TestHTTPHandlerGuards(t *testing.T) {
 		{"no token", "", "", http.StatusUnauthorized},
 		{"wrong token", "", "Bearer nope", http.StatusUnauthorized},
 		{"token, no origin", "", "Bearer s3cret", http.StatusOK},
+		{"lowercase scheme", "", "bearer s3cret", http.StatusOK},
+		{"uppercase scheme", "", "BEARER s3cret", http.StatusOK},
+		{"other scheme", "", "Basic s3cret", http.StatusUnauthorized},
 		{"loopback origin", "http://localhost:3000", "Bearer s3cret", http.StatusOK},
 		{"loopback ip origin", "http://127.0.0.1:8765", "Bearer s3cret", http.StatusOK},
 		{"allowed origin", "https://ok.example", "Bearer s3cret", http.StatusOK},
@@ -68,7 +75,11 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestHTTPClientSession(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	ts := httptest.NewServer(HTTPHandler(New(&Config{Logger: log}), &HTTPOptions{Token: "tok", Logger: log}))
+	h, err := HTTPHandler(New(&Config{Logger: log}), &HTTPOptions{Token: "tok", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
 	defer ts.Close()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{

@@ -114,8 +114,14 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: --http %s is not a loopback address: set --token or LLMGUARD_MCP_TOKEN so strangers can't spend your credits\n", *httpAddr)
 		return 2
 	}
+	h, err := mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: *token, AllowedOrigins: origins, Logger: logger})
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(env.Stderr, "llmguard mcp: --allow-origin: %v\n", err)
+		return 2
+	}
 	hs := &http.Server{
-		Handler:           mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: *token, AllowedOrigins: origins, Logger: logger}),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

@@ -18,7 +18,7 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("mock", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--quiet] [--list]\n\n"+
+		fmt.Fprint(env.Stderr, "Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--quiet] [--list] [--allow-remote]\n\n"+
 			"Serves the Anthropic, OpenAI(-compatible), Azure and Gemini APIs with realistic answers and scripted faults.\n"+
 			"Per request: header X-Mock-Fault: 529,529,200 or model \"NAME+fault=529,529,200\". Request log: GET /_mock/requests.\n\n")
 		fs.PrintDefaults()
@@ -28,6 +28,7 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	seed := fs.Uint64("seed", 0, "random seed for fault rates and latency (0: the scenario's own)")
 	quiet := fs.Bool("quiet", false, "do not log each request to stderr")
 	list := fs.Bool("list", false, "list the built-in scenarios and exit")
+	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr (the mock accepts any key and answers anyone)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -48,6 +49,10 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	sc, err := mock.LoadScenario(*scenario)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard mock: --scenario: %v\n", err)
+		return 2
+	}
+	if !*allowRemote && offLoopback(*addr) {
+		fmt.Fprintf(env.Stderr, "llmguard mock: --addr %s is not a loopback address: the mock answers anyone; use 127.0.0.1:PORT, or pass --allow-remote\n", *addr)
 		return 2
 	}
 	ln, err := net.Listen("tcp", *addr)

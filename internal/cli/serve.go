@@ -19,11 +19,13 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR]\n\n"+
+		fmt.Fprint(env.Stderr, "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]\n\n"+
 			"Serves POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET /v1/models over the\n"+
 			"config's routes, with /healthz, /readyz and /status. Point clients at it:\n"+
 			"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
-			"Gateway keys (optional) are read from the environment variable named by --keys-env, comma-separated.\n\n")
+			"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
+			"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
+			"needs one too. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API")
@@ -33,6 +35,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "request body limit in bytes (413 beyond)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	logs := addLogFlags(fs, "log at debug level: every engine event, each failed attempt's one-line verdict")
+	insecure := fs.Bool("insecure-no-auth", false, "allow listening off loopback without gateway keys (anyone who can reach the address spends your provider credits)")
+	var origins mcpOrigins
+	fs.Var(&origins, "allow-origin", "also admit requests from web pages of this `origin` (e.g. https://app.example; repeatable); loopback origins are always admitted")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -52,6 +57,17 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	if path == "" {
 		path = env.Getenv("LLMGUARD_CONFIG")
 	}
+	var keys []string
+	for _, k := range strings.Split(env.Getenv(*keysEnv), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	exposed, err := exposure(*addr, *adminAddr, len(keys), *insecure, *keysEnv)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
+		return 2
+	}
 	app, err := loadAppWith(ctx, env, path, logs.engineOptions(logger))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
@@ -62,17 +78,12 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		logger.Warn("llmguard serve: no provider key in the environment: the simulated provider sim answers, every answer labelled " +
 			strings.TrimSpace(SimLabel) + "; set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or another provider's key) for real answers")
 	}
-	var keys []string
-	for _, k := range strings.Split(env.Getenv(*keysEnv), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
 	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Config: app.Config, Keys: keys,
+		AllowedOrigins: origins, AllowedHosts: hostNames(*addr, *adminAddr),
 		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
-		return 1
+		return 2
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -96,6 +107,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	if len(keys) > 0 {
 		auth = fmt.Sprintf("%d gateway key(s) from $%s", len(keys), *keysEnv)
 	}
+	if exposed != "" {
+		logger.Warn("llmguard serve: " + exposed)
+	}
 	fmt.Fprintf(env.Stdout, "llmguard serve listening on http://%s (routes: %s; %s)\n", ln.Addr(), strings.Join(routes, ", "), auth)
 	if adminLn != nil {
 		fmt.Fprintf(env.Stdout, "llmguard serve admin on http://%s\n", adminLn.Addr())
@@ -105,4 +119,65 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// exposure checks where serve listens: off loopback it needs gateway keys
+// unless insecure, and then returns the warning to print at start.
+// The admin address counts too: its /status shows other clients' errors.
+func exposure(addr, adminAddr string, keys int, insecure bool, keysEnv string) (warn string, err error) {
+	flag, at := "--addr", addr
+	if !offLoopback(addr) {
+		if adminAddr == "" || !offLoopback(adminAddr) {
+			return "", nil
+		}
+		flag, at = "--admin-addr", adminAddr
+	}
+	if keys > 0 {
+		return "", nil
+	}
+	if !insecure {
+		return "", fmt.Errorf("%s %s is not a loopback address and no gateway key is set: anyone who can reach it "+
+			"could spend your provider credits. Set $%s (comma-separated keys clients send as Authorization: Bearer <key>), "+
+			"or pass --insecure-no-auth to serve it open", flag, at, keysEnv)
+	}
+	return fmt.Sprintf("--insecure-no-auth: listening on %s, off loopback, with no gateway key: "+
+		"anyone who can reach this address can spend your provider credits", at), nil
+}
+
+// offLoopback reports whether a listener on addr (host:port) would be
+// reachable from other machines: an empty host (every interface), or a host
+// that is or resolves to a non-loopback address. An address that does not
+// parse or resolve is not (listening on it fails and says why).
+func offLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "" {
+		return true
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		ta, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			return false
+		}
+		ip = ta.IP
+	}
+	return ip == nil || !ip.IsLoopback()
+}
+
+// hostNames lists the listen addresses' host names that are not IPs
+// (admitted as Host headers besides loopback ones).
+func hostNames(addrs ...string) []string {
+	var out []string
+	for _, a := range addrs {
+		if h, _, err := net.SplitHostPort(a); err == nil && h != "" && net.ParseIP(h) == nil {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -80,14 +80,24 @@ func TestServe(t *testing.T) {
 			}
 		})
 	}
-	res, err := http.Get(admin + "/status")
-	if err != nil {
-		t.Fatal(err)
+	status := func(key string) (int, string) {
+		req, _ := http.NewRequest("GET", admin+"/status", nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(b)
 	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(b), `"anthropic/claude-sonnet-4-5"`) {
-		t.Errorf("admin /status %d: %s", res.StatusCode, b)
+	if code, b := status("gw-secret-1"); code != 200 || !strings.Contains(b, `"anthropic/claude-sonnet-4-5"`) {
+		t.Errorf("admin /status %d: %s", code, b)
+	}
+	if code, b := status(""); code != 401 {
+		t.Errorf("admin /status without a gateway key: %d, want 401: %s", code, b)
 	}
 	cancel()
 	if c := <-code; c != 0 {
