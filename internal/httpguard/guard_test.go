@@ -95,7 +95,6 @@ func TestCheckSource(t *testing.T) {
 	}
 }
 
-
 func TestCheckKey(t *testing.T) {
 	ts := serve(t, &Policy{Keys: []string{"gw-key-1", "gw-key-2"}, KeyName: "gateway key"})
 	for _, tc := range []struct {
