@@ -320,7 +320,6 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 // its body type (when the path takes a JSON body) and its gateway key.
 func (s *Server) admit(r *http.Request, jsonBody bool) *apiError {
 	if ref := s.guard.CheckSource(r); ref != nil {
-		s.log.Warn("gateway: request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "why", ref.Message)
 		return &apiError{status: ref.Status, kind: kindPermission, message: ref.Message, retry: "false"}
 	}
 	if jsonBody && r.Method == http.MethodPost {
