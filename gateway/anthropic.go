@@ -13,8 +13,9 @@ import (
 // ---- Anthropic request decoding ----
 
 type anMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string
+	Content json.RawMessage
+	Extra   map[string]json.RawMessage
 }
 
 type anTool struct {
@@ -98,6 +99,9 @@ func decodeANSystem(v json.RawMessage, r *provider.Request) error {
 }
 
 func decodeANMessages(v json.RawMessage, r *provider.Request) error {
+	if !isArray(v) {
+		return typeError("", "an array of messages", v)
+	}
 	var msgs []anMessage
 	err := rawjson.EachElement(v, func(el []byte) error {
 		var m anMessage
@@ -105,19 +109,22 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 			var err error
 			switch k {
 			case "role":
-				m.Role, err = rawjson.String(fv)
+				if m.Role, err = rawjson.String(fv); err != nil {
+					return typeError(fmt.Sprintf("[%d].role", len(msgs)), "a string", fv)
+				}
 			case "content":
 				m.Content = fv // decodeANContent copies what it keeps
 			default:
 				if !rawjson.Valid(fv) {
-					err = errNotObject
+					return errNotObject
 				}
-			}
-			if err != nil {
-				return fmt.Errorf("message %d: %q: %w", len(msgs), k, err)
+				setExtra(&m.Extra, k, fv) // clear_at, output_config...
 			}
 			return nil
 		})
+		if !isObject(el) {
+			err = typeError(fmt.Sprintf("[%d]", len(msgs)), "an object with role and content", el)
+		}
 		msgs = append(msgs, m)
 		return err
 	})
@@ -126,41 +133,43 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 	}
 	r.Messages = make([]provider.Message, 0, len(msgs))
 	for i, m := range msgs {
-		if m.Role != provider.RoleUser && m.Role != provider.RoleAssistant {
-			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
-		}
 		parts, err := decodeANContent(m.Content)
 		if err != nil {
-			return fmt.Errorf("message %d: %w", i, err)
+			return prefixError(fmt.Sprintf("[%d].content", i), err)
 		}
 		// Tool results in a user turn become a tool message (first, as
-		// Anthropic requires them first), the rest a user message.
-		var results, rest []provider.Part
-		for _, p := range parts {
-			if p.Type == provider.PartToolResult {
-				results = append(results, p)
-			} else {
-				rest = append(rest, p)
+		// Anthropic requires them first), the rest a user message. Any
+		// other role, system included, is kept as it came.
+		if m.Role == provider.RoleUser {
+			var results, rest []provider.Part
+			for _, p := range parts {
+				if p.Type == provider.PartToolResult {
+					results = append(results, p)
+				} else {
+					rest = append(rest, p)
+				}
+			}
+			if len(results) > 0 {
+				r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: results, Extra: m.Extra})
+				if len(rest) > 0 {
+					r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: rest})
+				}
+				continue
 			}
 		}
-		if len(results) > 0 {
-			r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: results})
-			if len(rest) > 0 {
-				r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: rest})
-			}
-			continue
-		}
-		r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts})
+		r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts, Extra: m.Extra})
 	}
 	return nil
 }
 
 // decodeANContent decodes a string or an array of content blocks.
 func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
-	return decodeContent(v, "block", func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
+	return decodeContent(v, func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
 		switch typ {
 		case "text":
-			err = json.Unmarshal(obj["text"], &p.Text)
+			if p.Text, err = rawjson.String(obj["text"]); err != nil {
+				return typeError("text", "a string", obj["text"])
+			}
 			delete(obj, "text")
 		case "image":
 			var src struct {
@@ -169,7 +178,9 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 				Data      string `json:"data"`
 				URL       string `json:"url"`
 			}
-			if err = json.Unmarshal(obj["source"], &src); err == nil && (src.Type == "base64" || src.Type == "url") {
+			// Other sources (file, a malformed one) stay verbatim for the
+			// provider to judge.
+			if json.Unmarshal(obj["source"], &src) == nil && (src.Type == "base64" || src.Type == "url") {
 				p.Type = provider.PartImage
 				p.Image = &provider.Image{URL: src.URL, MediaType: src.MediaType, Data: src.Data}
 				delete(obj, "source")
@@ -191,19 +202,20 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 			_ = json.Unmarshal(obj["tool_use_id"], &tr.CallID)
 			_ = json.Unmarshal(obj["is_error"], &tr.IsError)
 			var inner []provider.Part
-			if inner, err = decodeANContent(obj["content"]); err == nil {
-				texts := 0
-				for _, ip := range inner {
-					if ip.Type == provider.PartText {
-						tr.Content += ip.Text
-						texts++
-					}
+			if inner, err = decodeANContent(obj["content"]); err != nil {
+				return prefixError("content", err)
+			}
+			texts := 0
+			for _, ip := range inner {
+				if ip.Type == provider.PartText {
+					tr.Content += ip.Text
+					texts++
 				}
-				delete(obj, "tool_use_id")
-				delete(obj, "is_error")
-				if texts == len(inner) {
-					delete(obj, "content") // else keep the rich content verbatim
-				}
+			}
+			delete(obj, "tool_use_id")
+			delete(obj, "is_error")
+			if texts == len(inner) {
+				delete(obj, "content") // else keep the rich content verbatim
 			}
 			p.Type, p.ToolResult = provider.PartToolResult, tr
 		}

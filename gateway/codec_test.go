@@ -17,6 +17,9 @@ func ptr[T any](v T) *T { return &v }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
+// ignoreRaw leaves Request.Raw (the body itself) out of comparisons.
+var ignoreRaw = cmpopts.IgnoreFields(provider.Request{}, "Raw")
+
 func TestDecodeOpenAI(t *testing.T) {
 	tests := []struct {
 		name string
@@ -71,7 +74,7 @@ func TestDecodeOpenAI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty(), ignoreRaw); d != "" {
 				t.Errorf("decodeOpenAI (-want +got):\n%s", d)
 			}
 		})
@@ -115,7 +118,7 @@ func TestDecodeAnthropic(t *testing.T) {
 			"tools":       raw(`[{"name":"get","description":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]`),
 			"tool_choice": raw(`{"type":"any","disable_parallel_tool_use":true}`),
 		}}}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty()); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty(), ignoreRaw); d != "" {
 		t.Errorf("decodeAnthropic (-want +got):\n%s", d)
 	}
 }
@@ -153,15 +156,25 @@ func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 	}{
-		{"not json", `{"model":`, "not a JSON object"},
-		{"no model", `{"messages":[{"role":"user","content":"x"}]}`, `missing "model"`},
-		{"no messages", `{"model":"m"}`, `missing "messages"`},
-		{"bad role", `{"model":"m","messages":[{"role":"robot","content":"x"}]}`, "unknown role"},
-		{"bad max_tokens", `{"model":"m","max_tokens":"many","messages":[{"role":"user","content":"x"}]}`, `invalid "max_tokens"`},
-		{"bad unknown field", `{"model":"m","x":tru,"messages":[{"role":"user","content":"x"}]}`, `invalid "x"`},
-		{"trailing garbage", `{"model":"m","messages":[{"role":"user","content":"x"}]} {}`, "not a JSON object"},
-		{"array", `[1]`, "not a JSON object"},
-		{"unterminated", `{"model":"m","messages":[{"role":"user","content":"x"}]`, "not a JSON object"},
+		{"not json", `{"model":`, "request body is not valid JSON: unexpected end of JSON input (at byte 9)"},
+		{"no model", `{"messages":[{"role":"user","content":"x"}]}`, `missing "model" (a string`},
+		{"no messages", `{"model":"m"}`, `missing "messages" (an array of messages)`},
+		{"model a number", `{"model":123,"messages":[{"role":"user","content":"x"}]}`, `invalid "model": expected a string, got a number`},
+		{"bad max_tokens", `{"model":"m","max_tokens":"many","messages":[{"role":"user","content":"x"}]}`, `invalid "max_tokens": expected an integer, got a string`},
+		{"fractional max_tokens", `{"model":"m","max_tokens":1.5,"messages":[{"role":"user","content":"x"}]}`, `invalid "max_tokens": expected an integer, got a number`},
+		{"temperature a string", `{"model":"m","temperature":"hot","messages":[{"role":"user","content":"x"}]}`, `invalid "temperature": expected a number, got a string`},
+		{"stream a string", `{"model":"m","stream":"yes","messages":[{"role":"user","content":"x"}]}`, `invalid "stream": expected true or false, got a string`},
+		{"messages an object", `{"model":"m","messages":{"role":"user"}}`, `invalid "messages": expected an array of messages, got an object`},
+		{"message a string", `{"model":"m","messages":["hi"]}`, `invalid "messages[0]": expected an object with role and content, got a string`},
+		{"role a number", `{"model":"m","messages":[{"role":1,"content":"x"}]}`, `invalid "messages[0].role": expected a string, got a number`},
+		{"content a number", `{"model":"m","messages":[{"role":"user","content":5}]}`, `invalid "messages[0].content": expected a string or an array of content blocks, got a number`},
+		{"text a number", `{"model":"m","messages":[{"role":"user","content":"x"},{"role":"user","content":[{"type":"text","text":7}]}]}`, `invalid "messages[1].content[0].text": expected a string, got a number`},
+		{"fallbacks a number", `{"model":"m","fallbacks":3,"messages":[{"role":"user","content":"x"}]}`, `invalid "fallbacks": expected a model name or an array of model names, got a number`},
+		{"bad unknown field", `{"model":"m","x":tru,"messages":[{"role":"user","content":"x"}]}`, `request body is not valid JSON: invalid character ',' in literal true (expecting 'e') (at byte 21)`},
+		{"trailing garbage", `{"model":"m","messages":[{"role":"user","content":"x"}]} {}`, "request body is not valid JSON: invalid character '{' after top-level value"},
+		{"array", `[1]`, "request body must be a JSON object, got an array"},
+		{"null", `null`, "request body must be a JSON object, got null"},
+		{"unterminated", `{"model":"m","messages":[{"role":"user","content":"x"}]`, "request body is not valid JSON: unexpected end of JSON input"},
 	}
 	for _, tt := range tests {
 		for _, dec := range []struct {
@@ -172,6 +185,9 @@ func TestDecodeErrors(t *testing.T) {
 				_, err := dec.fn([]byte(tt.body))
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err = %v, want containing %q", err, tt.want)
+				}
+				if strings.Contains(err.Error(), "Go value") || strings.Contains(err.Error(), "float64") {
+					t.Errorf("err = %v: names a Go type", err)
 				}
 			})
 		}

@@ -3,7 +3,10 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -13,16 +16,21 @@ import (
 // decodes the fields of the dialect and reports whether it knew the key;
 // the fields both dialects share (model, temperature, top_p, stream), the
 // gateway's per-request routing (fallbacks, then OpenRouter's models) and
-// unknown fields, kept verbatim in Request.Extra, are handled here.
+// unknown fields, kept verbatim in Request.Extra, are handled here. The
+// body less the routing fields becomes Request.Raw, which an adapter of the
+// dialect sends on byte for byte.
 func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMessage) (known bool, err error)) error {
 	r := in.req
 	var models []string
+	routing := false // the body has llmguard's own fields
 	err := eachField(body, func(k string, v json.RawMessage) error {
 		known, err := field(k, v)
 		if !known {
 			switch k {
 			case "model":
-				in.model, err = rawjson.String(v)
+				if in.model, err = rawjson.String(v); err != nil {
+					return typeError(k, "a string", v)
+				}
 			case "temperature":
 				err = unmarshalFloat(v, &r.Temperature)
 			case "top_p":
@@ -30,26 +38,33 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 			case "stream":
 				err = unmarshalBool(v, &r.Stream)
 			case "fallbacks":
-				in.fallbacks, err = stringOrList(v)
+				if in.dialect == DialectAnthropic && anthropicFallbacks(v) {
+					setExtra(&r.Extra, k, v) // the API's own server-side fallbacks
+					return nil
+				}
+				routing = true
+				if in.fallbacks, err = stringOrList(v); err != nil {
+					return typeError(k, "a model name or an array of model names", v)
+				}
 			case "models":
-				models, err = stringOrList(v)
+				routing = true
+				if models, err = stringOrList(v); err != nil {
+					return typeError(k, "an array of model names", v)
+				}
 			default:
 				if !rawjson.Valid(v) {
-					return badRequest("invalid %q: malformed JSON", k)
+					return errSyntax
 				}
 				setExtra(&r.Extra, k, v)
 			}
 		}
 		if err != nil {
-			return badRequest("invalid %q: %v", k, err)
+			return userError(k, err)
 		}
 		return nil
 	})
 	if err != nil {
-		if _, ok := err.(*requestError); ok {
-			return err
-		}
-		return badRequest("request body is not a JSON object: %v", err)
+		return decodeFault(body, err)
 	}
 	if in.model == "" && len(models) > 0 {
 		// OpenRouter accepts "models" alone: the first is the primary.
@@ -57,20 +72,45 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	}
 	in.fallbacks = append(in.fallbacks, models...)
 	if in.model == "" {
-		return badRequest("missing \"model\"")
+		return badRequest("missing \"model\" (a string: a route, provider/model or a model id)")
 	}
 	if len(r.Messages) == 0 {
-		return badRequest("missing \"messages\"")
+		return badRequest("missing \"messages\" (an array of messages)")
+	}
+	if routing {
+		r.Raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{
+			{Key: "fallbacks", Mode: rawjson.Delete}, {Key: "models", Mode: rawjson.Delete}})
+		if err != nil {
+			return decodeFault(body, err)
+		}
+	} else {
+		r.Raw = bytes.Clone(body)
 	}
 	return nil
+}
+
+// anthropicFallbacks reports whether a "fallbacks" value on /v1/messages is
+// the Messages API's own (server-side fallback models: "default" or an
+// array of objects) rather than llmguard's list of route or model names.
+func anthropicFallbacks(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	if string(v) == `"default"` {
+		return true
+	}
+	found := false
+	_ = rawjson.EachElement(v, func(el []byte) error {
+		found = found || (len(el) > 0 && el[0] == '{')
+		return nil
+	})
+	return found
 }
 
 // decodeContent decodes message content in either dialect: null (no parts),
 // a string (one text part) or an array of typed objects. For each object,
 // block decodes the fields of its type into p, deleting the keys it used;
 // the keys left over are kept verbatim in p.Extra, so a same-dialect target
-// receives them unchanged. noun names an element in errors ("block", "part").
-func decodeContent(v json.RawMessage, noun string, block func(typ string, obj map[string]json.RawMessage, p *provider.Part) error) ([]provider.Part, error) {
+// receives them unchanged. An element of an unknown type is kept whole.
+func decodeContent(v json.RawMessage, block func(typ string, obj map[string]json.RawMessage, p *provider.Part) error) ([]provider.Part, error) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 || string(v) == "null" {
 		return nil, nil
@@ -82,18 +122,25 @@ func decodeContent(v json.RawMessage, noun string, block func(typ string, obj ma
 		}
 		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
 	}
+	if v[0] != '[' {
+		return nil, typeError("", "a string or an array of content blocks", v)
+	}
 	raw, err := objects(v)
 	if err != nil {
-		return nil, err
+		return nil, typeError("", "an array of content blocks (objects with a type)", v)
 	}
 	parts := make([]provider.Part, 0, len(raw))
-	for _, obj := range raw {
+	for i, obj := range raw {
 		var typ string
-		_ = json.Unmarshal(obj["type"], &typ)
+		if t, ok := obj["type"]; ok {
+			if typ, err = rawjson.String(t); err != nil {
+				return nil, typeError(fmt.Sprintf("[%d].type", i), "a string", t)
+			}
+		}
 		delete(obj, "type")
 		p := provider.Part{Type: typ}
 		if err := block(typ, obj, &p); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", typ, noun, err)
+			return nil, prefixError(fmt.Sprintf("[%d]", i), err)
 		}
 		if len(obj) > 0 {
 			p.Extra = obj
@@ -101,4 +148,150 @@ func decodeContent(v json.RawMessage, noun string, block func(typ string, obj ma
 		parts = append(parts, p)
 	}
 	return parts, nil
+}
+
+// ---- errors in the user's terms ----
+
+// errSyntax marks a value that is not JSON; decodeFault then reports the
+// body's syntax error.
+var errSyntax = errors.New("malformed JSON")
+
+// fieldError is a request field whose value has the wrong type.
+type fieldError struct{ path, want, got string }
+
+func (e *fieldError) Error() string {
+	return fmt.Sprintf("invalid %q: expected %s, got %s", e.path, e.want, e.got)
+}
+
+// typeError is the error for the value v at path, which should be want
+// ("a string", "an array of messages").
+func typeError(path, want string, v []byte) error {
+	return &fieldError{path: path, want: want, got: jsonKind(v)}
+}
+
+// jsonKind names the kind of a JSON value as a user would.
+func jsonKind(v []byte) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// prefixError puts prefix before the path of err's field (a *fieldError or
+// a *json.UnmarshalTypeError), or before its message.
+func prefixError(prefix string, err error) error {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return &fieldError{path: joinPath(prefix, fe.path), want: fe.want, got: fe.got}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return &fieldError{path: joinPath(prefix, te.Field), want: goKind(te.Type), got: article(te.Value)}
+	}
+	if errors.Is(err, errSyntax) || errors.Is(err, rawjson.ErrMalformed) {
+		return err
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return errSyntax
+	}
+	var re *requestError
+	if errors.As(err, &re) {
+		return err
+	}
+	return &requestError{msg: fmt.Sprintf("invalid %q: %v", prefix, err)}
+}
+
+// userError is prefixError for a top-level key.
+func userError(key string, err error) error { return prefixError(key, err) }
+
+func joinPath(prefix, path string) string {
+	switch {
+	case path == "":
+		return prefix
+	case prefix == "" || strings.HasPrefix(path, "["):
+		return prefix + path
+	}
+	return prefix + "." + path
+}
+
+// goKind names a Go type's JSON kind as a user would.
+func goKind(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return goKind(t.Elem())
+	}
+	return "another type"
+}
+
+// article turns encoding/json's value kind ("string", "number 1.5") into
+// "a string", "a number".
+func article(v string) string {
+	v, _, _ = strings.Cut(v, " ")
+	switch v {
+	case "object", "array":
+		return "an " + v
+	case "bool":
+		return "a boolean"
+	case "":
+		return "another type"
+	}
+	return "a " + v
+}
+
+// decodeFault is the 400 for a body that failed to decode: its syntax
+// error when it is not JSON, else the field at fault.
+func decodeFault(body []byte, err error) error {
+	if !rawjson.Valid(body) {
+		var v any
+		serr := json.Unmarshal(body, &v)
+		var se *json.SyntaxError
+		if errors.As(serr, &se) {
+			return badRequest("request body is not valid JSON: %v (at byte %d)", se, se.Offset)
+		}
+		if serr != nil {
+			return badRequest("request body is not valid JSON: %v", serr)
+		}
+	}
+	if errors.Is(err, errNotObject) || rawjson.IsNull(body) || len(bytes.TrimSpace(body)) > 0 && bytes.TrimSpace(body)[0] != '{' {
+		return badRequest("request body must be a JSON object, got %s", jsonKind(body))
+	}
+	var fe *fieldError
+	var re *requestError
+	switch {
+	case errors.As(err, &fe):
+		return badRequest("%s", fe.Error())
+	case errors.As(err, &re):
+		return re
+	}
+	return badRequest("invalid request: %v", err)
 }

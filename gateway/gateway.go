@@ -512,6 +512,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	}
 	h := w.Header()
 	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
+	setDropped(h, res.Response.Dropped)
 	if res.Cached {
 		h.Set("X-Llmguard-Cached", "true")
 		h.Set("Idempotent-Replayed", "true")
@@ -673,5 +674,6 @@ var _ io.Writer = (*trackingWriter)(nil)
 func clone(req *provider.Request) *provider.Request {
 	c := *req
 	c.Messages = slices.Clip(slices.Clone(req.Messages))
+	c.Raw = nil // the copy's messages will differ from the client's body
 	return &c
 }

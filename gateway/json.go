@@ -121,3 +121,8 @@ func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 	})
 	return out, err
 }
+
+// isObject and isArray report the kind of a JSON value by its first byte.
+func isObject(v []byte) bool { v = bytes.TrimSpace(v); return len(v) > 0 && v[0] == '{' }
+
+func isArray(v []byte) bool { v = bytes.TrimSpace(v); return len(v) > 0 && v[0] == '[' }

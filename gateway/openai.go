@@ -38,11 +38,12 @@ func badRequest(format string, a ...any) error {
 // ---- OpenAI request decoding ----
 
 type oaMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []oaToolCall    `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-	Name       string          `json:"name"`
+	Role       string
+	Content    json.RawMessage
+	ToolCalls  []oaToolCall
+	ToolCallID string
+	Name       string
+	Extra      map[string]json.RawMessage // fields the canonical form lacks
 }
 
 type oaToolCall struct {
@@ -129,32 +130,46 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 }
 
 func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
+	if !isArray(v) {
+		return typeError("", "an array of messages", v)
+	}
 	var msgs []oaMessage
 	err := rawjson.EachElement(v, func(el []byte) error {
 		var m oaMessage
+		at := fmt.Sprintf("[%d]", len(msgs))
 		err := eachField(el, func(k string, fv json.RawMessage) error {
 			var err error
 			switch k {
 			case "role":
-				m.Role, err = rawjson.String(fv)
+				if m.Role, err = rawjson.String(fv); err != nil {
+					return typeError(at+".role", "a string", fv)
+				}
 			case "content":
 				m.Content = fv
 			case "tool_calls":
-				err = json.Unmarshal(fv, &m.ToolCalls)
+				if err = json.Unmarshal(fv, &m.ToolCalls); err != nil {
+					return prefixError(at+".tool_calls", err)
+				}
 			case "tool_call_id":
-				m.ToolCallID, err = rawjson.String(fv)
+				if m.ToolCallID, err = rawjson.String(fv); err != nil {
+					return typeError(at+".tool_call_id", "a string", fv)
+				}
 			case "name":
-				m.Name, err = rawjson.String(fv)
+				if m.Name, err = rawjson.String(fv); err != nil {
+					return typeError(at+".name", "a string", fv)
+				}
+				setExtra(&m.Extra, k, fv)
 			default:
 				if !rawjson.Valid(fv) {
-					err = errNotObject
+					return errSyntax
 				}
-			}
-			if err != nil {
-				return fmt.Errorf("message %d: %q: %w", len(msgs), k, err)
+				setExtra(&m.Extra, k, fv)
 			}
 			return nil
 		})
+		if !isObject(el) {
+			err = typeError(at, "an object with role and content", el)
+		}
 		msgs = append(msgs, m)
 		return err
 	})
@@ -164,26 +179,14 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 	r.Messages = make([]provider.Message, 0, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
+		parts, err := decodeOAContent(m.Content)
+		if err != nil {
+			return prefixError(fmt.Sprintf("[%d].content", i), err)
+		}
 		switch m.Role {
 		case "system", "developer":
-			parts, err := decodeOAContent(m.Content)
-			if err != nil {
-				return fmt.Errorf("message %d: %w", i, err)
-			}
-			for _, p := range parts {
-				if p.Type != provider.PartText {
-					continue
-				}
-				if r.System != "" {
-					r.System += "\n\n"
-				}
-				r.System += p.Text
-			}
+			r.System = joinText(r.System, parts)
 		case "user", "assistant":
-			parts, err := decodeOAContent(m.Content)
-			if err != nil {
-				return fmt.Errorf("message %d: %w", i, err)
-			}
 			for _, tc := range m.ToolCalls {
 				args := json.RawMessage(tc.Function.Arguments)
 				if !rawjson.Valid(args) {
@@ -192,14 +195,10 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 				parts = append(parts, provider.Part{Type: provider.PartToolCall,
 					ToolCall: &provider.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args}})
 			}
-			r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts})
+			r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts, Extra: m.Extra})
 		case "tool", "function":
-			text, err := contentText(m.Content)
-			if err != nil {
-				return fmt.Errorf("message %d: %w", i, err)
-			}
 			p := provider.Part{Type: provider.PartToolResult,
-				ToolResult: &provider.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: text}}
+				ToolResult: &provider.ToolResult{CallID: m.ToolCallID, Name: m.Name, Content: partsText(parts)}}
 			if p.ToolResult.CallID == "" {
 				p.ToolResult.CallID = m.Name // legacy function role
 			}
@@ -210,20 +209,31 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 				r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: []provider.Part{p}})
 			}
 		default:
-			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
+			// An unknown role: kept for a target of this dialect to judge.
+			r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts, Extra: m.Extra})
 		}
 	}
 	return nil
 }
 
-// contentText flattens string-or-parts content into text.
-func contentText(v json.RawMessage) (string, error) {
-	parts, err := decodeOAContent(v)
-	if err != nil {
-		return "", err
+// joinText appends the text parts of parts to s, paragraphs apart.
+func joinText(s string, parts []provider.Part) string {
+	for _, p := range parts {
+		if p.Type != provider.PartText {
+			continue
+		}
+		if s != "" {
+			s += "\n\n"
+		}
+		s += p.Text
 	}
+	return s
+}
+
+// partsText concatenates the text parts of parts.
+func partsText(parts []provider.Part) string {
 	if len(parts) == 1 && parts[0].Type == provider.PartText {
-		return parts[0].Text, nil
+		return parts[0].Text
 	}
 	var b strings.Builder
 	for _, p := range parts {
@@ -231,16 +241,17 @@ func contentText(v json.RawMessage) (string, error) {
 			b.WriteString(p.Text)
 		}
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // decodeOAContent decodes message content: a string, null, or an array of parts.
 func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
-	return decodeContent(v, "part", func(typ string, obj map[string]json.RawMessage, p *provider.Part) error {
+	return decodeContent(v, func(typ string, obj map[string]json.RawMessage, p *provider.Part) error {
 		switch typ {
 		case "text":
-			if err := json.Unmarshal(obj["text"], &p.Text); err != nil {
-				return err
+			var err error
+			if p.Text, err = rawjson.String(obj["text"]); err != nil {
+				return typeError("text", "a string", obj["text"])
 			}
 			delete(obj, "text")
 		case "image_url":
@@ -249,7 +260,7 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 				Detail json.RawMessage `json:"detail"`
 			}
 			if err := json.Unmarshal(obj["image_url"], &iu); err != nil {
-				return err
+				return prefixError("image_url", err)
 			}
 			delete(obj, "image_url")
 			p.Type = provider.PartImage

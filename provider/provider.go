@@ -15,6 +15,12 @@ const (
 	// RoleTool carries tool results (OpenAI "tool" messages, Anthropic
 	// tool_result blocks in a user turn, Gemini functionResponse parts).
 	RoleTool = "tool"
+	// RoleSystem is a system message among the turns (Anthropic's
+	// {"role":"system"} messages, which Claude Code sends); its content is
+	// text parts. An adapter whose API takes system messages in place
+	// (OpenAI, Anthropic for a request in its own dialect) sends it there;
+	// the others append its text, in order, to Request.System.
+	RoleSystem = "system"
 )
 
 // Part types.
@@ -73,10 +79,17 @@ type ToolResult struct {
 	IsError bool   `json:"is_error,omitempty"`
 }
 
-// Message is one conversation turn.
+// Message is one conversation turn. Role is one of the Role constants or,
+// for a request that stays in its dialect, whatever role the client sent
+// (an adapter of another dialect leaves such a message out and names it in
+// Dropped).
 type Message struct {
 	Role    string `json:"role"`
 	Content []Part `json:"content"`
+	// Extra keeps the message's fields the canonical form lacks (Anthropic
+	// clear_at, OpenAI name), sent on only by an adapter of the request's
+	// dialect; nil for most messages.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
 // Tool declares a function the model may call.
@@ -121,6 +134,14 @@ type Request struct {
 	// "anthropic-beta" for Anthropic clients such as Claude Code). An
 	// adapter whose dialect equals Dialect sends them on; nil for most requests.
 	Headers map[string]string `json:"headers,omitempty"`
+	// Raw is the body as the client sent it, in Dialect, without the
+	// gateway's own routing fields. An adapter of that dialect sends it
+	// with only the fields it controls set (model, stream, its stream
+	// options and quirks) instead of encoding the canonical fields, so a
+	// request that stays in its dialect reaches the provider byte for byte.
+	// Code that changes the canonical fields of a request must clear Raw
+	// (the gateway does when it adds a prefill); nil when built in code.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Usage counts tokens.
@@ -154,6 +175,11 @@ type Response struct {
 	// sends them back in its next assistant turn. A client of another
 	// dialect never sees them; nil for most responses.
 	Thinking []Part `json:"thinking,omitempty"`
+	// Dropped names the request fields the adapter could not send to its
+	// provider (a request from another dialect: "seed",
+	// "messages[].content[type=document]"), each once; the gateway reports
+	// them in the x-llmguard-dropped header. Nil when nothing was lost.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // ToolCallDelta is a streamed fragment of a tool call. Index identifies the
@@ -196,6 +222,8 @@ type Chunk struct {
 	// Model and ID are set on the first chunk when the provider says them.
 	Model string `json:"model,omitempty"`
 	ID    string `json:"id,omitempty"`
+	// Dropped is Response.Dropped, on the first chunk of a stream.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Stream is an open streaming response. Recv returns io.EOF after the last

@@ -77,10 +77,11 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 		model = a.model
 	}
 	call := wire.Call{Provider: a.name, Model: model}
-	body, err := Encode(req, model, stream)
+	body, dropped, err := encode(req, model, stream)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
+	call.Dropped = dropped
 	hdr := a.hdr
 	if stream {
 		hdr = a.hdrStream
@@ -112,6 +113,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	}
 	out.Provider = a.name
 	out.RequestID = resp.Header.Get("request-id")
+	out.Dropped = call.Dropped
 	return out, nil
 }
 

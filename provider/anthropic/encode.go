@@ -3,7 +3,9 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/wire"
 )
@@ -42,8 +44,9 @@ type wireToolChoice struct {
 }
 
 type wireMessage struct {
-	Role    string            `json:"role"`
-	Content []json.RawMessage `json:"content"`
+	Role    string                     `json:"role"`
+	Content []json.RawMessage          `json:"content"`
+	extra   map[string]json.RawMessage // the message's Extra, same dialect only
 }
 
 type wireBlock struct {
@@ -67,17 +70,32 @@ type wireSource struct {
 
 var emptyObject = json.RawMessage("{}")
 
-// Encode returns the Messages API body for req, addressed to model. Tool
-// results (RoleTool messages, or tool_result parts anywhere) become
-// tool_result blocks in a user turn, consecutive turns of the same role are
-// merged, and MaxTokens defaults to DefaultMaxTokens. When req.Dialect is
-// Dialect, req.Extra and each part's Extra are sent unchanged (an Extra key
-// replaces the canonical encoding of the same key, except model and stream)
-// and parts the canonical form does not hold (thinking, document blocks) go
-// out verbatim; from another dialect such parts are left out, a temperature
-// above 1 is clamped to 1 and top_p is dropped when temperature is set.
+// Encode returns the Messages API body for req, addressed to model. A
+// request that arrived in this dialect with its body (req.Raw) is that
+// body with model, stream and a default max_tokens set, byte for byte
+// otherwise. Else the canonical fields are encoded: tool results (RoleTool
+// messages, or tool_result parts anywhere) become tool_result blocks in a
+// user turn, consecutive turns of the same role are merged, and MaxTokens
+// defaults to DefaultMaxTokens. When req.Dialect is Dialect, req.Extra and
+// each message's and part's Extra are sent unchanged (an Extra key replaces
+// the canonical encoding of the same key, except model and stream), system
+// messages stay in place and parts or roles the canonical form does not
+// hold go out verbatim; from another dialect system messages join the
+// system prompt, such parts and roles are left out, a temperature above 1
+// is clamped to 1 and top_p is dropped when temperature is set.
 func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
+	body, _, err := encode(req, model, stream)
+	return body, err
+}
+
+// encode is Encode that also names the fields it could not send.
+func encode(req *provider.Request, model string, stream bool) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
+	if same && len(req.Raw) > 0 {
+		body, err := splice(req.Raw, model, stream)
+		return body, nil, err
+	}
+	var drops wire.Drops
 	w := wireRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System,
 		Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.Stop, Stream: stream}
 	if w.MaxTokens <= 0 {
@@ -93,6 +111,13 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 		}
 		if w.Temperature != nil && w.TopP != nil {
 			w.TopP = nil
+			drops.Add("top_p")
+		}
+		drops.Extra("", req.Extra)
+	}
+	for k := range req.Metadata {
+		if k != "user_id" && !same {
+			drops.Add("metadata." + k)
 		}
 	}
 	if uid := req.Metadata["user_id"]; uid != "" {
@@ -116,56 +141,118 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 		case "tool":
 			w.ToolChoice = &wireToolChoice{Type: "tool", Name: tc.Name}
 		default:
-			return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+			return nil, nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
 		}
 	}
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		role := m.Role
-		if role == provider.RoleTool {
-			role = provider.RoleUser
+		if err := w.addMessage(&req.Messages[i], same, &drops); err != nil {
+			return nil, nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		if role != provider.RoleUser && role != provider.RoleAssistant {
-			return nil, fmt.Errorf("message %d: unsupported role %q", i, m.Role)
-		}
-		blocks := make([]json.RawMessage, 0, len(m.Content))
-		for j := range m.Content {
-			p := &m.Content[j]
-			var b json.RawMessage
-			var err error
-			switch {
-			case wire.KnownPart(p):
-				b, err = encodePart(p, same)
-			case same:
-				b, err = wire.RawPart(p)
-			default:
-				continue // another dialect's block (thinking, document...)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
-			}
-			blocks = append(blocks, b)
-		}
-		if len(blocks) == 0 && len(m.Content) > 0 {
-			continue // every part was another dialect's
-		}
-		if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == role {
-			w.Messages[n-1].Content = append(w.Messages[n-1].Content, blocks...)
-			continue
-		}
-		w.Messages = append(w.Messages, wireMessage{Role: role, Content: blocks})
 	}
 	if w.Messages == nil {
 		w.Messages = []wireMessage{}
 	}
 	body, err := json.Marshal(&w)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if same {
-		return wire.MergeExtra(body, req.Extra, "model", "stream")
+		extras := make([]map[string]json.RawMessage, len(w.Messages))
+		for i := range w.Messages {
+			extras[i] = w.Messages[i].extra
+		}
+		if body, err = wire.MessageExtras(body, extras); err == nil {
+			body, err = wire.MergeExtra(body, req.Extra, "model", "stream")
+		}
 	}
-	return body, nil
+	return body, drops.Names(), err
+}
+
+// splice is the client's own body with the fields the adapter controls set.
+func splice(raw []byte, model string, stream bool) ([]byte, error) {
+	mode := rawjson.Set
+	if !stream {
+		mode = rawjson.Replace // absent means false
+	}
+	m := rawjson.AppendString(make([]byte, 0, len(model)+2), model)
+	return rawjson.Splice(make([]byte, 0, len(raw)+32), raw, []rawjson.Field{
+		{Key: "model", Value: m},
+		{Key: "stream", Value: strconv.AppendBool(nil, stream), Mode: mode},
+		{Key: "max_tokens", Value: strconv.AppendInt(nil, DefaultMaxTokens, 10), Mode: rawjson.Default},
+	})
+}
+
+// addMessage appends the blocks of m to w: a system message joins the
+// system prompt (from another dialect) or stays in place, a turn of the
+// same role as the one before joins it.
+func (w *wireRequest) addMessage(m *provider.Message, same bool, drops *wire.Drops) error {
+	role := m.Role
+	switch role {
+	case provider.RoleTool:
+		role = provider.RoleUser
+	case provider.RoleUser, provider.RoleAssistant:
+	case provider.RoleSystem:
+		if !same {
+			w.System = joinText(w.System, m.Content)
+			drops.Extra("messages[].", m.Extra)
+			return nil
+		}
+	default:
+		if !same {
+			drops.Add("messages[role=" + role + "]")
+			return nil
+		}
+	}
+	blocks := make([]json.RawMessage, 0, len(m.Content))
+	for j := range m.Content {
+		p := &m.Content[j]
+		var b json.RawMessage
+		var err error
+		switch {
+		case wire.KnownPart(p):
+			b, err = encodePart(p, same)
+			if !same {
+				drops.Extra("messages[].content[].", p.Extra)
+			}
+		case same:
+			b, err = wire.RawPart(p)
+		default:
+			drops.Add("messages[].content[type=" + p.Type + "]")
+			continue // another dialect's block (thinking, document...)
+		}
+		if err != nil {
+			return fmt.Errorf("part %d: %w", j, err)
+		}
+		blocks = append(blocks, b)
+	}
+	if len(blocks) == 0 && len(m.Content) > 0 {
+		return nil // every part was another dialect's
+	}
+	extra := m.Extra
+	if !same {
+		drops.Extra("messages[].", extra)
+		extra = nil
+	}
+	if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == role && role != provider.RoleSystem && len(extra) == 0 {
+		w.Messages[n-1].Content = append(w.Messages[n-1].Content, blocks...)
+		return nil
+	}
+	w.Messages = append(w.Messages, wireMessage{Role: role, Content: blocks, extra: extra})
+	return nil
+}
+
+// joinText appends the text parts of parts to s, paragraphs apart.
+func joinText(s string, parts []provider.Part) string {
+	for _, p := range parts {
+		if p.Type != provider.PartText || p.Text == "" {
+			continue
+		}
+		if s != "" {
+			s += "\n\n"
+		}
+		s += p.Text
+	}
+	return s
 }
 
 func encodePart(p *provider.Part, same bool) (json.RawMessage, error) {
@@ -210,58 +297,4 @@ func encodePart(p *provider.Part, same bool) (json.RawMessage, error) {
 		return wire.MergeExtra(raw, p.Extra, "type")
 	}
 	return raw, nil
-}
-
-// Response wire types.
-
-type wireResponse struct {
-	ID         string         `json:"id"`
-	Type       string         `json:"type"`
-	Model      string         `json:"model"`
-	Content    []wireRespPart `json:"content"`
-	StopReason string         `json:"stop_reason"`
-	Usage      wireUsage      `json:"usage"`
-}
-
-type wireRespPart struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-	// thinking and redacted_thinking blocks
-	Thinking  string `json:"thinking"`
-	Signature string `json:"signature"`
-	Data      string `json:"data"`
-}
-
-// thinkingPart returns the canonical form of a thinking or redacted_thinking
-// block: its fields verbatim in Extra.
-func (b *wireRespPart) thinkingPart() provider.Part {
-	extra := make(map[string]json.RawMessage, 2)
-	str := func(k, v string) {
-		raw, _ := json.Marshal(v) // a string always marshals
-		extra[k] = raw
-	}
-	if b.Type == provider.PartRedactedThinking {
-		str("data", b.Data)
-	} else {
-		str("thinking", b.Thinking)
-		str("signature", b.Signature)
-	}
-	return provider.Part{Type: b.Type, Extra: extra}
-}
-
-type wireUsage struct {
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-}
-
-// canonical counts every prompt token (cache reads and writes included), as
-// OpenAI's prompt_tokens does.
-func (u wireUsage) canonical() provider.Usage {
-	return provider.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-		OutputTokens: u.OutputTokens}
 }

@@ -99,11 +99,33 @@ type wireToolCfg struct {
 // from another provider, or its signature was lost) gets Google's
 // documented sentinel SkipSignature.
 func Encode(req *provider.Request, model string) ([]byte, error) {
+	body, _, err := encode(req, model)
+	return body, err
+}
+
+// encode is Encode that also names the fields it could not send.
+func encode(req *provider.Request, model string) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
 	needSig := needsSignature(model)
+	var drops wire.Drops
+	if !same {
+		drops.Extra("", req.Extra)
+		for k := range req.Metadata {
+			drops.Add("metadata." + k)
+		}
+	}
 	w := wireRequest{Contents: make([]wireContent, 0, len(req.Messages))}
-	if req.System != "" {
-		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: req.System}}}
+	system := req.System
+	for i := range req.Messages {
+		if m := &req.Messages[i]; m.Role == provider.RoleSystem {
+			system = joinText(system, m.Content) // Gemini has one system instruction
+			if !same {
+				drops.Extra("messages[].", m.Extra)
+			}
+		}
+	}
+	if system != "" {
+		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: system}}}
 	}
 	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
 		w.GenerationConfig = &wireGenCfg{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature,
@@ -129,7 +151,7 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 			cfg.FunctionCallingConfig.Mode = "ANY"
 			cfg.FunctionCallingConfig.AllowedFunctionNames = []string{tc.Name}
 		default:
-			return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+			return nil, nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
 		}
 		w.ToolConfig = cfg
 	}
@@ -141,8 +163,17 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 		case provider.RoleAssistant:
 			role = "model"
 		case provider.RoleUser, provider.RoleTool:
+		case provider.RoleSystem:
+			continue // in the system instruction
 		default:
-			return nil, fmt.Errorf("message %d: unsupported role %q", i, m.Role)
+			if !same {
+				drops.Add("messages[role=" + m.Role + "]")
+				continue
+			}
+			role = m.Role
+		}
+		if !same {
+			drops.Extra("messages[].", m.Extra)
 		}
 		parts := make([]wirePart, 0, len(m.Content))
 		for j := range m.Content {
@@ -152,9 +183,13 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 			case wire.KnownPart(part):
 				var err error
 				if p, err = encodePart(part, names, needSig); err != nil {
-					return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
+					return nil, nil, fmt.Errorf("message %d part %d: %w", i, j, err)
+				}
+				if !same {
+					drops.Extra("messages[].content[].", part.Extra)
 				}
 			case !same:
+				drops.Add("messages[].content[type=" + part.Type + "]")
 				continue // another dialect's part (thinking, document...)
 			}
 			if same {
@@ -175,12 +210,26 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 	}
 	body, err := json.Marshal(&w)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if same {
-		return wire.MergeExtra(body, req.Extra)
+		body, err = wire.MergeExtra(body, req.Extra)
 	}
-	return body, nil
+	return body, drops.Names(), err
+}
+
+// joinText appends the text parts of parts to s, paragraphs apart.
+func joinText(s string, parts []provider.Part) string {
+	for _, p := range parts {
+		if p.Type != provider.PartText || p.Text == "" {
+			continue
+		}
+		if s != "" {
+			s += "\n\n"
+		}
+		s += p.Text
+	}
+	return s
 }
 
 // MarshalJSON adds a part's dialect Extra fields.

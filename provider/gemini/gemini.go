@@ -71,10 +71,11 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	}
 	model = strings.TrimPrefix(model, "models/")
 	call := wire.Call{Provider: a.name, Model: model}
-	body, err := Encode(req, model)
+	body, dropped, err := encode(req, model)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
+	call.Dropped = dropped
 	u := a.base + "/v1beta/models/" + url.PathEscape(model)
 	if stream {
 		u += ":streamGenerateContent?alt=sse"
@@ -112,6 +113,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	}
 	out.Provider = a.name
 	out.RequestID = requestID(resp.Header)
+	out.Dropped = call.Dropped
 	return out, nil
 }
 

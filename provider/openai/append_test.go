@@ -59,7 +59,7 @@ func TestAppendRequestMatchesMarshal(t *testing.T) {
 // buildWire is encode's wireRequest, captured through the fallback path.
 func buildWire(t *testing.T, req *provider.Request, stream bool, q quirks) *wireRequest {
 	t.Helper()
-	body, err := encode(req, "gpt-4o", stream, q)
+	body, _, err := encode(req, "gpt-4o", stream, q)
 	if err != nil {
 		t.Fatal(err)
 	}

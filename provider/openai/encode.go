@@ -54,10 +54,11 @@ type namedChoice struct {
 }
 
 type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    any            `json:"content"` // string, []json.RawMessage or nil
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role       string                     `json:"role"`
+	Content    any                        `json:"content"` // string, []json.RawMessage or nil
+	ToolCalls  []wireToolCall             `json:"tool_calls,omitempty"`
+	ToolCallID string                     `json:"tool_call_id,omitempty"`
+	extra      map[string]json.RawMessage // the message's Extra, same dialect only
 }
 
 type wireToolCall struct {
@@ -85,14 +86,25 @@ type wireImageURL struct {
 // the quirks of the OpenAI provider itself. See the package doc for the
 // mapping.
 func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
-	return encode(req, model, stream, quirksFor("openai"))
+	body, _, err := encode(req, model, stream, quirksFor("openai"))
+	return body, err
 }
 
-func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, error) {
+// encode is Encode with the quirks q that also names the fields it could
+// not send.
+func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
+	if same && len(req.Raw) > 0 {
+		return splice(req, model, stream, q)
+	}
+	var drops wire.Drops
 	w := wireRequest{Model: model, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Stream: stream}
-	if !same && len(w.Stop) > 4 {
-		w.Stop = w.Stop[:4] // the API takes at most 4 stop sequences
+	if !same {
+		drops.Extra("", req.Extra)
+		if len(w.Stop) > 4 {
+			w.Stop = w.Stop[:4] // the API takes at most 4 stop sequences
+			drops.Add("stop_sequences[4:]")
+		}
 	}
 	if req.MaxTokens > 0 {
 		if q.maxCompletionTokens {
@@ -106,6 +118,10 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	// (Anthropic's metadata.user_id) it is dropped rather than risk a 400.
 	if q.metadata && same && len(req.Metadata) > 0 {
 		w.Metadata = req.Metadata
+	} else {
+		for k := range req.Metadata {
+			drops.Add("metadata." + k)
+		}
 	}
 	if stream && !q.noStreamOptions {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
@@ -132,7 +148,7 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 			nc.Function.Name = tc.Name
 			w.ToolChoice = nc
 		default:
-			return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+			return nil, nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
 		}
 	}
 	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
@@ -141,33 +157,102 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	}
 	for i := range req.Messages {
 		var err error
-		if w.Messages, err = appendMessage(w.Messages, &req.Messages[i], same); err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
+		if w.Messages, err = appendMessage(w.Messages, &req.Messages[i], same, &drops); err != nil {
+			return nil, nil, fmt.Errorf("message %d: %w", i, err)
 		}
 	}
 	body, ok := appendRequest(nil, &w)
 	if !ok {
 		var err error
 		if body, err = json.Marshal(&w); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if same {
-		return wire.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
+	if !same {
+		return body, drops.Names(), nil
 	}
-	return body, nil
+	extras := make([]map[string]json.RawMessage, len(w.Messages))
+	for i := range w.Messages {
+		extras[i] = w.Messages[i].extra
+	}
+	body, err := wire.MessageExtras(body, extras)
+	if err == nil {
+		body, err = wire.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
+	}
+	return body, drops.Names(), err
+}
+
+// splice is the client's own body with the fields the adapter controls set:
+// model, stream and stream_options (usage is always asked for, where the
+// provider takes the option), and the provider's quirks (max_tokens for a
+// provider that lacks max_completion_tokens, no metadata where it is
+// refused).
+func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
+	m := rawjson.AppendString(make([]byte, 0, len(model)+2), model)
+	fields := []rawjson.Field{{Key: "model", Value: m}}
+	if stream {
+		fields = append(fields, rawjson.Field{Key: "stream", Value: []byte("true")})
+		if q.noStreamOptions {
+			fields = append(fields, rawjson.Field{Key: "stream_options", Mode: rawjson.Delete})
+		} else if !includesUsage(req.Raw) {
+			fields = append(fields, rawjson.Field{Key: "stream_options", Value: []byte(`{"include_usage":true}`)})
+		}
+	} else {
+		fields = append(fields, rawjson.Field{Key: "stream", Value: []byte("false"), Mode: rawjson.Replace},
+			rawjson.Field{Key: "stream_options", Mode: rawjson.Delete})
+	}
+	var dropped []string
+	if req.MaxTokens > 0 {
+		// One limit, under the name the provider takes (OpenAI's reasoning
+		// models refuse max_tokens; most compatible servers know only it).
+		// The canonical MaxTokens is max_tokens, or max_completion_tokens
+		// when the client sent only that.
+		name, other := "max_tokens", "max_completion_tokens"
+		if q.maxCompletionTokens {
+			name, other = other, name
+		}
+		fields = append(fields, rawjson.Field{Key: other, Mode: rawjson.Delete},
+			rawjson.Field{Key: name, Value: strconv.AppendInt(nil, int64(req.MaxTokens), 10)})
+	}
+	if !q.metadata && len(req.Metadata) > 0 {
+		fields = append(fields, rawjson.Field{Key: "metadata", Mode: rawjson.Delete})
+		dropped = []string{"metadata"}
+	}
+	body, err := rawjson.Splice(make([]byte, 0, len(req.Raw)+48), req.Raw, fields)
+	return body, dropped, err
+}
+
+// includesUsage reports whether a request body's stream_options asks for usage.
+func includesUsage(raw []byte) bool {
+	found := false
+	_ = rawjson.EachField(raw, func(k, v []byte) error {
+		if string(k) == "stream_options" {
+			_ = rawjson.EachField(v, func(k, v []byte) error {
+				found = found || (string(k) == "include_usage" && string(v) == "true")
+				return nil
+			})
+		}
+		return nil
+	})
+	return found
 }
 
 // appendMessage encodes one canonical message. Tool results become one
 // "tool" message each, placed before the rest of the message so they follow
 // the assistant turn that asked for them; tool calls go in tool_calls; a
 // single plain text part is sent as a string.
-func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMessage, error) {
+func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *wire.Drops) ([]wireMessage, error) {
 	role := m.Role
 	switch role {
-	case provider.RoleUser, provider.RoleAssistant, provider.RoleTool, "system", "developer":
+	case provider.RoleUser, provider.RoleAssistant, provider.RoleTool, provider.RoleSystem, "developer":
 	default:
-		return nil, fmt.Errorf("unsupported role %q", role)
+		if !same {
+			drops.Add("messages[role=" + role + "]")
+			return out, nil
+		}
+	}
+	if !same {
+		drops.Extra("messages[].", m.Extra)
 	}
 	var parts []json.RawMessage
 	var calls []wireToolCall
@@ -175,8 +260,12 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMes
 	texts, rich := 0, false
 	for j := range m.Content {
 		p := &m.Content[j]
+		if !same {
+			drops.Extra("messages[].content[].", p.Extra)
+		}
 		if !wire.KnownPart(p) {
 			if !same {
+				drops.Add("messages[].content[type=" + p.Type + "]")
 				continue // another dialect's part (thinking, document...)
 			}
 			raw, err := wire.RawPart(p)
@@ -265,6 +354,9 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool) ([]wireMes
 		return append(out, wireMessage{Role: role, Content: ""}), nil
 	}
 	wm := wireMessage{Role: role, ToolCalls: calls}
+	if same {
+		wm.extra = m.Extra
+	}
 	switch {
 	case rich:
 		wm.Content = parts

@@ -129,10 +129,11 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 		model = a.model
 	}
 	call := wire.Call{Provider: a.name, Model: model}
-	body, err := encode(req, model, stream, a.q)
+	body, dropped, err := encode(req, model, stream, a.q)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
+	call.Dropped = dropped
 	hdr := a.hdr
 	if stream {
 		hdr = a.hdrStream
@@ -166,6 +167,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	}
 	out.Provider = a.name
 	out.RequestID = requestID(resp.Header)
+	out.Dropped = call.Dropped
 	return out, nil
 }
 

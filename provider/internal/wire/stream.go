@@ -89,6 +89,9 @@ func (s *Stream) Recv() (provider.Chunk, error) {
 	}
 	ch := s.pending[0]
 	s.pending = s.pending[1:]
+	if d := s.call.Dropped; d != nil {
+		ch.Dropped, s.call.Dropped = d, nil
+	}
 	if ch.Text != "" || ch.ToolCall != nil || ch.Thinking != nil {
 		s.delivered = true
 	}

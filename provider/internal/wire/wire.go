@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -24,6 +26,9 @@ const MaxBody = 32 << 20
 type Call struct {
 	Provider string
 	Model    string
+	// Dropped names the request fields the encoder could not send; a
+	// Stream puts them on its first chunk.
+	Dropped []string
 }
 
 // Classify builds a *provider.Error from in, filling the provider name.
@@ -290,4 +295,80 @@ func modelIDs(body []byte, listKey, idKey string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Drops collects the names of the request fields an encoder could not send
+// to its provider (see provider.Response.Dropped), each once, in the order
+// first met. The zero value is empty and ready to use.
+type Drops struct{ names []string }
+
+// Add records name.
+func (d *Drops) Add(name string) {
+	for _, n := range d.names {
+		if n == name {
+			return
+		}
+	}
+	d.names = append(d.names, name)
+}
+
+// Extra records every key of extra, a request's or element's fields from
+// another dialect, as prefix+key, in key order.
+func (d *Drops) Extra(prefix string, extra map[string]json.RawMessage) {
+	if len(extra) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		d.Add(prefix + k)
+	}
+}
+
+// Names returns the names recorded, nil when none.
+func (d *Drops) Names() []string { return d.names }
+
+// MessageExtras returns body (a JSON request object) with each element of
+// its "messages" array merged with the Extra fields at the same index of
+// extras (see MergeExtra; the element's role is kept). It returns body
+// unchanged when no element has any.
+func MessageExtras(body []byte, extras []map[string]json.RawMessage) ([]byte, error) {
+	has := false
+	for _, e := range extras {
+		has = has || len(e) > 0
+	}
+	if !has {
+		return body, nil
+	}
+	var msgs []byte
+	err := rawjson.EachField(body, func(k, v []byte) error {
+		if string(k) != "messages" {
+			return nil
+		}
+		msgs = append(msgs, '[')
+		i := 0
+		return rawjson.EachElement(v, func(el []byte) error {
+			out := json.RawMessage(el)
+			if i < len(extras) && len(extras[i]) > 0 {
+				var err error
+				if out, err = MergeExtra(el, extras[i], "role"); err != nil {
+					return err
+				}
+			}
+			if i > 0 {
+				msgs = append(msgs, ',')
+			}
+			msgs = append(msgs, out...)
+			i++
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	msgs = append(msgs, ']')
+	return rawjson.Splice(nil, body, []rawjson.Field{{Key: "messages", Value: msgs, Mode: rawjson.Replace}})
 }

@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/llmguard/llmguard/provider"
+)
+
+// maxDroppedHeader bounds the x-llmguard-dropped header: the names come from
+// the client's keys.
+const maxDroppedHeader = 2 << 10
+
+// setDropped names in the X-Llmguard-Dropped header the request fields the
+// target's adapter could not send (provider.Response.Dropped), so that no
+// field is lost silently. Names are comma-separated, printable ASCII, and
+// the list is cut at 2 KiB with a count of the rest.
+func setDropped(h http.Header, dropped []string) {
+	if len(dropped) == 0 {
+		return
+	}
+	var b strings.Builder
+	for i, d := range dropped {
+		if b.Len()+len(d) > maxDroppedHeader {
+			b.WriteString("... (" + strconv.Itoa(len(dropped)-i) + " more)")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		for j := 0; j < len(d); j++ {
+			if c := d[j]; c < 0x20 || c > 0x7e || c == ',' {
+				b.WriteByte('?')
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	h["X-Llmguard-Dropped"] = []string{b.String()}
+}
+
+// peeked is a stream whose first Recv was made early, to read the first
+// chunk's Dropped before the response headers go out (the engine returns a
+// stream once its first token arrived, so that Recv does not wait).
+type peeked struct {
+	provider.Stream
+	first provider.Chunk
+	err   error
+	done  bool
+}
+
+// peekDropped reads st's first chunk and returns a stream that yields it
+// again, and the chunk's Dropped names.
+func peekDropped(st provider.Stream) (provider.Stream, []string) {
+	p := &peeked{Stream: st}
+	p.first, p.err = st.Recv()
+	return p, p.first.Dropped
+}
+
+func (p *peeked) Recv() (provider.Chunk, error) {
+	if !p.done {
+		p.done = true
+		return p.first, p.err
+	}
+	return p.Stream.Recv()
+}
