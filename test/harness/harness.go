@@ -1,0 +1,346 @@
+// Package harness starts what the real-client tests under test/ need, all on
+// 127.0.0.1: llmguard's mock, the gateway in front of it (in process, or the
+// built `llmguard serve`), and node's test runner over a harness folder whose
+// npm packages come from its committed lockfile.
+//
+// A missing prerequisite (node, node_modules, a built client) skips the test
+// with the command that installs it, except under CI=true, where it fails:
+//
+//	node := harness.Node(t, ".", "openai")
+//	st := harness.Gateway(t, harness.ReadConfig(t, "gateway.yaml"), nil)
+//	harness.RunNode(t, node, ".", st.Env(), "openai.test.mjs")
+//
+// Nothing here is safe for use by concurrent tests except where it says so.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/gateway"
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// Need skips the test when ok is false, saying what is missing and how to
+// install it (fix); under CI=true it fails instead, since CI installs every
+// prerequisite itself.
+func Need(t testing.TB, ok bool, what, fix string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true, so this is a failure; %s)", what, fix)
+	}
+	t.Skipf("%s; %s", what, fix)
+}
+
+// Node returns the node binary after checking that dir/node_modules holds
+// each of pkgs (names as in package.json, "@scope/name" included).
+func Node(t testing.TB, dir string, pkgs ...string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := "run: cd " + relToRepo(abs) + " && npm ci"
+	node, err := exec.LookPath("node")
+	Need(t, err == nil, "node is not installed", fix)
+	for _, p := range pkgs {
+		_, err := os.Stat(filepath.Join(abs, "node_modules", filepath.FromSlash(p), "package.json"))
+		Need(t, err == nil, "node_modules/"+p+" is missing", fix)
+	}
+	return node
+}
+
+// relToRepo names dir relative to the repository root for messages.
+func relToRepo(dir string) string {
+	if i := strings.LastIndex(dir, string(filepath.Separator)+"test"+string(filepath.Separator)); i >= 0 {
+		return filepath.ToSlash(dir[i+1:])
+	}
+	return dir
+}
+
+// Stack is a mock and a gateway in front of it, both on 127.0.0.1, closed
+// when the test ends.
+type Stack struct {
+	// Mock is the fault-injecting upstream; Mock.Requests() is its log.
+	Mock *mock.Server
+	// MockURL and URL are the base URLs of the mock and of the gateway.
+	MockURL, URL string
+}
+
+// Env is the environment node harnesses read: GATEWAY_URL and MOCK_URL.
+func (s *Stack) Env() []string {
+	return []string{"GATEWAY_URL=" + s.URL, "MOCK_URL=" + s.MockURL}
+}
+
+// Upstream returns the mock's log entries for model (every entry when
+// model is ""), generation requests only.
+func (s *Stack) Upstream(model string) []mock.Request {
+	var out []mock.Request
+	for _, r := range s.Mock.Requests() {
+		if r.Endpoint == "generate" && (model == "" || r.Model == model) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// StartMock runs the mock in process under httptest (cfg nil: healthy).
+func StartMock(t testing.TB, cfg *mock.Config) (*mock.Server, string) {
+	t.Helper()
+	m := mock.New(cfg)
+	ts := httptest.NewServer(m)
+	t.Cleanup(func() { m.Close(); ts.Close() })
+	return m, ts.URL
+}
+
+// ParseConfig parses a gateway configuration in which every "MOCK" stands
+// for the mock's base URL.
+func ParseConfig(t testing.TB, yaml, mockURL string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse("gateway.yaml", []byte(strings.ReplaceAll(yaml, "MOCK", mockURL)), nil)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		t.Fatalf("gateway config: %v", err)
+	}
+	return cfg
+}
+
+// ReadConfig reads a gateway configuration file of the harness.
+func ReadConfig(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Gateway starts the mock (mc nil: healthy) and the gateway in process over
+// the configuration yaml (see ParseConfig), with the gateway's defaults for
+// everything yaml leaves out.
+func Gateway(t testing.TB, yaml string, mc *mock.Config) *Stack {
+	t.Helper()
+	m, murl := StartMock(t, mc)
+	cfg := ParseConfig(t, yaml, murl)
+	adapters, err := registry.FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	return &Stack{Mock: m, MockURL: murl, URL: gw.URL}
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary builds cmd/llmguard once per test process and returns its path.
+// The file lives in a temporary directory that Cleanup removes.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		var dir string
+		dir, buildErr = os.MkdirTemp("", "llmguard-harness-")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(dir, "llmguard")
+		root, err := repoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/llmguard")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/llmguard: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Cleanup removes what Binary built; call it from TestMain after m.Run.
+func Cleanup() {
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+}
+
+// repoRoot finds the module root (the directory holding go.mod) upwards
+// from the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// FreeAddr returns a free 127.0.0.1 port as host:port.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Served is a running `llmguard serve`.
+type Served struct {
+	// URL is its base URL.
+	URL string
+	// Log holds what it wrote to stderr so far (safe for concurrent use).
+	Log *SyncBuffer
+}
+
+// Serve runs the built binary's `serve` on a free 127.0.0.1 port with the
+// configuration yaml (written to a file; "MOCK" replaced by mockURL) and
+// the extra environment variables env, and waits until /healthz answers.
+// The process gets SIGTERM when the test ends.
+func Serve(t testing.TB, bin, yaml, mockURL string, env ...string) *Served {
+	t.Helper()
+	ParseConfig(t, yaml, mockURL) // a bad config fails here, with its message
+	path := filepath.Join(t.TempDir(), "llmguard.yaml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(yaml, "MOCK", mockURL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := FreeAddr(t)
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--config", path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	log := &SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	url := "http://" + addr
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		resp, err := http.Get(url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return &Served{URL: url, Log: log}
+		}
+		select {
+		case <-done:
+			t.Fatalf("llmguard serve exited: %s", log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("llmguard serve did not answer /healthz: %v\n%s", err, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent use.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var (
+	tapPass = regexp.MustCompile(`(?m)^# pass (\d+)$`)
+	tapFail = regexp.MustCompile(`(?m)^# fail (\d+)$`)
+)
+
+// RunNode runs `node --test` on files in dir (all at once, one process per
+// file) with env added to the environment, and fails the test when a node
+// test failed or none ran. It returns node's TAP output.
+func RunNode(t testing.TB, node, dir string, timeout time.Duration, env []string, files ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := append([]string{"--test", "--test-reporter=tap", "--test-concurrency=" + strconv.Itoa(len(files))}, files...)
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("node --test did not finish within %v:\n%s", timeout, out)
+	}
+	pass, fail := tapPass.FindSubmatch(out), tapFail.FindSubmatch(out)
+	if pass == nil || fail == nil {
+		t.Fatalf("no TAP summary in node's output (%v):\n%s", err, out)
+	}
+	if err != nil || string(fail[1]) != "0" {
+		t.Fatalf("node --test: %s passed, %s failed (%v)\n%s", pass[1], fail[1], err, out)
+	}
+	if string(pass[1]) == "0" {
+		t.Fatalf("node --test ran no test:\n%s", out)
+	}
+	t.Logf("node --test %s: %s passed", strings.Join(files, " "), pass[1])
+	return string(out)
+}
