@@ -245,7 +245,7 @@ func (n *Notifier) deliver() {
 	for m := range n.queue {
 		if err := n.post(m); err != nil {
 			n.failed.Add(1)
-			n.log.Warn("llmguard: alert delivery failed", "err", err)
+			n.log.Warn("llmguard: alert delivery failed", "err", classify.Redact(err.Error()))
 			continue
 		}
 		n.sent.Add(1)

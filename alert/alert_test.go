@@ -230,3 +230,24 @@ func TestNewValidates(t *testing.T) {
 		t.Error("New(nil) succeeded")
 	}
 }
+
+// A registered secret without a known prefix (a Mistral or Azure key a
+// provider echoed) and a token in a URL are masked in every alert.
+func TestNotifierRedactsRegisteredSecrets(t *testing.T) {
+	const key = "Az9Kq1Xw4Rv7Tn2Yb5Lc9Pd3Hs6Gf0Jb"
+	classify.AddSecrets(key)
+	r := newReceiver(t, http.StatusOK)
+	n, err := New(&Options{WebhookURL: r.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Event(failure("azure/gpt-4o", classify.Auth, classify.ScopeKey, "401 invalid key "+key+` calling "https://tok_abcdef123456@x.example/v1"`))
+	closeNow(n)
+	got := r.got()
+	if len(got) != 1 {
+		t.Fatalf("alerts %q, want 1", got)
+	}
+	if strings.Contains(got[0], key) || strings.Contains(got[0], "tok_abcdef123456") || !strings.Contains(got[0], "invalid key ***") {
+		t.Errorf("alert %q", got[0])
+	}
+}

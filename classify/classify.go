@@ -428,7 +428,7 @@ func requestID(x *hdr, f *facts) string {
 func buildMessage(status int, f *facts, ptype, reqID string) string {
 	switch f.format {
 	case fmtHTML:
-		return formatMessage(status, "html error page from proxy", strconv.Quote(truncate(collapse(f.message), 120)), reqID)
+		return formatMessage(status, "html error page from proxy", strconv.Quote(truncate(clean(f.message), 120)), reqID)
 	case fmtEmpty:
 		return formatMessage(status, "", "empty body", reqID)
 	}

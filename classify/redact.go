@@ -10,9 +10,16 @@ const maxMessage = 200
 
 // Redact masks API keys and bearer tokens in s (sk-..., sk-ant-...,
 // AIza..., xai-..., gsk_..., "Bearer <token>"), keeping the prefix so the
-// reader can tell which kind of key it was: "sk-ant-***". Already-masked
-// forms such as xAI's "xa***yz" pass through. It is safe for concurrent use.
+// reader can tell which kind of key it was: "sk-ant-***"; the user info of
+// any URL ("http://***@host"); and every value registered with AddSecrets
+// ("***"). Already-masked forms such as xAI's "xa***yz" pass through. It is
+// safe for concurrent use.
 func Redact(s string) string {
+	return redactValues(redactUserinfo(redactPrefixes(s)))
+}
+
+// redactPrefixes masks the keys Redact recognises by their prefix.
+func redactPrefixes(s string) string {
 	if !mayHoldKey(s) {
 		return s
 	}

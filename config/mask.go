@@ -8,10 +8,10 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// MaskKey returns a form of an API key safe to print: a recognisable prefix
-// and the last four characters ("sk-ant-…abcd"), never the whole key. Keys
-// shorter than 16 characters print as "…" plus at most their last two. ""
-// and "none" are returned as they are.
+// MaskKey returns a form of an API key safe to print: its known provider
+// prefix, if any, and the last four characters ("sk-ant-…abcd", "…abcd"),
+// never the whole key. Keys shorter than 16 characters print as "…" plus at
+// most their last two. "" and "none" are returned as they are.
 func MaskKey(key string) string {
 	if key == "" || key == "none" {
 		return key
@@ -30,9 +30,6 @@ func MaskKey(key string) string {
 			prefix = len([]rune(p.KeyPrefix))
 		}
 	}
-	if prefix == 0 {
-		prefix = 3
-	}
 	return string(r[:prefix]) + "…" + string(r[len(r)-4:])
 }
 
@@ -47,14 +44,72 @@ func maskURL(s string, hidePath bool) string {
 		}
 		return "…"
 	}
-	if u.User != nil {
-		u.User = url.User("…")
-	}
 	if hidePath && (u.Path != "" && u.Path != "/" || u.RawQuery != "") {
 		return u.Scheme + "://" + u.Host + "/…"
 	}
+	user := u.User != nil
+	u.User = nil
 	u.RawQuery = maskQuery(u.RawQuery)
-	return u.String()
+	out := u.String()
+	if user {
+		out = strings.Replace(out, "://", "://…@", 1)
+	}
+	return out
+}
+
+// MaskURL returns s with its credentials hidden (user info and secret-looking
+// query parameters), for printing a base URL.
+func MaskURL(s string) string { return maskURL(s, false) }
+
+// Secrets lists every secret value the configuration holds: provider keys,
+// the user info and secret-looking query values of base URLs, and the alert
+// webhook URL with its path (Slack's token). Provision registers them with
+// classify.AddSecrets, so Redact masks them wherever they appear.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, p := range c.Providers {
+		if p == nil {
+			continue
+		}
+		if p.APIKey != "" && p.APIKey != "none" {
+			out = append(out, p.APIKey)
+		}
+		out = append(out, urlSecrets(p.BaseURL, false)...)
+	}
+	return append(out, urlSecrets(c.Alerts.WebhookURL, true)...)
+}
+
+// urlSecrets lists the secrets in a URL: its user name and password (raw
+// and decoded), secret-looking query values, and with path the whole URL
+// and its path.
+func urlSecrets(s string, path bool) []string {
+	u, err := url.Parse(s)
+	if err != nil || s == "" {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		out = append(out, u.User.Username(), u.User.String())
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+	}
+	for k, vs := range u.Query() {
+		if secretParam(k) {
+			out = append(out, vs...)
+		}
+	}
+	if path && u.Path != "" && u.Path != "/" {
+		out = append(out, s, u.EscapedPath())
+	}
+	return out
+}
+
+// secretParam reports whether a query parameter's name says it holds a secret.
+func secretParam(k string) bool {
+	lk := strings.ToLower(k)
+	return strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") ||
+		strings.Contains(lk, "sig") || strings.Contains(lk, "pass")
 }
 
 func maskQuery(q string) string {
@@ -66,7 +121,7 @@ func maskQuery(q string) string {
 		return "…"
 	}
 	for k := range vals {
-		if lk := strings.ToLower(k); strings.Contains(lk, "key") || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
+		if secretParam(k) {
 			vals[k] = []string{"…"}
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/llmguard/llmguard/classify"
 )
 
 // Documented defaults. A route decoded from YAML starts from these, so a key
@@ -191,7 +193,9 @@ func setDur(p *time.Duration, d time.Duration) {
 //     default models, cheapest first (order: cost); with no provider at all,
 //     over the providers with keys in the environment, or sim;
 //   - sorts the targets of order: cost routes, cheapest first (blended price,
-//     unknown prices last, ties in listed order).
+//     unknown prices last, ties in listed order);
+//   - registers every secret (see Secrets) with classify.AddSecrets, so that
+//     Redact masks them in verdicts, error bodies, alerts and logs.
 //
 // Provision is idempotent. It is not safe for concurrent use.
 func (c *Config) Provision(getenv func(string) string) {
@@ -252,6 +256,7 @@ func (c *Config) Provision(getenv func(string) string) {
 			c.sortByCost(r.Targets)
 		}
 	}
+	classify.AddSecrets(c.Secrets()...)
 }
 
 // implicitProvider returns the configured provider name, adding it from the

@@ -447,7 +447,7 @@ func asProviderError(t *targetPlan, err error) *provider.Error {
 			Class:    classify.Unknown,
 			Scope:    classify.ScopeModel,
 			Fallback: true,
-			Message:  "unknown: " + oneLine(err.Error()),
+			Message:  "unknown: " + oneLine(classify.Redact(err.Error())),
 		},
 		Err: err,
 	}

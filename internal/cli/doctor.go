@@ -280,7 +280,7 @@ func (r *dateRecorder) last() string {
 
 // check runs one provider's checks.
 func (d *doctor) check(ctx context.Context, name string, p *config.Provider) row {
-	r := row{name: name, key: config.MaskKey(p.APIKey), base: p.BaseURL}
+	r := row{name: name, key: config.MaskKey(p.APIKey), base: config.MaskURL(p.BaseURL)}
 	if v := p.KeyVar(); v != "" && r.key != "" {
 		r.key += " (" + v + ")"
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -25,7 +26,8 @@ func addLogFlags(fs *flag.FlagSet, verboseUsage string) *logFlags {
 }
 
 // logger returns the logger writing to w (stderr: in MCP stdio mode stdout
-// carries only JSON-RPC), or an error naming the flag.
+// carries only JSON-RPC), or an error naming the flag. Every line has the
+// known secrets redacted (classify.RedactHandler).
 func (f *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	if *f.verbose {
@@ -33,9 +35,9 @@ func (f *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	}
 	switch *f.format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(classify.RedactHandler(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(classify.RedactHandler(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("--log-format: want text or json, not %q", *f.format)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mcpserver"
 	"github.com/llmguard/llmguard/provider"
@@ -100,6 +101,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	if *token == "" {
 		*token = env.Getenv("LLMGUARD_MCP_TOKEN")
 	}
+	classify.AddSecrets(*token)
 	addr := *httpAddr
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		addr = net.JoinHostPort("127.0.0.1", port) // loopback unless told otherwise

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/gateway"
 )
 
@@ -63,6 +64,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			keys = append(keys, k)
 		}
 	}
+	classify.AddSecrets(keys...)
 	exposed, err := exposure(*addr, *adminAddr, len(keys), *insecure, *keysEnv)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)

@@ -44,7 +44,7 @@ func (c Call) Classify(in classify.Input, err error) *provider.Error {
 	if v.Message == "" {
 		switch {
 		case err != nil:
-			v.Message = err.Error()
+			v.Message = classify.Redact(err.Error())
 		case in.Status != 0:
 			v.Message = fmt.Sprintf("%d %s", in.Status, http.StatusText(in.Status))
 		default:
@@ -59,7 +59,7 @@ func (c Call) Classify(in classify.Input, err error) *provider.Error {
 // tool_choice mode) or its URL is malformed. It is invalid_request with
 // request scope; Fallback is true because another dialect may take it.
 func (c Call) Invalid(err error) *provider.Error {
-	msg := c.Provider + ": cannot send the request: " + err.Error()
+	msg := c.Provider + ": cannot send the request: " + classify.Redact(err.Error())
 	if len(msg) > 200 {
 		msg = msg[:197] + "..."
 	}
