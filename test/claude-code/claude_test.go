@@ -114,6 +114,13 @@ func (r *recorder) take() []exchange {
 	return ex
 }
 
+// peek returns the exchanges recorded since the last take, keeping them.
+func (r *recorder) peek() []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]exchange(nil), r.ex...)
+}
+
 func (r *recorder) outsideRequests() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -181,7 +188,8 @@ func (ws workspace) run(t *testing.T, claude string, rec *recorder, baseURL, key
 	err := cmd.Run()
 	elapsed := time.Since(start)
 	if ctx.Err() != nil {
-		t.Fatalf("claude -p %q did not finish within %v\nstdout: %s\nstderr: %s", prompt, timeout, stdout.String(), stderr.String())
+		t.Fatalf("claude -p %q did not finish within %v; statuses it got so far: %v\nstdout: %s\nstderr: %s",
+			prompt, timeout, statuses(rec.peek()), stdout.String(), stderr.String())
 	}
 	var res result
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil || res.Type != "result" {
