@@ -44,6 +44,9 @@ func FuzzLoad(f *testing.F) {
 			if strings.Contains(err.Error(), "sk-ant-fuzzkey-0000000000") {
 				t.Fatalf("error leaks a key: %v", err)
 			}
+			if w := goWords.FindString(err.Error()); w != "" && !strings.Contains(string(data), w) {
+				t.Fatalf("error names a Go type (%q): %v", w, err)
+			}
 		}
 	})
 }

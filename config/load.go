@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -68,35 +69,31 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	return c, nil
 }
 
-// durationKeys are the keys whose values are durations ("500ms", "60s").
-var durationKeys = map[string]bool{
-	"timeout": true, "base_delay": true, "max_delay": true, "max_wait": true,
-	"first_token_timeout": true, "idle_timeout": true, "header_timeout": true,
-	"window": true, "cooldown": true, "queue_timeout": true, "hedge_after": true, "ttl": true,
-}
-
 // Parse is Load without reading a file or validating: name labels errors
 // and becomes Source. It returns the provisioned config; call Validate
 // before use (doctor uses Parse to report every problem at once).
 func Parse(name string, data []byte, getenv func(string) string) (*Config, error) {
-	w := &walker{name: name, getenv: getenv, byPos: map[position]string{}, byPath: map[string]position{}, unset: map[string][]string{}, refs: map[string][]string{}}
+	w := &walker{name: name, getenv: getenv, byPos: map[position]string{}, byPath: map[string]position{}, unset: map[string][]string{},
+		refs: map[string][]string{}, written: map[string]string{}}
 	file, err := parseBytes(markEnv(data))
 	if err != nil {
 		return nil, w.yamlError(err)
 	}
 	c := &Config{}
+	decoded := true // false: the decoder failed, so Validate would see a partial config
 	switch {
 	case len(file.Docs) > 1:
 		return nil, &FieldError{File: name, Msg: "more than one YAML document"}
 	case len(file.Docs) == 1 && file.Docs[0].Body != nil:
 		body := w.walk(file.Docs[0].Body, "")
-		if len(w.errs) > 0 {
-			return nil, errors.Join(w.errs...)
-		}
 		switch body.(type) {
 		case *ast.MappingNode, *ast.MappingValueNode:
-			if err := decodeNode(body, c); err != nil {
-				return nil, w.yamlError(err)
+			// Report every mismatch first, then decode what fits.
+			if body = w.check(body, reflect.TypeFor[Config](), ""); body != nil {
+				if err := decodeNode(body, c); err != nil {
+					w.errs = append(w.errs, w.yamlError(err))
+					decoded = false
+				}
 			}
 		case *ast.NullNode:
 		default:
@@ -107,8 +104,68 @@ func Parse(name string, data []byte, getenv func(string) string) (*Config, error
 	c.positions = w.byPath
 	c.unsetVars = w.unset
 	c.envRefs = w.refs
-	c.Provision(getenv)
-	return c, nil
+	if len(w.errs) == 0 {
+		c.Provision(getenv)
+		return c, nil
+	}
+	errs := w.errs
+	if decoded {
+		// The rest of the file can still be checked: Validate's problems,
+		// except those at or under a field already reported.
+		c.Provision(getenv)
+		errs = append(errs, w.unreported(c.Validate())...)
+	}
+	return nil, joinInFileOrder(errs)
+}
+
+// unreported returns Validate's problems that are not at or under a field
+// whose value the schema check already reported (and dropped).
+func (w *walker) unreported(err error) []error {
+	var out []error
+	for _, e := range unjoin(err) {
+		fe, ok := e.(*FieldError)
+		if ok && w.under(fe.Path) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (w *walker) under(path string) bool {
+	for _, b := range w.bad {
+		if path == b || strings.HasPrefix(path, b+".") || strings.HasPrefix(path, b+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// joinInFileOrder joins errors sorted by line and column; errors without a
+// position keep their order, last.
+func joinInFileOrder(errs []error) error {
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, _ := errs[i].(*FieldError)
+		b, _ := errs[j].(*FieldError)
+		if a == nil || b == nil {
+			return a != nil && b == nil
+		}
+		if (a.Line == 0) != (b.Line == 0) {
+			return a.Line != 0
+		}
+		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+	})
+	return errors.Join(errs...)
 }
 
 // parseBytes and decodeNode call goccy/go-yaml, turning a panic inside it
@@ -145,7 +202,11 @@ type walker struct {
 	byPath map[string]position
 	unset  map[string][]string
 	refs   map[string][]string // every ${VAR} referenced, by field path
-	errs   []error
+	// written holds, for each value that had ${VAR}s, its text as in the
+	// file, so messages never show an expanded value.
+	written map[string]string
+	bad     []string // paths of values the schema check reported and dropped
+	errs    []error
 }
 
 func joinPath(path, key string) string {
@@ -188,7 +249,8 @@ func (w *walker) walk(n ast.Node, path string) ast.Node {
 		case "!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
 		default:
 			w.errs = append(w.errs, w.fieldError(n.GetToken(), path, fmt.Sprintf("YAML tag %q is not supported in llmguard's config", tag)))
-			return n
+			w.bad = append(w.bad, path)
+			return ast.Null(token.New("null", "null", n.GetToken().Position))
 		}
 		n.Value = w.walk(n.Value, path)
 	case *ast.AnchorNode:
@@ -196,14 +258,6 @@ func (w *walker) walk(n ast.Node, path string) ast.Node {
 		n.Value = w.walk(n.Value, path)
 	case *ast.StringNode:
 		return w.scalar(n, path)
-	case *ast.IntegerNode:
-		w.record(n.GetToken(), path)
-		if durationKeys[lastKey(path)] {
-			if n.GetToken().Value == "0" {
-				return reparse("0s", n.GetToken())
-			}
-			w.errs = append(w.errs, w.fieldError(n.GetToken(), path, fmt.Sprintf("duration %s needs a unit (500ms, 60s, 5m)", n.GetToken().Value)))
-		}
 	default:
 		if n != nil {
 			w.record(n.GetToken(), path)
@@ -234,34 +288,25 @@ func lastKey(path string) string {
 	return path
 }
 
-// scalar expands ${VAR} in a string and checks duration values.
+// scalar expands ${VAR} in a string.
 func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
 	tk := n.GetToken()
 	w.record(tk, path)
 	var out ast.Node = n
 	v := n.Value
-	written := unmarkEnv(v) // as in the file: messages never show expanded values
 	if strings.Contains(v, envOpen) {
+		w.written[path] = unmarkEnv(v) // as in the file: messages never show expanded values
 		var unset []string
 		exp := expandEnv(v, w.getenv, &unset)
 		if len(unset) > 0 {
 			w.unset[path] = append(w.unset[path], unset...)
 		}
 		w.refs[path] = append(w.refs[path], envRefs(v)...)
-		v = exp
 		if tk.Type == token.StringType { // plain scalar: "${N}" may become a number
 			out = reparse(exp, tk)
 		} else {
 			n.Value = exp
 			tk.Value = exp
-		}
-	}
-	if durationKeys[lastKey(path)] {
-		if _, err := time.ParseDuration(v); err != nil {
-			if f, ferr := strconv.ParseFloat(v, 64); ferr == nil && f == 0 {
-				return reparse("0s", tk)
-			}
-			w.errs = append(w.errs, w.fieldError(tk, path, fmt.Sprintf("invalid duration %q (use a unit: 500ms, 60s, 5m)", written)))
 		}
 	}
 	return out
@@ -290,7 +335,10 @@ func (w *walker) fieldError(tk *token.Token, path, msg string) *FieldError {
 	return e
 }
 
-var typeErrRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field |value of type ).*?(?:of type )?(\S+)$`)
+var typeErrRE = regexp.MustCompile(`cannot unmarshal (.+?) into Go (?:struct field \S+ of type |value of type )(\S+)$`)
+
+// goWords are what must never reach a user from a decoder message.
+var goWords = regexp.MustCompile(`interface \{\}|Go (struct|value)|unmarshal|u?int(8|16|32|64)\b|float(32|64)|time\.Duration|map\[|\[\]`)
 
 // yamlError turns a goccy error into a one-line *FieldError with the path.
 func (w *walker) yamlError(err error) error {
@@ -308,9 +356,12 @@ func (w *walker) yamlError(err error) error {
 		unknownKey, _ = strconv.Unquote(k)
 	}
 	if m := typeErrRE.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("expected %s, got %s", goTypeName(m[2]), m[1])
+		msg = fmt.Sprintf("expected %s, got %s", goTypeName(m[2]), gotName(m[1]))
 	} else if m := shapeErrRE.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("expected %s, got %s", yamlKindName(m[2]), yamlKindName(m[1]))
+	}
+	if goWords.MatchString(msg) {
+		msg = "this value does not fit here (see docs/config.md for the key's type)"
 	}
 	msg = unmarkEnv(strings.ReplaceAll(msg, "unknown field", "unknown key"))
 	tk := ye.GetToken()
@@ -344,6 +395,23 @@ func yamlKindName(k string) string {
 		return "true or false"
 	}
 	return k
+}
+
+// gotName names the Go type of a decoded value the way the file has it.
+func gotName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map"):
+		return "a mapping"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+		return "a number"
+	}
+	return "a value of another kind"
 }
 
 func goTypeName(t string) string {

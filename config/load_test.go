@@ -181,8 +181,8 @@ func TestLoadBad(t *testing.T) {
 		{"bad-syntax.yaml", nil, []string{`testdata/bad-syntax.yaml:2:12: sequence end token ']' not found`}},
 		{"bad-duplicate.yaml", nil, []string{`testdata/bad-duplicate.yaml:3:26: routes.default.targets[1]: duplicate target "sim/sim-1" (also routes.default.targets[0])`}},
 		{"bad-attempts.yaml", nil, []string{`testdata/bad-attempts.yaml:4:13: routes.default.retry.max_attempts: must be at least 1 (the first attempt counts)`}},
-		{"bad-type-mismatch.yaml", nil, []string{`testdata/bad-type-mismatch.yaml:4:22: routes.default.max_concurrency: expected an integer, got string`}},
-		{"env-expand.yaml", nil, []string{`testdata/env-expand.yaml:11:22: routes.default.max_concurrency: expected an integer, got string (${MAXC} is not set)`}},
+		{"bad-type-mismatch.yaml", nil, []string{`testdata/bad-type-mismatch.yaml:4:22: routes.default.max_concurrency: expected a whole number, got "lots"`}},
+		{"env-expand.yaml", nil, []string{`testdata/env-expand.yaml:11:22: routes.default.max_concurrency: expected a whole number, got "${MAXC}" (${MAXC} is not set)`}},
 		{"bad-azure.yaml", nil, []string{
 			`testdata/bad-azure.yaml:2:3: providers.azure.base_url: required (set AZURE_OPENAI_ENDPOINT or base_url)`,
 			`testdata/bad-azure.yaml:2:3: providers.azure.model: required: the Azure deployment name (set AZURE_OPENAI_DEPLOYMENT or model)`,
@@ -397,10 +397,10 @@ func TestDecodePanicRecovered(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"routes:\n  default:\n    targets: sim\n", "t.yaml:3:14: routes.default.targets: expected a list, got a string"},
-		{"routes:\n  default:\n    targets: [sim]\n    retry: 3\n", "t.yaml:4:12: routes.default.retry: expected a mapping, got a number"},
-		{"routes: [a]\n", "t.yaml:1:9: routes: expected a mapping, got a list"},
-		{"providers:\n  anthropic: sk-ant-xxx\n", "t.yaml:2:14: providers.anthropic: expected a mapping, got a string"},
+		{"routes:\n  default:\n    targets: sim\n", `t.yaml:3:14: routes.default.targets: expected a list, got "sim"`},
+		{"routes:\n  default:\n    targets: [sim]\n    retry: 3\n", "t.yaml:4:12: routes.default.retry: expected a mapping (key: value), got 3"},
+		{"routes: [a]\n", "t.yaml:1:9: routes: expected a mapping (key: value), got a list"},
+		{"providers:\n  anthropic: sk-ant-xxx\n", "t.yaml:2:14: providers.anthropic: expected a mapping (key: value), got a string"},
 		{"routes:\n  default:\n    targets: [{targt: sim}]\n", `t.yaml:3:16: routes.default.targets[0].targt: unknown key "targt" (did you mean "target"?)`},
 		{"a: 1\n", `t.yaml:1:1: a: unknown key "a" (known: providers, default_provider, routes, pricing, models, alerts, mcp)`},
 		{"routes:\n  x:\n", "t.yaml:2:3: routes.x.targets: no targets"},

@@ -29,8 +29,9 @@ func TestConfigCheck(t *testing.T) {
 	}{
 		{"valid file", []string{"config", "check", good}, map[string]string{"ANTHROPIC_API_KEY": key}, 0,
 			[]string{"# llmguard effective configuration (source: " + good, "api_key: sk-ant-…WXYZ", "- anthropic/claude-sonnet-4-5", "failures: 2", "max_total_attempts: 10"}, nil, false, true},
-		{"unknown key", []string{"config", "check", bad}, nil, 1, nil,
-			[]string{bad + `:4:24: routes.default.retry.max_atempts: unknown key "max_atempts"`}, true, true},
+		{"unknown key and every other problem", []string{"config", "check", bad}, nil, 1, nil,
+			[]string{bad + `:3:15: routes.default.targets[0]: unknown provider "foo"`, bad + `:4:13: routes.default.retry.budget: must be in [0,1]`,
+				bad + `:4:24: routes.default.retry.max_atempts: unknown key "max_atempts"`, "config check: 3 problems"}, true, true},
 		{"invalid values", []string{"config", "check", filepath.Join(dir, "invalid.yaml")}, nil, 1, nil,
 			[]string{"invalid.yaml:3:15: routes.default.targets[0]: unknown provider \"foo\"", "invalid.yaml:4:13: routes.default.retry.budget: must be in [0,1]", "config check: 2 problems"}, true, true},
 		{"missing key names the variable", []string{"config", "check", good}, nil, 1, nil,
