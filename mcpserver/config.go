@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -65,7 +66,9 @@ type Config struct {
 	// KeyEnv names the provider key variables the "no key" answer suggests
 	// (nil = DefaultKeyEnv).
 	KeyEnv []string
-	// Name and Version identify the server to clients ("" = "llmguard", "dev").
+	// Name and Version identify the server to clients ("" = "llmguard", and
+	// llmguard's version from the build info, e.g. "v1.2.0" or
+	// "devel-1a2b3c4d5e6f-dirty").
 	Name, Version string
 	// CacheTTL is how long a successful answer is reused for an identical
 	// call (same tool, same canonical arguments): 0 = DefaultCacheTTL, < 0 = never.
@@ -109,7 +112,7 @@ func (c *Config) withDefaults() Config {
 		d.Name = "llmguard"
 	}
 	if d.Version == "" {
-		d.Version = "dev"
+		d.Version = version.Get().Short()
 	}
 	if d.CacheTTL == 0 {
 		d.CacheTTL = DefaultCacheTTL

@@ -26,13 +26,14 @@ type command struct {
 
 // commands lists every subcommand; each file adds its own entry here.
 var commands = map[string]command{
-	"decode": {"classify a provider error response (status, headers, body)", runDecode},
-	"doctor": {"check the config, every provider key (cheap model listing), key shapes, reachability and clock skew", runDoctor},
-	"demo":   {"play a scripted bad night against the in-process mock: llmguard vs naive and no-retry clients (no keys)", runDemo},
-	"config": {"validate a configuration and print the effective one (config check [FILE])", runConfig},
-	"mcp":    {"serve llmguard's MCP tools (summarize, ask, chat, decode_error, llm_status) on stdio, or --http", runMCP},
-	"mock":   {"serve a fault-injecting fake Anthropic/OpenAI/Gemini upstream (--scenario NAME|FILE)", runMock},
-	"serve":  {"run the OpenAI- and Anthropic-compatible gateway (--addr, --config, --admin-addr)", runServe},
+	"decode":  {"classify a provider error response (status, headers, body)", runDecode},
+	"doctor":  {"check the config, every provider key (cheap model listing), key shapes, reachability and clock skew", runDoctor},
+	"demo":    {"play a scripted bad night against the in-process mock: llmguard vs naive and no-retry clients (no keys)", runDemo},
+	"config":  {"validate a configuration and print the effective one (config check [FILE])", runConfig},
+	"mcp":     {"serve llmguard's MCP tools (summarize, ask, chat, decode_error, llm_status) on stdio, or --http", runMCP},
+	"mock":    {"serve a fault-injecting fake Anthropic/OpenAI/Gemini upstream (--scenario NAME|FILE)", runMock},
+	"serve":   {"run the OpenAI- and Anthropic-compatible gateway (--addr, --config, --admin-addr)", runServe},
+	"version": {"print the version, VCS revision and Go version this binary was built from", runVersion},
 }
 
 // Main runs llmguard with args (without the program name) and returns the exit code.
@@ -48,6 +49,9 @@ func MainEnv(ctx context.Context, args []string, env *Env) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/mcpserver"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,7 +57,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		return 2
 	}
 
-	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: mcpVersion}
+	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: version.Get().Short()}
 	// A route may end with "mcp/sampling": the connected client's own model.
 	opts := logs.engineOptions(logger)
 	opts.Adapters = map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}}
@@ -141,9 +142,6 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		return 0
 	}
 }
-
-// version is reported to MCP clients.
-const mcpVersion = "dev"
 
 // onlySimulated reports whether every provider of app is the simulated one.
 func onlySimulated(app *App) bool {
