@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -333,11 +334,51 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 	}
 	b = append(b, `],"stop_reason":`...)
 	b = rawjson.AppendString(b, anStopReason(res.FinishReason))
-	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendInt(b, res.Usage.InputTokens)
+	b = append(b, `,"stop_sequence":`...)
+	b = appendStopSequence(b, res.StopSequence)
+	b = append(b, `,"usage":`...)
+	b = appendANUsage(b, res.Usage, true)
+	return append(b, '}')
+}
+
+// appendStopSequence appends s as a JSON string, or null when empty.
+func appendStopSequence(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return rawjson.AppendString(b, s)
+}
+
+// appendANUsage appends u as Anthropic's usage object: input_tokens
+// counts the prompt tokens outside the cache, the cache reads and writes
+// have their own fields, and service_tier is set when known (tier).
+func appendANUsage(b []byte, u provider.Usage, tier bool) []byte {
+	in := u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
+	if in < 0 {
+		in = 0
+	}
+	b = append(b, `{"input_tokens":`...)
+	b = appendInt(b, in)
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = appendInt(b, u.CacheWriteTokens)
+	b = append(b, `,"cache_read_input_tokens":`...)
+	b = appendInt(b, u.CacheReadTokens)
 	b = append(b, `,"output_tokens":`...)
-	b = appendInt(b, res.Usage.OutputTokens)
-	return append(b, `}}`...)
+	b = appendInt(b, u.OutputTokens)
+	if tier && u.ServiceTier != "" {
+		b = append(b, `,"service_tier":`...)
+		b = rawjson.AppendString(b, anServiceTier(u.ServiceTier))
+	}
+	return append(b, '}')
+}
+
+// anServiceTier is a service tier in Anthropic's words (OpenAI's "default"
+// is Anthropic's "standard").
+func anServiceTier(t string) string {
+	if t == "default" {
+		return "standard"
+	}
+	return t
 }
 
 // appendRawBlock appends a block the canonical form keeps verbatim (a
@@ -370,12 +411,13 @@ type anStream struct {
 	w         eventWriter
 	buf       []byte
 	id, model string
-	next      int         // index of the next content block
-	open      int         // index of the open block, -1 when none
-	openText  bool        // the open block is a text block
-	tools     map[int]int // tool-call index -> block index
-	thinking  map[int]int // thinking-block index -> block index
-	inTokens  int         // input tokens known at start
+	next      int            // index of the next content block
+	open      int            // index of the open block, -1 when none
+	openText  bool           // the open block is a text block
+	tools     map[int]int    // tool-call index -> block index
+	thinking  map[int]int    // thinking-block index -> block index
+	startU    provider.Usage // usage known at start
+	stopSeq   string         // the stop sequence, once said
 	started   bool
 }
 
@@ -384,19 +426,23 @@ func (s *anStream) emit(name string, b []byte) error {
 	return s.w.Event(name, b)
 }
 
-// start writes message_start and a ping.
-func (s *anStream) start(model string, u *provider.Usage) error {
+// start writes message_start, with the upstream's message id and usage
+// when it sent them, and a ping.
+func (s *anStream) start(model, id string, u *provider.Usage) error {
 	s.model, s.open, s.started = model, -1, true
+	if strings.HasPrefix(id, "msg_") {
+		s.id = id
+	}
 	if u != nil {
-		s.inTokens = u.InputTokens
+		s.startU = *u
 	}
 	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
 	b = rawjson.AppendString(b, s.id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
 	b = rawjson.AppendString(b, model)
-	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendInt(b, s.inTokens)
-	b = append(b, `,"output_tokens":0}}}`...)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
+	b = appendANUsage(b, s.startU, true)
+	b = append(b, `}}`...)
 	if err := s.emit("message_start", b); err != nil {
 		return err
 	}
@@ -478,6 +524,9 @@ func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
 
 // chunk writes the content of c.
 func (s *anStream) chunk(c *provider.Chunk) error {
+	if c.StopSequence != "" {
+		s.stopSeq = c.StopSequence
+	}
 	if c.Thinking != nil {
 		if err := s.thinkingChunk(c.Thinking); err != nil {
 			return err
@@ -539,17 +588,15 @@ func (s *anStream) finish(reason string, u provider.Usage) error {
 	if err := s.closeBlock(); err != nil {
 		return err
 	}
-	in := u.InputTokens
-	if in == 0 {
-		in = s.inTokens
-	}
+	final := s.startU
+	final.Merge(u)
 	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
 	b = rawjson.AppendString(b, anStopReason(reason))
-	b = append(b, `,"stop_sequence":null},"usage":{"input_tokens":`...)
-	b = appendInt(b, in)
-	b = append(b, `,"output_tokens":`...)
-	b = appendInt(b, u.OutputTokens)
-	b = append(b, `}}`...)
+	b = append(b, `,"stop_sequence":`...)
+	b = appendStopSequence(b, s.stopSeq)
+	b = append(b, `},"usage":`...)
+	b = appendANUsage(b, final, false)
+	b = append(b, '}')
 	if err := s.emit("message_delta", b); err != nil {
 		return err
 	}

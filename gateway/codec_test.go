@@ -197,7 +197,8 @@ func TestDecodeErrors(t *testing.T) {
 func TestEncodeResponses(t *testing.T) {
 	res := &provider.Response{Model: "m-1", Text: "Hi \"there\"\n", FinishReason: "tool_calls",
 		ToolCalls: []provider.ToolCall{{ID: "c1", Name: "get", Arguments: raw(`{"q":"x"}`)}},
-		Usage:     provider.Usage{InputTokens: 3, OutputTokens: 4}}
+		Usage: provider.Usage{InputTokens: 13, OutputTokens: 4, CacheReadTokens: 6, CacheWriteTokens: 4,
+			ReasoningTokens: 1, ServiceTier: "standard"}}
 	t.Run("openai", func(t *testing.T) {
 		var got map[string]any
 		if err := json.Unmarshal(appendOpenAIResponse(nil, res, "chatcmpl-1", 42), &got); err != nil {
@@ -208,7 +209,9 @@ func TestEncodeResponses(t *testing.T) {
 				"message": map[string]any{"role": "assistant", "content": "Hi \"there\"\n", "refusal": nil,
 					"tool_calls": []any{map[string]any{"id": "c1", "type": "function",
 						"function": map[string]any{"name": "get", "arguments": `{"q":"x"}`}}}}}},
-			"usage": map[string]any{"prompt_tokens": 3.0, "completion_tokens": 4.0, "total_tokens": 7.0}}
+			"usage": map[string]any{"prompt_tokens": 13.0, "completion_tokens": 4.0, "total_tokens": 17.0,
+				"prompt_tokens_details": map[string]any{"cached_tokens": 6.0}, "completion_tokens_details": map[string]any{"reasoning_tokens": 1.0}},
+			"service_tier": "default"}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Error(d)
 		}
@@ -222,7 +225,8 @@ func TestEncodeResponses(t *testing.T) {
 			"content": []any{map[string]any{"type": "text", "text": "Hi \"there\"\n"},
 				map[string]any{"type": "tool_use", "id": "c1", "name": "get", "input": map[string]any{"q": "x"}}},
 			"stop_reason": "tool_use", "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": 3.0, "output_tokens": 4.0}}
+			"usage": map[string]any{"input_tokens": 3.0, "output_tokens": 4.0, "cache_creation_input_tokens": 4.0,
+				"cache_read_input_tokens": 6.0, "service_tier": "standard"}}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Error(d)
 		}
@@ -264,9 +268,9 @@ func TestStreamEncoders(t *testing.T) {
 		{ToolCall: &provider.ToolCallDelta{Index: 0, Arguments: `1}`}},
 		{FinishReason: "tool_calls"},
 	}
-	usage := provider.Usage{InputTokens: 5, OutputTokens: 6}
+	usage := provider.Usage{InputTokens: 15, OutputTokens: 6, CacheReadTokens: 10}
 	run := func(enc streamEncoder) {
-		if err := enc.start("m-1", &provider.Usage{InputTokens: 5}); err != nil {
+		if err := enc.start("m-1", "", &provider.Usage{InputTokens: 15, OutputTokens: 1, CacheReadTokens: 10}); err != nil {
 			t.Fatal(err)
 		}
 		for i := range chunks {
@@ -295,7 +299,8 @@ func TestStreamEncoders(t *testing.T) {
 			ch(map[string]any{"tool_calls": []any{map[string]any{"index": 0.0, "function": map[string]any{"arguments": `1}`}}}}, nil),
 			ch(map[string]any{}, "tool_calls"),
 			{"", map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1.0, "model": "m-1", "choices": []any{},
-				"usage": map[string]any{"prompt_tokens": 5.0, "completion_tokens": 6.0, "total_tokens": 11.0}}},
+				"usage": map[string]any{"prompt_tokens": 15.0, "completion_tokens": 6.0, "total_tokens": 21.0,
+					"prompt_tokens_details": map[string]any{"cached_tokens": 10.0}, "completion_tokens_details": map[string]any{"reasoning_tokens": 0.0}}}},
 			{"", "[DONE]"},
 		}
 		if d := cmp.Diff(want, got); d != "" {
@@ -309,7 +314,7 @@ func TestStreamEncoders(t *testing.T) {
 		want := []event{
 			{"message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_1", "type": "message",
 				"role": "assistant", "model": "m-1", "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-				"usage": map[string]any{"input_tokens": 5.0, "output_tokens": 0.0}}}},
+				"usage": map[string]any{"input_tokens": 5.0, "output_tokens": 1.0, "cache_creation_input_tokens": 0.0, "cache_read_input_tokens": 10.0}}}},
 			{"ping", map[string]any{"type": "ping"}},
 			{"content_block_start", map[string]any{"type": "content_block_start", "index": 0.0, "content_block": map[string]any{"type": "text", "text": ""}}},
 			{"content_block_delta", map[string]any{"type": "content_block_delta", "index": 0.0, "delta": map[string]any{"type": "text_delta", "text": "Hel"}}},
@@ -320,7 +325,7 @@ func TestStreamEncoders(t *testing.T) {
 			{"content_block_delta", map[string]any{"type": "content_block_delta", "index": 1.0, "delta": map[string]any{"type": "input_json_delta", "partial_json": `1}`}}},
 			{"content_block_stop", map[string]any{"type": "content_block_stop", "index": 1.0}},
 			{"message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil},
-				"usage": map[string]any{"input_tokens": 5.0, "output_tokens": 6.0}}},
+				"usage": map[string]any{"input_tokens": 5.0, "output_tokens": 6.0, "cache_creation_input_tokens": 0.0, "cache_read_input_tokens": 10.0}}},
 			{"message_stop", map[string]any{"type": "message_stop"}},
 		}
 		if d := cmp.Diff(want, got); d != "" {

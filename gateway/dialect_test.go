@@ -205,3 +205,6 @@ func TestSameDialectBytes(t *testing.T) {
 		})
 	}
 }
+
+// diffAny is cmp.Diff for decoded JSON values.
+func diffAny(want, got any) string { return cmp.Diff(want, got) }

@@ -383,6 +383,7 @@ func appendOpenAIResponse(b []byte, res *provider.Response, id string, created i
 	b = rawjson.AppendString(b, oaFinish(res.FinishReason))
 	b = append(b, `}],"usage":`...)
 	b = appendOAUsage(b, res.Usage)
+	b = appendOAServiceTier(b, res.Usage)
 	return append(b, '}')
 }
 
@@ -393,7 +394,29 @@ func appendOAUsage(b []byte, u provider.Usage) []byte {
 	b = appendInt(b, u.OutputTokens)
 	b = append(b, `,"total_tokens":`...)
 	b = appendInt(b, u.InputTokens+u.OutputTokens)
-	return append(b, '}')
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = appendInt(b, u.CacheReadTokens)
+	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	b = appendInt(b, u.ReasoningTokens)
+	return append(b, `}}`...)
+}
+
+// oaServiceTier is a service tier in OpenAI's words (Anthropic's
+// "standard" is OpenAI's "default").
+func oaServiceTier(t string) string {
+	if t == "standard" {
+		return "default"
+	}
+	return t
+}
+
+// appendOAServiceTier appends the top-level service_tier field when known.
+func appendOAServiceTier(b []byte, u provider.Usage) []byte {
+	if u.ServiceTier == "" {
+		return b
+	}
+	b = append(b, `,"service_tier":`...)
+	return rawjson.AppendString(b, oaServiceTier(u.ServiceTier))
 }
 
 // ---- OpenAI stream encoding ----
@@ -425,8 +448,11 @@ func (s *oaStream) emit(b []byte) error {
 }
 
 // start writes the role chunk (OpenAI streams carry no usage up front).
-func (s *oaStream) start(model string, _ *provider.Usage) error {
+func (s *oaStream) start(model, id string, _ *provider.Usage) error {
 	s.model = model
+	if strings.HasPrefix(id, "chatcmpl-") {
+		s.id = id
+	}
 	s.started = true
 	b := s.head()
 	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
@@ -483,6 +509,7 @@ func (s *oaStream) finish(reason string, u provider.Usage) error {
 		b = s.head()
 		b = append(b, `,"choices":[],"usage":`...)
 		b = appendOAUsage(b, u)
+		b = appendOAServiceTier(b, u)
 		b = append(b, '}')
 		if err := s.emit(b); err != nil {
 			return err

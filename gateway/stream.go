@@ -18,7 +18,9 @@ import (
 
 // streamEncoder writes canonical chunks in a client dialect.
 type streamEncoder interface {
-	start(model string, u *provider.Usage) error
+	// start writes the stream's head; id is the upstream's message id
+	// ("" when unknown), kept when it has the dialect's prefix.
+	start(model, id string, u *provider.Usage) error
 	chunk(c *provider.Chunk) error
 	finish(reason string, u provider.Usage) error
 	fail(e *apiError) error
@@ -168,7 +170,7 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 func (p *pump) startNow() error {
 	p.started = true
 	_, model, _ := strings.Cut(p.target, "/")
-	return p.enc.start(model, nil)
+	return p.enc.start(model, "", nil)
 }
 
 func (p *pump) write(c *provider.Chunk) error {
@@ -178,7 +180,7 @@ func (p *pump) write(c *provider.Chunk) error {
 		if model == "" {
 			_, model, _ = strings.Cut(p.target, "/")
 		}
-		if err := p.enc.start(model, c.Usage); err != nil {
+		if err := p.enc.start(model, c.ID, c.Usage); err != nil {
 			return err
 		}
 	}
@@ -190,12 +192,7 @@ func (p *pump) write(c *provider.Chunk) error {
 		p.finish = c.FinishReason
 	}
 	if u := c.Usage; u != nil {
-		if u.InputTokens > 0 {
-			p.usage.InputTokens = u.InputTokens
-		}
-		if u.OutputTokens > 0 {
-			p.usage.OutputTokens = u.OutputTokens
-		}
+		p.usage.Merge(*u)
 		if p.finish != "" {
 			p.usageFinal = true
 		}

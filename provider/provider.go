@@ -146,8 +146,43 @@ type Request struct {
 
 // Usage counts tokens.
 type Usage struct {
+	// InputTokens counts every prompt token, cache reads and writes
+	// included (as OpenAI's prompt_tokens does; Anthropic's input_tokens
+	// is InputTokens - CacheReadTokens - CacheWriteTokens).
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// CacheReadTokens are the prompt tokens served from the provider's
+	// prompt cache (Anthropic cache_read_input_tokens, OpenAI
+	// prompt_tokens_details.cached_tokens, Gemini cachedContentTokenCount).
+	CacheReadTokens int `json:"cache_read_tokens,omitempty"`
+	// CacheWriteTokens are the prompt tokens written to the cache
+	// (Anthropic cache_creation_input_tokens; other providers don't say).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens are the output tokens spent thinking (OpenAI
+	// completion_tokens_details.reasoning_tokens, Gemini
+	// thoughtsTokenCount), included in OutputTokens.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	// ServiceTier is the tier that served the request, in the provider's
+	// words ("standard", "priority", "default", "flex"); "" when unsaid.
+	ServiceTier string `json:"service_tier,omitempty"`
+}
+
+// Merge sets each field of u that is not zero in v: a stream reports usage
+// piecemeal (Anthropic: input at the start, output at the end).
+func (u *Usage) Merge(v Usage) {
+	set := func(p *int, n int) {
+		if n != 0 {
+			*p = n
+		}
+	}
+	set(&u.InputTokens, v.InputTokens)
+	set(&u.OutputTokens, v.OutputTokens)
+	set(&u.CacheReadTokens, v.CacheReadTokens)
+	set(&u.CacheWriteTokens, v.CacheWriteTokens)
+	set(&u.ReasoningTokens, v.ReasoningTokens)
+	if v.ServiceTier != "" {
+		u.ServiceTier = v.ServiceTier
+	}
 }
 
 // Finish reasons (canonical).
@@ -166,8 +201,11 @@ type Response struct {
 	Text         string     `json:"text"`
 	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
 	FinishReason string     `json:"finish_reason"`
-	Usage        Usage      `json:"usage"`
-	RequestID    string     `json:"request_id,omitempty"` // the provider's request id
+	// StopSequence is the stop sequence that ended the answer, when the
+	// provider says (Anthropic stop_sequence).
+	StopSequence string `json:"stop_sequence,omitempty"`
+	Usage        Usage  `json:"usage"`
+	RequestID    string `json:"request_id,omitempty"` // the provider's request id
 	// Thinking holds the model's thinking blocks in the order they came,
 	// all before the text and tool calls: Parts of type PartThinking or
 	// PartRedactedThinking whose Extra holds the block's fields verbatim
@@ -218,7 +256,9 @@ type Chunk struct {
 	// Thinking is a fragment of a thinking block; nil for most chunks.
 	Thinking     *ThinkingDelta `json:"thinking,omitempty"`
 	FinishReason string         `json:"finish_reason,omitempty"`
-	Usage        *Usage         `json:"usage,omitempty"`
+	// StopSequence is Response.StopSequence, with the finish reason.
+	StopSequence string `json:"stop_sequence,omitempty"`
+	Usage        *Usage `json:"usage,omitempty"`
 	// Model and ID are set on the first chunk when the provider says them.
 	Model string `json:"model,omitempty"`
 	ID    string `json:"id,omitempty"`

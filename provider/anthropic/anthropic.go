@@ -159,7 +159,7 @@ func Decode(body []byte) (*provider.Response, error) {
 		return nil, errNotMessage
 	}
 	out := &provider.Response{ID: m.ID, Model: m.Model, FinishReason: finish(m.StopReason),
-		Usage: m.Usage.canonical()}
+		StopSequence: m.StopSequence, Usage: m.Usage.canonical()}
 	var text strings.Builder
 	for i := range m.Content {
 		b := &m.Content[i]

@@ -38,6 +38,9 @@ const streamDelta = "event: message_delta\n" + `data: {"type":"message_delta","d
 
 const streamStop = "event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
 
+// startUsage is streamHead's usage: a stream cut short still reports it.
+var startUsage = provider.Usage{InputTokens: 25, OutputTokens: 1}
+
 func newAdapter(base string) provider.Adapter {
 	return anthropic.New(&anthropic.Config{BaseURL: base, APIKey: "sk-ant-api03-Xk9fQ2mVbT7rLw4ZpN8sYc1HdJ6gEaU3oKiR5yBtMx0vWqFlCe", Model: "claude-sonnet-4-5"})
 }
@@ -126,7 +129,7 @@ func TestChat(t *testing.T) {
 	want := &provider.Response{ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Provider: "anthropic", Model: "claude-sonnet-4-5-20250929",
 		Text: "Let me check.", FinishReason: provider.FinishToolCalls, RequestID: "req_011CU",
 		ToolCalls: []provider.ToolCall{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}},
-		Usage:     provider.Usage{InputTokens: 512, OutputTokens: 57}}
+		Usage:     provider.Usage{InputTokens: 512, OutputTokens: 57, CacheReadTokens: 100}}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
@@ -161,12 +164,12 @@ func TestStream(t *testing.T) {
 			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
 				Usage: provider.Usage{InputTokens: 25, OutputTokens: 15}}, "", false},
 		{"truncated after text", streamHead + streamText,
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929"}, classify.Network, true},
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, classify.Network, true},
 		{"truncated inside an event", streamHead + streamText + "event: content_block_delta\ndata: {\"type\":\"content_blo",
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929"}, classify.Network, true},
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, classify.Network, true},
 		{"overloaded error event after text", streamHead + streamText + "event: error\n" +
 			`data: {"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}` + "\n\n",
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929"}, classify.Overloaded, true},
+			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, classify.Overloaded, true},
 		{"overloaded error event first", "event: error\n" +
 			`data: {"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}` + "\n\n",
 			pt.Assembled{}, classify.Overloaded, false},

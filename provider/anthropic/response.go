@@ -9,12 +9,13 @@ import (
 // Response wire types.
 
 type wireResponse struct {
-	ID         string         `json:"id"`
-	Type       string         `json:"type"`
-	Model      string         `json:"model"`
-	Content    []wireRespPart `json:"content"`
-	StopReason string         `json:"stop_reason"`
-	Usage      wireUsage      `json:"usage"`
+	ID           string         `json:"id"`
+	Type         string         `json:"type"`
+	Model        string         `json:"model"`
+	Content      []wireRespPart `json:"content"`
+	StopReason   string         `json:"stop_reason"`
+	StopSequence string         `json:"stop_sequence"`
+	Usage        wireUsage      `json:"usage"`
 }
 
 type wireRespPart struct {
@@ -47,15 +48,17 @@ func (b *wireRespPart) thinkingPart() provider.Part {
 }
 
 type wireUsage struct {
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	InputTokens              int    `json:"input_tokens"`
+	OutputTokens             int    `json:"output_tokens"`
+	CacheCreationInputTokens int    `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int    `json:"cache_read_input_tokens"`
+	ServiceTier              string `json:"service_tier"`
 }
 
 // canonical counts every prompt token (cache reads and writes included), as
-// OpenAI's prompt_tokens does.
+// OpenAI's prompt_tokens does, and keeps the cache counts apart too.
 func (u wireUsage) canonical() provider.Usage {
 	return provider.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-		OutputTokens: u.OutputTokens}
+		OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadInputTokens,
+		CacheWriteTokens: u.CacheCreationInputTokens, ServiceTier: u.ServiceTier}
 }

@@ -17,7 +17,7 @@ type decoder struct {
 	// thinking maps a content block index to its thinking block index
 	// (nil until the first thinking block).
 	thinking map[int]int
-	input    int // input tokens from message_start
+	start    provider.Usage // usage from message_start
 }
 
 type wireEvent struct {
@@ -32,6 +32,7 @@ type wireEvent struct {
 		Thinking    string `json:"thinking"`
 		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
+		StopSequence string `json:"stop_sequence"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
 }
@@ -50,9 +51,9 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		if e.Message == nil {
 			return nil, false, nil
 		}
-		u := e.Message.Usage.canonical()
-		d.input = u.InputTokens
-		return []provider.Chunk{{ID: e.Message.ID, Model: e.Message.Model}}, false, nil
+		d.start = e.Message.Usage.canonical()
+		u := d.start
+		return []provider.Chunk{{ID: e.Message.ID, Model: e.Message.Model, Usage: &u}}, false, nil
 	case "content_block_start":
 		if e.Block != nil && e.Block.Type == "tool_use" {
 			i := len(d.tools)
@@ -92,11 +93,16 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		var ch provider.Chunk
 		if e.Delta != nil {
 			ch.FinishReason = finish(e.Delta.StopReason)
+			ch.StopSequence = e.Delta.StopSequence
 		}
 		if e.Usage != nil {
-			u := e.Usage.canonical()
-			if u.InputTokens == 0 {
-				u.InputTokens = d.input
+			// The delta's counts are cumulative; those it leaves out are
+			// message_start's.
+			u := d.start
+			u.Merge(e.Usage.canonical())
+			if e.Usage.InputTokens == 0 && e.Usage.CacheCreationInputTokens+e.Usage.CacheReadInputTokens > 0 {
+				u.InputTokens = d.start.InputTokens - d.start.CacheReadTokens - d.start.CacheWriteTokens +
+					e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
 			}
 			ch.Usage = &u
 		}

@@ -128,7 +128,7 @@ func TestChat(t *testing.T) {
 		Text: "Let me check.", FinishReason: provider.FinishToolCalls,
 		ToolCalls: []provider.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`),
 			Extra: map[string]json.RawMessage{"thoughtSignature": json.RawMessage(`"CiQBVKhc7"`)}}},
-		Usage: provider.Usage{InputTokens: 40, OutputTokens: 30}}
+		Usage: provider.Usage{InputTokens: 40, OutputTokens: 30, ReasoningTokens: 18}}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}

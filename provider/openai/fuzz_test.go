@@ -66,6 +66,8 @@ func FuzzUnmarshal(f *testing.F) {
 		`{"id":"c","model":"gpt","choices":[{"index":0,"message":{"content":"hi","refusal":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
 		`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"b"}]},"finish_reason":null}],"usage":null}`,
 		`{"error":{"message":"x"},"choices":null}`, `{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+		`{"service_tier":"default","usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":null},"completion_tokens_details":{"reasoning_tokens":2},"completion_tokens_details":null}}`,
+		`{"usage":{"prompt_tokens_details":3}}`, `{"usage":{"prompt_tokens_details":{"cached_tokens":"x"}}}`,
 		`{"id":5}`, `{"choices":[null,{"index":1e2}]}`, `{"id":"a\u00e9\n"}`, `null`, `[]`, `{}`, ` {"id" : "x" } `, `{"id":"x"}}`,
 	} {
 		f.Add([]byte(s))

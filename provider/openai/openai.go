@@ -208,7 +208,7 @@ func Decode(body []byte) (*provider.Response, error) {
 	out := &provider.Response{ID: r.ID, Model: r.Model, Text: string(c.Message.Content),
 		FinishReason: finish(c.FinishReason)}
 	if r.Usage != nil {
-		out.Usage = provider.Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens}
+		out.Usage = *r.usage()
 	}
 	for _, tc := range c.Message.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, provider.ToolCall{ID: tc.ID, Name: tc.Function.Name,

@@ -182,7 +182,7 @@ func TestChat(t *testing.T) {
 	want := &provider.Response{ID: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", Provider: "openai", Model: "gpt-4.1-2025-04-14",
 		FinishReason: provider.FinishToolCalls, RequestID: "req_abc",
 		ToolCalls: []provider.ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}},
-		Usage:     provider.Usage{InputTokens: 82, OutputTokens: 17}}
+		Usage:     provider.Usage{InputTokens: 82, OutputTokens: 17, ServiceTier: "default"}}
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}

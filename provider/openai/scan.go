@@ -40,12 +40,18 @@ func unmarshal(body []byte, r *wireResponse) error {
 						r.Usage.PromptTokens, err = rawjson.Int(v)
 					case "completion_tokens":
 						r.Usage.CompletionTokens, err = rawjson.Int(v)
+					case "prompt_tokens_details":
+						err = detail(v, "cached_tokens", &r.Usage.PromptDetails.CachedTokens)
+					case "completion_tokens_details":
+						err = detail(v, "reasoning_tokens", &r.Usage.CompletionDetails.ReasoningTokens)
 					}
 					return err
 				})
 			}
 		case "error":
 			r.Error = v
+		case "service_tier":
+			r.ServiceTier, err = rawjson.String(v)
 		}
 		return err
 	})
@@ -116,6 +122,17 @@ func unmarshalToolCall(b []byte, tc *wireToolCall) error {
 				}
 				return err
 			})
+		}
+		return err
+	})
+}
+
+// detail reads the integer key of a usage details object into n, as
+// encoding/json does (null leaves n alone).
+func detail(obj []byte, key string, n *int) error {
+	return rawjson.EachField(obj, func(k, v []byte) (err error) {
+		if string(k) == key && !rawjson.IsNull(v) {
+			*n, err = rawjson.Int(v)
 		}
 		return err
 	})

@@ -13,11 +13,12 @@ import (
 )
 
 type wireResponse struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
-	Choices []wireChoice    `json:"choices"`
-	Usage   *wireUsage      `json:"usage"`
-	Error   json.RawMessage `json:"error"`
+	ID          string          `json:"id"`
+	Model       string          `json:"model"`
+	Choices     []wireChoice    `json:"choices"`
+	Usage       *wireUsage      `json:"usage"`
+	ServiceTier string          `json:"service_tier"`
+	Error       json.RawMessage `json:"error"`
 }
 
 type wireChoice struct {
@@ -71,6 +72,20 @@ func (f *flexText) UnmarshalJSON(b []byte) error {
 type wireUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	PromptDetails    struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// usage is the canonical usage of a response or chunk with usage u.
+func (r *wireResponse) usage() *provider.Usage {
+	u := r.Usage
+	return &provider.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+		CacheReadTokens: u.PromptDetails.CachedTokens, ReasoningTokens: u.CompletionDetails.ReasoningTokens,
+		ServiceTier: r.ServiceTier}
 }
 
 var done = []byte("[DONE]")
@@ -126,8 +141,7 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		}
 	}
 	if r.Usage != nil {
-		out = append(out, provider.Chunk{Usage: &provider.Usage{InputTokens: r.Usage.PromptTokens,
-			OutputTokens: r.Usage.CompletionTokens}})
+		out = append(out, provider.Chunk{Usage: r.usage()})
 	}
 	return out, false, nil
 }

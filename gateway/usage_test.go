@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// fixedUpstream answers every call of a dialect with one recorded answer,
+// streamed or not as the request asks: an Anthropic message with cache
+// usage and a service tier, an OpenAI completion with cached and reasoning
+// tokens.
+func fixedUpstream() http.Handler {
+	const (
+		anBody = `{"id":"msg_01FixedUpstream","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
+			"content":[{"type":"text","text":"Hi."}],"stop_reason":"stop_sequence","stop_sequence":"END",
+			"usage":{"input_tokens":9,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":5,"service_tier":"priority"}}`
+		anStream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01FixedUpstream\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,\"cache_creation_input_tokens\":20,\"cache_read_input_tokens\":100,\"output_tokens\":1,\"service_tier\":\"priority\"}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi.\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"stop_sequence\",\"stop_sequence\":\"END\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		oaBody = `{"id":"chatcmpl-FixedUpstream","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06","service_tier":"default",
+			"choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}],
+			"usage":{"prompt_tokens":129,"completion_tokens":5,"total_tokens":134,"prompt_tokens_details":{"cached_tokens":100},"completion_tokens_details":{"reasoning_tokens":2}}}`
+		oaStream = "data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi.\"},\"finish_reason\":null}]}\n\n" +
+			"data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+			"data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[],\"usage\":{\"prompt_tokens\":129,\"completion_tokens\":5,\"total_tokens\":134,\"prompt_tokens_details\":{\"cached_tokens\":100},\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\n" +
+			"data: [DONE]\n\n"
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		stream := bytes.Contains(b, []byte(`"stream":true`))
+		body, ct := anBody, "application/json"
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/chat/completions") && stream:
+			body, ct = oaStream, "text/event-stream"
+		case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+			body = oaBody
+		case stream:
+			body, ct = anStream, "text/event-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+// Cache-token usage, the service tier and the upstream's message id are
+// carried in both dialects, in answers and streams (issue 19: an Anthropic
+// stream reported input_tokens 0 and a new id).
+func TestUsageCarried(t *testing.T) {
+	s := newRecStack(t, fixedUpstream())
+	// What each client dialect must see, whichever target answered.
+	anWant := map[string]map[string]any{
+		"ant": {"input_tokens": 9.0, "cache_creation_input_tokens": 20.0, "cache_read_input_tokens": 100.0, "output_tokens": 5.0},
+		"oai": {"input_tokens": 29.0, "cache_creation_input_tokens": 0.0, "cache_read_input_tokens": 100.0, "output_tokens": 5.0},
+	}
+	oaWant := map[string]map[string]any{
+		"ant": {"prompt_tokens": 129.0, "completion_tokens": 5.0, "total_tokens": 134.0,
+			"prompt_tokens_details": map[string]any{"cached_tokens": 100.0}, "completion_tokens_details": map[string]any{"reasoning_tokens": 0.0}},
+		"oai": {"prompt_tokens": 129.0, "completion_tokens": 5.0, "total_tokens": 134.0,
+			"prompt_tokens_details": map[string]any{"cached_tokens": 100.0}, "completion_tokens_details": map[string]any{"reasoning_tokens": 2.0}},
+	}
+	for _, route := range []string{"ant", "oai"} {
+		t.Run("anthropic client, "+route, func(t *testing.T) {
+			r := s.post(t, "/v1/messages", anBody(route, false, ""))
+			m := decodeJSON(t, r.body)
+			u, _ := m["usage"].(map[string]any)
+			wantTier := map[string]string{"ant": "priority", "oai": "standard"}[route]
+			if u["service_tier"] != wantTier {
+				t.Errorf("usage.service_tier = %v, want %s", u["service_tier"], wantTier)
+			}
+			delete(u, "service_tier")
+			if d := diffAny(anWant[route], u); d != "" {
+				t.Errorf("usage (-want +got):\n%s", d)
+			}
+			if route == "ant" && (m["id"] != "msg_01FixedUpstream" || m["stop_sequence"] != "END") {
+				t.Errorf("id %v stop_sequence %v, want the upstream's", m["id"], m["stop_sequence"])
+			}
+
+			r = s.post(t, "/v1/messages", anBody(route, true, ""))
+			_, end, evs := streamText(t, DialectAnthropic, r.body)
+			if end != "done" {
+				t.Fatalf("stream end %q: %s", end, r.body)
+			}
+			start := dig(evs[0].Data, "message", "usage").(map[string]any)
+			delta := dig(evs[len(evs)-2].Data, "usage").(map[string]any)
+			if route == "ant" {
+				if id := dig(evs[0].Data, "message", "id"); id != "msg_01FixedUpstream" {
+					t.Errorf("message_start id = %v, want the upstream's msg_01FixedUpstream", id)
+				}
+				if start["input_tokens"] != 9.0 || start["cache_read_input_tokens"] != 100.0 || start["service_tier"] != "priority" {
+					t.Errorf("message_start usage = %v, want the upstream's (input_tokens 9, cache_read 100, priority)", start)
+				}
+				if ss := dig(evs[len(evs)-2].Data, "delta", "stop_sequence"); ss != "END" {
+					t.Errorf("message_delta stop_sequence = %v, want END", ss)
+				}
+			}
+			if d := diffAny(anWant[route], delta); d != "" {
+				t.Errorf("message_delta usage (-want +got):\n%s", d)
+			}
+		})
+		t.Run("openai client, "+route, func(t *testing.T) {
+			r := s.post(t, "/v1/chat/completions", oaBody(route, false, ""))
+			m := decodeJSON(t, r.body)
+			wantTier := map[string]string{"ant": "priority", "oai": "default"}[route]
+			if m["service_tier"] != wantTier {
+				t.Errorf("service_tier = %v, want %s", m["service_tier"], wantTier)
+			}
+			if d := diffAny(oaWant[route], m["usage"]); d != "" {
+				t.Errorf("usage (-want +got):\n%s", d)
+			}
+			r = s.post(t, "/v1/chat/completions", oaBody(route, true, `,"stream_options":{"include_usage":true}`))
+			_, end, evs := streamText(t, DialectOpenAI, r.body)
+			if end != "done" {
+				t.Fatalf("stream end %q: %s", end, r.body)
+			}
+			last := evs[len(evs)-2].Data
+			if d := diffAny(oaWant[route], dig(last, "usage")); d != "" {
+				t.Errorf("usage chunk (-want +got):\n%s", d)
+			}
+			if route == "oai" && dig(evs[0].Data, "id") != "chatcmpl-FixedUpstream" {
+				t.Errorf("chunk id = %v, want the upstream's", dig(evs[0].Data, "id"))
+			}
+		})
+	}
+}
