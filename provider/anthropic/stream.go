@@ -26,12 +26,12 @@ type wireEvent struct {
 	Index   int           `json:"index"`
 	Block   *wireRespPart `json:"content_block"`
 	Delta   *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-		Signature   string `json:"signature"`
-		StopReason  string `json:"stop_reason"`
+		Type         string `json:"type"`
+		Text         string `json:"text"`
+		PartialJSON  string `json:"partial_json"`
+		Thinking     string `json:"thinking"`
+		Signature    string `json:"signature"`
+		StopReason   string `json:"stop_reason"`
 		StopSequence string `json:"stop_sequence"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
