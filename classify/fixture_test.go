@@ -162,8 +162,8 @@ func checkVerdictInvariants(t testing.TB, v classify.Verdict) {
 	if strings.ContainsAny(v.Message, "\r\n") {
 		t.Errorf("message has a newline: %q", v.Message)
 	}
-	if n := len([]rune(v.Message)); n > 210 {
-		t.Errorf("message is %d runes long: %q", n, v.Message)
+	if n := len(v.Message); n > classify.MaxLine+len("…") {
+		t.Errorf("message is %d bytes long: %q", n, v.Message)
 	}
 	if v.Wait < 0 || (!v.Retryable && v.Wait != 0) {
 		t.Errorf("wait %v with retryable %v", v.Wait, v.Retryable)

@@ -5,8 +5,18 @@ import (
 	"unicode/utf8"
 )
 
+// MaxLine is the longest one-line message in bytes, before the "…" that
+// marks a cut: Verdict.Message, and every error line the edges show.
+const MaxLine = 2048
+
 // maxMessage is the longest Verdict.Message in bytes (before the ellipsis).
-const maxMessage = 200
+const maxMessage = MaxLine
+
+// Line returns s as one line: every run of whitespace (newlines included)
+// collapsed to one space, API keys redacted (see Redact), and cut to
+// MaxLine bytes on a rune boundary, with "…" when it was longer. It is the
+// one shortener for the lines llmguard shows; safe for concurrent use.
+func Line(s string) string { return truncate(clean(s), MaxLine) }
 
 // Redact masks API keys and bearer tokens in s (sk-..., sk-ant-...,
 // AIza..., xai-..., gsk_..., "Bearer <token>"), keeping the prefix so the

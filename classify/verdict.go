@@ -64,7 +64,8 @@ type Verdict struct {
 	ProviderType string
 	// RequestID is the provider's request id, if any.
 	RequestID string
-	// Message is one redacted line of at most ~200 characters, e.g.
+	// Message is one redacted line of at most MaxLine bytes (the
+	// provider's message in full below that), e.g.
 	// "529 overloaded_error: Overloaded (request-id req_011CU…)".
 	Message string
 }

@@ -85,6 +85,11 @@ type Route struct {
 	// StaticFallback maps a prompt (trimmed, case-folded) to a canned answer
 	// served, labelled, when every target failed; key "*" answers any prompt.
 	StaticFallback map[string]string `yaml:"static_fallback"`
+	// MaxClientWait is the longest wait a failed call tells its client to
+	// sleep before retrying (the gateway's Retry-After): a failure that
+	// lasts longer gets none, and x-should-retry: false (default 30s; 0
+	// never sends one).
+	MaxClientWait time.Duration `yaml:"max_client_wait"`
 
 	// decoded: the route came from YAML, which pre-filled the defaults, so a
 	// zero value is an explicit zero and Provision must not replace it.

@@ -19,6 +19,7 @@ import (
 // that is absent takes its default and an explicit value (0 included) is kept.
 const (
 	DefaultTimeout             = 60 * time.Second
+	DefaultMaxClientWait       = 30 * time.Second
 	DefaultMaxAttempts         = 4
 	DefaultMaxTotalAttempts    = 10
 	DefaultBaseDelay           = 500 * time.Millisecond
@@ -47,8 +48,9 @@ const (
 // and no targets.
 func DefaultRoute() Route {
 	return Route{
-		Order:   "priority",
-		Timeout: DefaultTimeout,
+		Order:         "priority",
+		Timeout:       DefaultTimeout,
+		MaxClientWait: DefaultMaxClientWait,
 		Retry: Retry{
 			MaxAttempts: DefaultMaxAttempts, MaxTotalAttempts: DefaultMaxTotalAttempts,
 			BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay, MaxWait: DefaultMaxWait,
@@ -138,6 +140,7 @@ func (r *Route) fillZero() {
 	d := DefaultRoute()
 	setStr(&r.Order, d.Order)
 	setDur(&r.Timeout, d.Timeout)
+	setDur(&r.MaxClientWait, d.MaxClientWait)
 	setInt(&r.Retry.MaxAttempts, d.Retry.MaxAttempts)
 	setInt(&r.Retry.MaxTotalAttempts, d.Retry.MaxTotalAttempts)
 	setDur(&r.Retry.BaseDelay, d.Retry.BaseDelay)

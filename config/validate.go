@@ -215,6 +215,7 @@ func (v *validator) route(path string, r *Route) {
 		v.add(path+".targets", "no targets")
 	}
 	v.positive(path+".timeout", r.Timeout)
+	v.nonNeg(path+".max_client_wait", r.MaxClientWait)
 	v.retry(path+".retry", r.Retry)
 	v.nonNeg(path+".stream.first_token_timeout", r.Stream.FirstTokenTimeout)
 	v.nonNeg(path+".stream.idle_timeout", r.Stream.IdleTimeout)

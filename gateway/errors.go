@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/rawjson"
@@ -43,13 +42,34 @@ type apiError struct {
 	retryAfter time.Duration
 	// retry is the x-should-retry header: "" none, "true" or "false".
 	retry string
+	// ptype is the provider's own error type or code, passed on where the
+	// client's dialect has it ("" = the kind's).
+	ptype string
+	// target and attempts are the x-llmguard-target and -attempts headers
+	// of a failed call (target "" = none).
+	target   string
+	attempts int
 }
 
 func (e *apiError) Error() string { return e.message }
 
-// anthropicType is the Anthropic error.type of a kind.
-func anthropicType(kind string) string {
-	switch kind {
+// anthropicTypes are the error types of the Anthropic API.
+var anthropicTypes = map[string]bool{"invalid_request_error": true, "authentication_error": true,
+	"billing_error": true, "permission_error": true, "not_found_error": true, "request_too_large": true,
+	"rate_limit_error": true, "api_error": true, "overloaded_error": true, "timeout_error": true}
+
+// openAITypes are the error types of the OpenAI API (as the kinds map to).
+var openAITypes = map[string]bool{"invalid_request_error": true, "authentication_error": true,
+	"insufficient_quota": true, "permission_error": true, "rate_limit_error": true,
+	"service_unavailable_error": true, "timeout_error": true, "server_error": true}
+
+// anthropicType is the Anthropic error.type of an error: the provider's own
+// when it is an Anthropic type, else its kind's.
+func anthropicType(e *apiError) string {
+	if anthropicTypes[e.ptype] {
+		return e.ptype
+	}
+	switch e.kind {
 	case kindInvalidRequest:
 		return "invalid_request_error"
 	case kindAuthentication:
@@ -72,8 +92,21 @@ func anthropicType(kind string) string {
 	return "api_error"
 }
 
-// openAITypeCode is the OpenAI error type and code of a kind.
-func openAITypeCode(kind string) (typ, code string) {
+// openAITypeCode is the OpenAI error type and code of an error: the
+// provider's own type when it is an OpenAI type, its own code when it has
+// one (an identifier such as invalid_api_key), else the kind's.
+func openAITypeCode(e *apiError) (typ, code string) {
+	typ, code = kindTypeCode(e.kind)
+	switch {
+	case openAITypes[e.ptype]:
+		typ = e.ptype
+	case isCode(e.ptype):
+		code = e.ptype
+	}
+	return typ, code
+}
+
+func kindTypeCode(kind string) (typ, code string) {
 	switch kind {
 	case kindInvalidRequest:
 		return "invalid_request_error", ""
@@ -97,8 +130,21 @@ func openAITypeCode(kind string) (typ, code string) {
 	return "server_error", ""
 }
 
+// isCode reports an OpenAI-style error code: a lower-case identifier.
+func isCode(s string) bool {
+	if s == "" || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
 func appendOpenAIError(b []byte, e *apiError) []byte {
-	typ, code := openAITypeCode(e.kind)
+	typ, code := openAITypeCode(e)
 	b = append(b, `{"error":{"message":`...)
 	b = rawjson.AppendString(b, e.message)
 	b = append(b, `,"type":`...)
@@ -118,7 +164,7 @@ func appendOpenAIError(b []byte, e *apiError) []byte {
 
 func appendAnthropicError(b []byte, e *apiError) []byte {
 	b = append(b, `{"type":"error","error":{"type":`...)
-	b = rawjson.AppendString(b, anthropicType(e.kind))
+	b = rawjson.AppendString(b, anthropicType(e))
 	b = append(b, `,"message":`...)
 	b = rawjson.AppendString(b, e.message)
 	b = append(b, `},"request_id":`...)
@@ -142,6 +188,12 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	if e.retry != "" {
 		h.Set("X-Should-Retry", e.retry)
 	}
+	if e.target != "" {
+		h.Set("X-Llmguard-Target", e.target)
+	}
+	if e.attempts > 0 || e.target != "" {
+		h.Set("X-Llmguard-Attempts", strconv.Itoa(e.attempts))
+	}
 	if e.requestID != "" {
 		h.Set("X-Llmguard-Upstream-Request-Id", e.requestID)
 		if dialect == DialectAnthropic {
@@ -160,20 +212,19 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	_, _ = w.Write(b)
 }
 
-// oneLine trims s to its first line and at most 400 bytes (on a rune
-// boundary).
-func oneLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
+// oneLine is s as one line of at most classify.MaxLine bytes.
+func oneLine(s string) string { return classify.Line(s) }
+
+// line is a verdict's one line as the message of an error sent with
+// status: without a leading status equal to it, since client SDKs print
+// the status before the message ("429 429 rate_limit…" otherwise).
+func line(status int, msg string) string {
+	msg = oneLine(msg)
+	st := strconv.Itoa(status)
+	if rest, ok := strings.CutPrefix(msg, st+" "); ok && rest != "" {
+		return rest
 	}
-	if len(s) > 400 {
-		i := 400
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
-	}
-	return s
+	return msg
 }
 
 // Gateway-side faults.
@@ -203,83 +254,139 @@ func errInternal(msg string) *apiError {
 }
 
 // fromEngine maps a failed engine call to the client-facing error:
-//   - every target rate-limited: 429 with an accurate retry-after;
-//   - the request itself at fault (every attempt ended in the same terminal
-//     request, key or account fault): its status passed through
-//     (400/401/402/403/404/413), x-should-retry: false;
-//   - the deadline: 504; anything else (all down, breakers open): 503.
+//   - a failure no retry can clear (resilience.RouteError.Terminal: the
+//     request rejected on every attempt, or a bad key, no credit or billing
+//     on every target, also while a key's breaker holds it): the provider's
+//     own status and error type with its one line (and, when an earlier
+//     call saw it, when that was), x-should-retry: false;
+//   - every target rate limited: 429; the call's deadline: 504; anything
+//     else (targets down, breakers open): 503.
 //
-// The message is the last attempt's one-line verdict, which carries the
-// upstream request id. Chains the gateway exhausted say x-should-retry: false
-// so client SDKs don't multiply them.
+// Retry-After is the earliest moment a target will be tried again, sent
+// only when it is at most the route's max_client_wait away. x-should-retry
+// is true only when the call made no upstream attempt (every target was
+// skipped) and a retry within max_client_wait may pass: once the gateway
+// spent its own retries, client retries would only multiply them.
 func fromEngine(err error, now time.Time) *apiError {
 	if errors.Is(err, resilience.ErrUnknownRoute) {
 		return &apiError{status: http.StatusNotFound, kind: kindNotFound, message: oneLine(err.Error()), retry: "false"}
 	}
-	var last *provider.Error
 	var re *resilience.RouteError
+	var last *provider.Error
 	if errors.As(err, &re) {
 		last = re.Last()
-	}
-	if last == nil {
+	} else {
 		last = provider.AsError(err)
 	}
-	e := &apiError{status: http.StatusServiceUnavailable, kind: kindOverloaded, retry: "false",
-		message: oneLine(err.Error())}
-	if last != nil {
-		e.message = oneLine(last.Verdict.Message)
-		e.requestID = last.Verdict.RequestID
+	if re == nil {
+		re = &resilience.RouteError{Route: "?", Err: err, ClientWait: resilience.DefaultMaxClientWait}
+		if last != nil {
+			re.Attempts = []resilience.AttemptError{{Target: targetOf(last), Err: last}}
+		}
 	}
-	if re != nil && (distinctTargets(re) > 1 || len(re.Skipped) > 0) {
+	if pe, since, target := re.Terminal(); pe != nil {
+		return terminalError(re, pe, since, target, now)
+	}
+	e := &apiError{status: http.StatusServiceUnavailable, kind: kindOverloaded, retry: "false",
+		attempts: len(re.Attempts)}
+	switch {
+	case len(re.Attempts) == 0 && len(re.Skipped) == 0:
+		e.message = oneLine(err.Error())
+	case distinctTargets(re) > 1 || len(re.Skipped) > 0:
 		// Several targets failed: the route's line names each one's
 		// verdict and ends with the last request id.
 		e.message = oneLine(re.Error())
+	default:
+		e.message = last.Verdict.Message
 	}
-	if re != nil && re.AllRateLimited() {
-		e.status, e.kind, e.retry = http.StatusTooManyRequests, kindRateLimit, "true"
-		e.retryAfter = retryAt(re, last, now)
-		if e.retryAfter <= 0 {
-			e.retryAfter = time.Second
-		}
-		return e
+	if last != nil {
+		e.requestID = last.Verdict.RequestID
+		e.target = re.Attempts[len(re.Attempts)-1].Target
 	}
-	if last != nil && !last.Verdict.Retryable {
-		if st, kind, ok := requestFault(last.Verdict); ok && sameFault(re, st) {
-			e.status, e.kind = st, kind
-			if re == nil || distinctTargets(re) == 1 {
-				e.message = oneLine(last.Verdict.Message) // the request's own fault, as the provider said it
-			}
-			return e
-		}
-	}
-	if errors.Is(err, resilience.ErrDeadline) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case re.AllRateLimited():
+		e.status, e.kind = http.StatusTooManyRequests, kindRateLimit
+	case errors.Is(err, resilience.ErrDeadline) || errors.Is(err, context.DeadlineExceeded):
 		e.status, e.kind = http.StatusGatewayTimeout, kindTimeout
-		return e
 	}
-	if d := retryAt(re, last, now); d > 0 {
-		e.retryAfter = d
+	e.message = line(e.status, e.message)
+	wait := retryAt(re, last, now)
+	if wait > 0 && wait <= re.ClientWait {
+		e.retryAfter = wait
+	}
+	if len(re.Attempts) == 0 && (wait <= 0 || e.retryAfter > 0) && re.ClientWait > 0 {
+		e.retry = "true" // nothing spent, and the refusal may end soon
 	}
 	return e
 }
 
-// sameFault reports whether every attempt of the route ended in a fault that
-// maps to status: only then is the failure the request's (or the account's)
-// own and passed through. A route whose primary was overloaded and whose
-// fallback then had a bad key is not the client's fault: that is a 503
-// naming both.
-func sameFault(re *resilience.RouteError, status int) bool {
-	if re == nil {
-		return true
+// terminalError is a failure no retry can clear: the provider's own status
+// (a 4xx; else the class's) and type, its line, when it was first seen
+// (a key fault an earlier call saw), and the other targets' failures.
+func terminalError(re *resilience.RouteError, pe *provider.Error, since time.Time, target string, now time.Time) *apiError {
+	v := &pe.Verdict
+	st, kind := requestFault(v.Class)
+	if v.Status >= 400 && v.Status < 500 {
+		st = v.Status
 	}
-	if len(re.Skipped) > 0 {
-		return false // a target passed over (breaker open, cooldown) failed for its own reason
+	e := &apiError{status: st, kind: kind, ptype: v.ProviderType, requestID: v.RequestID, retry: "false",
+		target: target, attempts: len(re.Attempts)}
+	msg := v.Message
+	if !since.IsZero() {
+		msg = withNote(msg, "first seen "+since.UTC().Format(time.RFC3339))
 	}
-	for _, a := range re.Attempts {
-		if st, _, ok := requestFault(a.Err.Verdict); !ok || st != status || a.Err.Verdict.Retryable {
-			return false
+	if others := otherFailures(re, target); others != "" {
+		msg += "; also: " + others
+	}
+	e.message = line(st, msg)
+	if d := v.Until.Sub(now); !v.Until.IsZero() && d > 0 && d <= re.ClientWait {
+		e.retryAfter = d // a quota that resets soon: true, though not for a blind retry
+	}
+	return e
+}
+
+// withNote adds note to a verdict line: inside its closing "(request-id
+// …)" when it has one, else in parentheses of its own.
+func withNote(msg, note string) string {
+	if strings.HasSuffix(msg, ")") && strings.Contains(msg, "(request-id ") {
+		return msg[:len(msg)-1] + "; " + note + ")"
+	}
+	return msg + " (" + note + ")"
+}
+
+// otherFailures names the targets other than the one reported, each with
+// its last verdict, e.g. "openai/gpt-4o auth 401".
+func otherFailures(re *resilience.RouteError, reported string) string {
+	var parts []string
+	seen := map[string]bool{reported: true}
+	add := func(target string, v *classify.Verdict) {
+		if seen[target] {
+			return
+		}
+		seen[target] = true
+		p := target + " " + string(v.Class)
+		if v.Status != 0 {
+			p += " " + strconv.Itoa(v.Status)
+		}
+		parts = append(parts, p)
+	}
+	for i := len(re.Attempts) - 1; i >= 0; i-- {
+		a := re.Attempts[i]
+		add(a.Target, &a.Err.Verdict)
+	}
+	for _, s := range re.Skipped {
+		if s.Fault != nil {
+			add(s.Target, &s.Fault.Verdict)
 		}
 	}
-	return true
+	return strings.Join(parts, ", ")
+}
+
+func targetOf(pe *provider.Error) string {
+	if pe.Model == "" {
+		return pe.Provider
+	}
+	return pe.Provider + "/" + pe.Model
 }
 
 func distinctTargets(re *resilience.RouteError) int {
@@ -303,24 +410,22 @@ func retryAt(re *resilience.RouteError, last *provider.Error, now time.Time) tim
 	return 0
 }
 
-// requestFault maps a terminal verdict that blames the request, the key or
-// the account to the status passed through to the client.
-func requestFault(v classify.Verdict) (int, string, bool) {
-	switch v.Class {
-	case classify.InvalidRequest, classify.ContextLengthExceeded, classify.ContentFiltered:
-		return http.StatusBadRequest, kindInvalidRequest, true
+// requestFault maps a class that no retry can clear to the status (when the
+// provider's own is not a 4xx) and kind passed through to the client.
+func requestFault(c classify.Class) (int, string) {
+	switch c {
 	case classify.Auth:
-		return http.StatusUnauthorized, kindAuthentication, true
+		return http.StatusUnauthorized, kindAuthentication
 	case classify.QuotaExhausted:
-		return http.StatusPaymentRequired, kindBilling, true
+		return http.StatusPaymentRequired, kindBilling
 	case classify.Permission:
-		return http.StatusForbidden, kindPermission, true
+		return http.StatusForbidden, kindPermission
 	case classify.NotFound:
-		return http.StatusNotFound, kindNotFound, true
+		return http.StatusNotFound, kindNotFound
 	case classify.RequestTooLarge:
-		return http.StatusRequestEntityTooLarge, kindRequestTooLarge, true
+		return http.StatusRequestEntityTooLarge, kindRequestTooLarge
 	}
-	return 0, "", false
+	return http.StatusBadRequest, kindInvalidRequest
 }
 
 // fromStream maps a failure after the first byte went out (a broken or
@@ -349,10 +454,9 @@ func fromStream(err error) *apiError {
 		e.kind = kindRateLimit
 	case classify.Timeout:
 		e.kind = kindTimeout
-	default:
-		if _, kind, ok := requestFault(last.Verdict); ok {
-			e.kind = kind
-		}
+	case classify.Auth, classify.QuotaExhausted, classify.Permission, classify.NotFound, classify.RequestTooLarge,
+		classify.InvalidRequest, classify.ContextLengthExceeded, classify.ContentFiltered:
+		_, e.kind = requestFault(last.Verdict.Class)
 	}
 	return e
 }

@@ -405,7 +405,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"401 upstream, openai", "/v1/chat/completions", oaBody("bad-key", false, ""), 401, "authentication_error", "", "false", "req_"},
 		{"401 upstream, anthropic", "/v1/messages", anBody("bad-key", false, ""), 401, "authentication_error", "", "false", "req_"},
-		{"all rate limited", "/v1/chat/completions", oaBody("all-limited", false, ""), 429, "rate_limit_error", "7", "true", "429"},
+		{"all rate limited", "/v1/chat/completions", oaBody("all-limited", false, ""), 429, "rate_limit_error", "7", "false", "Rate limit reached"},
 		{"unknown model", "/v1/chat/completions", oaBody("nope", false, ""), 404, "invalid_request_error", "", "false", "default"},
 		{"unknown model, anthropic", "/v1/messages", anBody("nope", false, ""), 404, "not_found_error", "", "false", "oai"},
 		{"unknown fallback", "/v1/messages", anBody("oai", false, `,"fallbacks":["nope"]`), 404, "not_found_error", "", "false", "nope"},
@@ -682,12 +682,14 @@ func TestReadTimeoutSparesLongCalls(t *testing.T) {
 }
 
 // TestRateLimitCooldown: after a 429 the target cools down; a request in the
-// meantime is also a 429 with the remaining wait, not an outage.
+// meantime is also a 429 with the remaining wait, not an outage. The first
+// spent the gateway's attempt (x-should-retry: false); the second made none
+// and may retry once the cooldown ends.
 func TestRateLimitCooldown(t *testing.T) {
 	st := newStack(t, nil)
-	for i, want := range []string{"7", "7"} {
+	for i, retry := range []string{"false", "true"} {
 		r := st.post(t, "/v1/chat/completions", oaBody("all-limited", false, ""))
-		if r.status != 429 || r.header.Get("Retry-After") != want || r.header.Get("X-Should-Retry") != "true" {
+		if r.status != 429 || r.header.Get("Retry-After") != "7" || r.header.Get("X-Should-Retry") != retry {
 			t.Errorf("request %d: %d retry-after %q x-should-retry %q: %s", i, r.status,
 				r.header.Get("Retry-After"), r.header.Get("X-Should-Retry"), r.body)
 		}

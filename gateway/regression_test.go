@@ -29,8 +29,10 @@ routes:
 // The primary is overloaded (the request is fine); the fallback rejects it
 // for its own reasons. The client must not be told its request/key is at fault.
 func TestRegressionLastTargetFaultIsNotTheRequests(t *testing.T) {
-	st := newStackConfig(t, reviewConfig, nil)
 	for _, route := range []string{"down-then-badkey", "down-then-small", "limited-then-credit"} {
+		// A stack each: a bad key seen on one route is every later route's
+		// truth on that key.
+		st := newStackConfig(t, reviewConfig, nil)
 		r := st.post(t, "/v1/messages", anBody(route, false, ""), "anthropic-version", "2023-06-01")
 		t.Logf("%s: %d x-should-retry=%q retry-after=%q body=%s", route, r.status, r.header.Get("X-Should-Retry"), r.header.Get("Retry-After"), r.body)
 		if r.status != 503 && r.status != 429 {

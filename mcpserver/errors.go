@@ -20,20 +20,8 @@ type lineError string
 
 func (e lineError) Error() string { return string(e) }
 
-// oneLine flattens s to one line of at most 600 bytes.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 600 {
-		cut := 597
-		for cut > 0 && !isRuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// oneLine flattens s to one line of at most classify.MaxLine bytes.
+func oneLine(s string) string { return classify.Line(s) }
 
 func panicError(tool string, p any) error {
 	return lineError(oneLine(fmt.Sprintf("llmguard internal error in %s: %v; this is a bug in llmguard (details in its log), retry once and report it if it persists", tool, p)))
@@ -64,6 +52,15 @@ func (s *server) describe(ctx context.Context, err error) error {
 	}
 	pe := lastProviderError(err)
 	attempts := countAttempts(err)
+	var since time.Time
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+		// A failure no retry can clear (the request rejected, a bad key or
+		// no credit on every target, also one a key's breaker holds) is the
+		// line, as the gateway reports it.
+		if tpe, s, _ := re.Terminal(); tpe != nil {
+			pe, since = tpe, s
+		}
+	}
 	switch {
 	case errors.Is(err, resilience.ErrUnknownRoute):
 		return lineError(oneLine(fmt.Sprintf("%v; pass a route from llmguard's config or a provider/model target", err)))
@@ -97,6 +94,9 @@ func (s *server) describe(ctx context.Context, err error) error {
 	}
 	if !strings.Contains(line, "request-id") && pe.Verdict.RequestID != "" {
 		line += " (request-id " + pe.Verdict.RequestID + ")"
+	}
+	if !since.IsZero() {
+		line += " (first seen " + clock(since, now) + ")"
 	}
 	if attempts > 0 {
 		line += fmt.Sprintf(" after %d attempt%s", attempts, plural(attempts))
@@ -210,7 +210,13 @@ func otherTargets(err error, reported *provider.Error) string {
 	}
 	var parts []string
 	seen := map[string]bool{}
-	for _, a := range re.Attempts {
+	failed := re.Attempts
+	for _, s := range re.Skipped {
+		if s.Fault != nil {
+			failed = append(failed[:len(failed):len(failed)], resilience.AttemptError{Target: s.Target, Err: s.Fault})
+		}
+	}
+	for _, a := range failed {
 		if a.Err == reported || a.Err.Provider == SamplingProvider {
 			continue
 		}

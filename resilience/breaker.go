@@ -82,6 +82,7 @@ func tripOpen(b *state.Breaker, until time.Time, reason string) {
 	b.WindowCalls = 0
 	b.WindowFailures = 0
 	b.Reason = reason
+	b.Fault = state.Fault{}
 	b.Generation++
 }
 
@@ -98,6 +99,7 @@ func breakerSuccess(b *state.Breaker, p breakerPolicy, now time.Time) bool {
 		b.WindowCalls = 0
 		b.WindowFailures = 0
 		b.Reason = ""
+		b.Fault = state.Fault{}
 		b.Generation++
 		return true
 	case state.Closed:

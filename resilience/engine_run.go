@@ -447,16 +447,8 @@ func asProviderError(t *targetPlan, err error) *provider.Error {
 			Class:    classify.Unknown,
 			Scope:    classify.ScopeModel,
 			Fallback: true,
-			Message:  "unknown: " + oneLine(classify.Redact(err.Error())),
+			Message:  "unknown: " + classify.Line(err.Error()),
 		},
 		Err: err,
 	}
-}
-
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

@@ -30,6 +30,16 @@ type Skip struct {
 	// RateLimited reports a skip for a rate-limit cooldown (of the target or
 	// of its provider key) started by an earlier call's 429.
 	RateLimited bool
+	// Fault is the failure that opened the provider key's breaker when it
+	// blames the key or account (an invalid key, no credit, billing), as an
+	// earlier call saw it, and Since when it was first seen; nil for other
+	// skips. The target was refused for it, not for ill health.
+	Fault *provider.Error
+	Since time.Time
+	// Ineligible reports a target passed over because the failure before it
+	// may not fall back there (invalid_request, a context window no larger,
+	// content_filtered without opt-in, a failure that never falls back).
+	Ineligible bool
 }
 
 // skipMaxTotal is the reason of the skip that ends a call at its
@@ -54,8 +64,14 @@ type RouteError struct {
 	// RetryAt is the earliest time a retry could be admitted: when the
 	// servers said to come back (a wait or a quota reset), or when a
 	// skipped target's rate-limit cooldown or open breaker ends (see
-	// Skip.Until). Zero when unknown.
+	// Skip.Until). Zero when unknown. A key fault without a known end (a
+	// bad key) does not count: its breaker's end is only when the key is
+	// tried again.
 	RetryAt time.Time
+	// ClientWait is the route's max_client_wait: the longest wait an edge
+	// tells a client to sleep before a retry (Retry-After). Beyond it an
+	// edge says not to retry.
+	ClientWait time.Duration
 }
 
 // Error is one line naming each target tried and its last verdict, ending
@@ -97,6 +113,14 @@ func (e *RouteError) Error() string {
 		b.WriteString(s.Target)
 		b.WriteString(" skipped (")
 		b.WriteString(s.Reason)
+		if s.Fault != nil {
+			b.WriteString(": ")
+			b.WriteString(verdictLabel(&s.Fault.Verdict))
+			if !s.Since.IsZero() {
+				b.WriteString(" since ")
+				b.WriteString(s.Since.UTC().Format(time.RFC3339))
+			}
+		}
 		b.WriteByte(')')
 	}
 	if len(e.Attempts) == 0 && len(e.Skipped) == 0 {
@@ -129,6 +153,11 @@ func (e *RouteError) lastRequestID() string {
 	for i := len(e.Attempts) - 1; i >= 0; i-- {
 		if id := e.Attempts[i].Err.Verdict.RequestID; id != "" {
 			return id
+		}
+	}
+	for i := len(e.Skipped) - 1; i >= 0; i-- {
+		if f := e.Skipped[i].Fault; f != nil && f.Verdict.RequestID != "" {
+			return f.Verdict.RequestID
 		}
 	}
 	return ""
@@ -184,6 +213,82 @@ func (e *RouteError) tried(target string) bool {
 		if a.Target == target {
 			return true
 		}
+	}
+	return false
+}
+
+// Terminal returns the failure that ended the call when no retry can clear
+// it by itself, with when it was first seen (zero when this call saw it),
+// and its target; nil when some target failed for a reason that may pass
+// (overload, a rate limit, a timeout, an open breaker, a cooldown). It is:
+//   - the request's own fault: every attempt was rejected as invalid, too
+//     large, over the context window or filtered (the last one is
+//     returned; targets that were skipped did not see the request);
+//   - else a fault of the request, the key or the account on every target:
+//     each attempt ended in one that cannot pass (a bad key, no credit,
+//     billing, permission, an unknown model, a rejected request), and each
+//     target not tried was refused while its key's breaker held such a
+//     fault (Skip.Fault) or was not eligible after one. The first such
+//     attempt, else the first such skip, is returned.
+func (e *RouteError) Terminal() (pe *provider.Error, since time.Time, target string) {
+	if len(e.Attempts) > 0 {
+		request := true
+		for _, a := range e.Attempts {
+			if !terminal(&a.Err.Verdict) || !requestClass(a.Err.Verdict.Class) {
+				request = false
+				break
+			}
+		}
+		if request {
+			a := e.Attempts[len(e.Attempts)-1]
+			return a.Err, time.Time{}, a.Target
+		}
+	}
+	for _, a := range e.Attempts {
+		if !terminal(&a.Err.Verdict) {
+			return nil, time.Time{}, ""
+		}
+	}
+	var first *Skip
+	for i := range e.Skipped {
+		s := &e.Skipped[i]
+		switch {
+		case s.Fault != nil:
+			if first == nil {
+				first = s
+			}
+		case s.Ineligible, s.Reason == skipMaxTotal, e.tried(s.Target):
+		default:
+			return nil, time.Time{}, "" // refused for ill health or a cooldown
+		}
+	}
+	if len(e.Attempts) > 0 {
+		return e.Attempts[0].Err, time.Time{}, e.Attempts[0].Target
+	}
+	if first != nil {
+		return first.Fault, first.Since, first.Target
+	}
+	return nil, time.Time{}, ""
+}
+
+// terminal reports a verdict that no retry of the same request can clear
+// by itself: the request's, the key's or the account's fault.
+func terminal(v *classify.Verdict) bool {
+	if v.Retryable {
+		return false
+	}
+	switch v.Class {
+	case classify.Auth, classify.QuotaExhausted, classify.Permission, classify.NotFound:
+		return true
+	}
+	return requestClass(v.Class)
+}
+
+// requestClass reports a class that blames the request itself.
+func requestClass(c classify.Class) bool {
+	switch c {
+	case classify.InvalidRequest, classify.ContextLengthExceeded, classify.RequestTooLarge, classify.ContentFiltered:
+		return true
 	}
 	return false
 }

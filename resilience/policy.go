@@ -13,6 +13,7 @@ import (
 // Defaults applied to zero config values: config's documented defaults.
 const (
 	DefaultTimeout             = config.DefaultTimeout
+	DefaultMaxClientWait       = config.DefaultMaxClientWait
 	DefaultMaxAttempts         = config.DefaultMaxAttempts
 	DefaultMaxTotalAttempts    = config.DefaultMaxTotalAttempts
 	DefaultBaseDelay           = config.DefaultBaseDelay
@@ -78,6 +79,7 @@ type routePlan struct {
 	name                          string
 	targets                       []*targetPlan
 	timeout                       time.Duration
+	clientWait                    time.Duration
 	headerTimeout                 time.Duration
 	firstTokenTimeout             time.Duration
 	idleTimeout                   time.Duration
@@ -138,6 +140,19 @@ func resolveRetry(r config.Retry, provisioned bool) retryPolicy {
 	return p
 }
 
+// clientWait resolves max_client_wait: a zero is explicit (never tell a
+// client to wait) in a loaded config and the default in one built in Go;
+// negative means zero.
+func clientWait(d time.Duration, provisioned bool) time.Duration {
+	switch {
+	case d == 0 && !provisioned:
+		return DefaultMaxClientWait
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
 func resolveBreaker(b config.Breaker) breakerPolicy {
 	return breakerPolicy{
 		failures: intOr(b.Failures, DefaultBreakerFailures),
@@ -159,6 +174,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 	rp := &routePlan{
 		name:              name,
 		timeout:           durOr(r.Timeout, DefaultTimeout),
+		clientWait:        clientWait(r.MaxClientWait, e.provisioned),
 		headerTimeout:     durOr(r.Stream.HeaderTimeout, DefaultHeaderTimeout),
 		firstTokenTimeout: durOr(r.Stream.FirstTokenTimeout, DefaultFirstTokenTimeout),
 		idleTimeout:       durOr(r.Stream.IdleTimeout, DefaultIdleTimeout),

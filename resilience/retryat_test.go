@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/provider"
 )
 
 // TestRetryAtWhenNothingWasTried: a call that tries nothing because its
@@ -67,8 +68,10 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 		targets: []string{"a/m1"},
 		prime:   func(h *harness) { h.ads["a"].on("m1", reply{err: quota(t0.Add(time.Hour))}) },
 		advance: time.Minute, wantRetryAt: t0.Add(time.Hour), wantAllRL: false,
-		wantSkipped: []Skip{{Target: "a/m1", Reason: "key a: breaker open", Until: t0.Add(time.Hour)}},
-		wantErr:     ErrNoTarget,
+		wantSkipped: []Skip{{Target: "a/m1", Reason: "key a: breaker open", Until: t0.Add(time.Hour), Since: t0,
+			Fault: &provider.Error{Provider: "a", Model: "m1", Verdict: classify.Verdict{Status: 429, Class: classify.QuotaExhausted,
+				Scope: classify.ScopeKey, Fallback: true, RequestID: "req_quota_exhausted_429", Message: "429 quota_exhausted", Until: t0.Add(time.Hour)}}}},
+		wantErr: ErrNoTarget,
 	}, {
 		name:    "cooldown and open breaker: earliest, not all rate limited",
 		targets: []string{"a/m1", "b/m2"},

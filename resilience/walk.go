@@ -103,14 +103,24 @@ type refusal struct {
 	reason      string
 	until       time.Time
 	rateLimited bool
+	// fault is the key fault the refusing breaker holds (see keyFault),
+	// first seen at since; ineligible marks a fallback the rules forbid.
+	fault      *provider.Error
+	since      time.Time
+	ineligible bool
 }
 
 // refused records a target the call did not try; a refusal that ends at a
 // known time counts towards the call's RetryAt.
+// A key fault's breaker ends only when the key is tried again: that
+// counts only when the provider said when the fault ends (a quota reset).
 func (cs *callState) refused(t *targetPlan, r refusal) {
-	cs.noteRetryAt(r.until)
+	if r.fault == nil || !r.fault.Verdict.Until.IsZero() {
+		cs.noteRetryAt(r.until)
+	}
 	cs.mu.Lock()
-	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: r.reason, Until: r.until, RateLimited: r.rateLimited})
+	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: r.reason, Until: r.until, RateLimited: r.rateLimited,
+		Fault: r.fault, Since: r.since, Ineligible: r.ineligible})
 	cs.mu.Unlock()
 	cs.emit(Event{Kind: EventSkip, Target: t.name, Reason: r.reason})
 }
@@ -163,7 +173,8 @@ func (cs *callState) fail(sentinel error) error {
 	if sentinel == ErrExhausted && len(cs.attempts) == 0 {
 		sentinel = ErrNoTarget
 	}
-	err := &RouteError{Route: cs.rp.name, Err: sentinel, Attempts: cs.attempts, Skipped: cs.skipped, RetryAt: cs.retryAt}
+	err := &RouteError{Route: cs.rp.name, Err: sentinel, Attempts: cs.attempts, Skipped: cs.skipped, RetryAt: cs.retryAt,
+		ClientWait: cs.rp.clientWait}
 	cs.lastErr = err
 	cs.emit(Event{Kind: EventGiveUp, Err: err})
 	return err
@@ -184,7 +195,7 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 		if last != nil {
 			ok, stop, why := cs.fallbackOK(last, lastT, t)
 			if !ok {
-				cs.skip(t, why)
+				cs.refused(t, refusal{reason: why, ineligible: true})
 				if stop {
 					return outcome{}, nil, cs.fail(ErrRejected)
 				}
@@ -562,6 +573,9 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 		cs.breakerEvent(t.name, from, breakerState(&after), t.keyLabel)
 		if !ok {
 			no.reason = "key " + t.provider + ": " + no.reason
+			if !no.rateLimited {
+				no.fault, no.since = faultError(t, after.Fault)
+			}
 			return tk, no
 		}
 	}
@@ -699,7 +713,12 @@ func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Er
 		if tk.targetProbe {
 			apply(tkey, "", breakerRelease)
 		}
-		apply(kk, keyLabel, func(b *state.Breaker) bool { return breakerOpenUntil(b, until, reason) })
+		f := keyFault(v, now)
+		apply(kk, keyLabel, func(b *state.Breaker) bool {
+			prev := b.Fault
+			ch := breakerOpenUntil(b, until, reason)
+			return keepFault(b, prev, f) || ch
+		})
 	case v.Scope == classify.ScopeProvider:
 		if tk.targetProbe {
 			apply(tkey, "", breakerRelease)

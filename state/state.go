@@ -38,6 +38,30 @@ type Breaker struct {
 	Generation uint64 `json:"generation,omitempty"`
 	// Reason is the last failure that changed the state (one redacted line).
 	Reason string `json:"reason,omitempty"`
+	// Fault is the failure that opened the breaker when it blames the key
+	// or account itself (an invalid key, no credit, billing): while the
+	// breaker refuses calls, callers are told this failure rather than an
+	// outage. The zero Fault means the opening was for ill health.
+	Fault Fault `json:"fault,omitzero"`
+}
+
+// Fault is a terminal provider failure as a Breaker record keeps it: plain
+// data, so it survives a shared store. The zero value is no fault.
+type Fault struct {
+	// Status is the provider's HTTP status (0 for an error inside a 200 stream).
+	Status int `json:"status,omitempty"`
+	// Class is the classifier's class ("auth", "quota_exhausted", ...).
+	Class string `json:"class,omitempty"`
+	// ProviderType is the provider's own error type or code.
+	ProviderType string `json:"provider_type,omitempty"`
+	// RequestID is the provider's request id of the failed call.
+	RequestID string `json:"request_id,omitempty"`
+	// Message is the verdict's one redacted line.
+	Message string `json:"message,omitempty"`
+	// Since is when the failure was first seen.
+	Since time.Time `json:"since,omitzero"`
+	// Until is when the provider said it ends (a quota reset); zero when unknown.
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Store holds breaker records by key. Implementations must make UpdateBreaker

@@ -28,6 +28,8 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 		State: state.Open, Failures: 5, WindowStart: t0, WindowCalls: 10, WindowFailures: 6,
 		OpenUntil: t0.Add(time.Minute), Probes: 1, CooldownUntil: t0.Add(1500 * time.Millisecond),
 		Generation: 7, Reason: "529 overloaded_error: Overloaded",
+		Fault: state.Fault{Status: 401, Class: "auth", ProviderType: "authentication_error", RequestID: "req_1",
+			Message: "401 authentication_error: invalid x-api-key (request-id req_1)", Since: t0, Until: t0.Add(time.Hour)},
 	}
 	equalTimes := cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
 
