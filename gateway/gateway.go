@@ -474,6 +474,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
 	}
+	if aerr := checkNames(in); aerr != nil {
+		accessOf(w).noteModel(headerValue(in.model), in.req.Stream)
+		writeError(w, dialect, aerr)
+		return
+	}
 	accessOf(w).noteModel(in.model, in.req.Stream)
 	routes := s.routes
 	route, err := s.resolve(in.model, routes)
@@ -554,6 +559,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route str
 // The values share one backing array (one allocation), each sliced with
 // capacity 1 so that appending to one copies it, as in http.Header.Clone.
 func setResultHeaders(h http.Header, dialect, target string, attempts, fallbacks int, requestID string) {
+	target, requestID = headerValue(target), headerValue(requestID)
 	v := []string{target, strconv.Itoa(attempts), strconv.Itoa(fallbacks), requestID, requestID}
 	h["X-Llmguard-Target"] = v[0:1:1]
 	h["X-Llmguard-Attempts"] = v[1:2:2]
@@ -595,6 +601,10 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, dialec
 	s.putBuf(bp)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
+		return
+	}
+	if aerr := checkNames(in); aerr != nil {
+		writeError(w, dialect, aerr)
 		return
 	}
 	w.Header().Set("X-Llmguard-Estimate", "true")
@@ -676,4 +686,39 @@ func clone(req *provider.Request) *provider.Request {
 	c.Messages = slices.Clip(slices.Clone(req.Messages))
 	c.Raw = nil // the copy's messages will differ from the client's body
 	return &c
+}
+
+// Bounds on what a client names: each name may become engine state (a
+// route plan, a target's statistics, a breaker record) and a header value.
+const (
+	maxModelName   = 256 // bytes of a model or fallback name
+	maxFallbacks   = 16  // per-request fallback names
+	maxHeaderValue = 512 // bytes of a value copied into a response header
+)
+
+// checkNames refuses a request whose model or fallback names are longer
+// than maxModelName, or that lists more than maxFallbacks fallbacks.
+func checkNames(in *inbound) *apiError {
+	if len(in.fallbacks) > maxFallbacks {
+		return errBadRequest("too many fallbacks: " + strconv.Itoa(len(in.fallbacks)) + " (at most " + strconv.Itoa(maxFallbacks) + ")")
+	}
+	for i, n := range append([]string{in.model}, in.fallbacks...) {
+		if len(n) > maxModelName {
+			what := "model"
+			if i > 0 {
+				what = "fallback"
+			}
+			return errBadRequest(what + " name of " + strconv.Itoa(len(n)) + " bytes: at most " +
+				strconv.Itoa(maxModelName) + " (" + strconv.Quote(strings.ToValidUTF8(n[:64], "")+"…") + ")")
+		}
+	}
+	return nil
+}
+
+// headerValue cuts s to maxHeaderValue bytes on a rune boundary.
+func headerValue(s string) string {
+	if len(s) <= maxHeaderValue {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxHeaderValue-3], "") + "…"
 }

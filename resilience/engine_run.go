@@ -45,9 +45,10 @@ type Engine struct {
 	// fixed by New; read-only after it.
 	limits map[string]int
 
-	mu       sync.Mutex
-	runtimes map[string]*targetRuntime
-	dynamic  map[string]*routePlan
+	mu        sync.Mutex
+	runtimes  map[string]*targetRuntime
+	dynamic   map[string]*memoPlan
+	lastSweep time.Time // of invented targets' state (see sweepLocked)
 
 	sf    singleflight.Group
 	cache *resultCache
@@ -63,6 +64,10 @@ type targetRuntime struct {
 	retrying atomic.Int64 // retries currently in flight
 
 	successes, failures, retries, fallbacks atomic.Int64
+
+	// used is when a call was last planned on the target (Unix ns on the
+	// engine's clock): an invented target idle for inventedTTL is dropped.
+	used atomic.Int64
 
 	mu         sync.Mutex
 	lastErr    string
@@ -86,7 +91,7 @@ func New(opts Options) (*Engine, error) {
 		store:    opts.Store,
 		routes:   make(map[string]*routePlan, len(opts.Config.Routes)),
 		runtimes: make(map[string]*targetRuntime),
-		dynamic:  make(map[string]*routePlan),
+		dynamic:  make(map[string]*memoPlan),
 	}
 	e.provisioned = opts.Config.Source != ""
 	if e.now == nil {
@@ -149,25 +154,98 @@ func realSleep(ctx context.Context, d time.Duration) error {
 // and maxc is ignored; for a target only a call names (its Fallbacks, or a
 // "provider/model" route) it is maxc (0 = unlimited), the limit of the
 // route the first such call runs under, fixed then.
-// Beyond maxRuntimes targets (clients may name arbitrary models), new
-// targets get a runtime of their own that is not shared or listed by Status.
+// A configured target's runtime is kept for the engine's life. Beyond
+// maxRuntimes targets (clients may name arbitrary models), the runtimes of
+// invented targets idle for inventedTTL are dropped, and a new target that
+// still finds no room gets a runtime of its own, not shared or listed by
+// Status.
 func (e *Engine) runtime(name string, maxc int) *targetRuntime {
-	if l, ok := e.limits[name]; ok {
+	l, configured := e.limits[name]
+	if configured {
 		maxc = l
 	}
+	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rt, ok := e.runtimes[name]
 	if !ok {
 		rt = &targetRuntime{name: name}
+		rt.used.Store(now.UnixNano())
 		if maxc > 0 {
 			rt.sem = semaphore.NewWeighted(int64(maxc))
 		}
-		if len(e.runtimes) < maxRuntimes {
+		if !configured && len(e.runtimes) >= maxRuntimes {
+			e.sweepLocked(now)
+		}
+		if configured || len(e.runtimes) < maxRuntimes {
 			e.runtimes[name] = rt
 		}
 	}
 	return rt
+}
+
+// memoPlan is a memoised route plan of a call that names targets.
+type memoPlan struct {
+	rp   *routePlan
+	used atomic.Int64 // Unix ns on the engine's clock
+}
+
+// sweepLocked drops the state of invented targets idle for inventedTTL:
+// memoised plans and runtimes of targets no configured route lists and no
+// call is on. It runs at most once a minute (a flood of new names does not
+// rescan per name). The caller holds e.mu.
+func (e *Engine) sweepLocked(now time.Time) {
+	if now.Sub(e.lastSweep) < time.Minute {
+		return
+	}
+	e.lastSweep = now
+	old := now.Add(-inventedTTL).UnixNano()
+	for k, m := range e.dynamic {
+		if m.used.Load() < old {
+			delete(e.dynamic, k)
+		}
+	}
+	for name, rt := range e.runtimes {
+		if _, configured := e.limits[name]; !configured && rt.active.Load() == 0 && rt.used.Load() < old {
+			delete(e.runtimes, name)
+		}
+	}
+}
+
+// touch marks every target of a plan used at now.
+func touch(rp *routePlan, now int64) {
+	for _, t := range rp.targets {
+		t.rt.used.Store(now)
+	}
+}
+
+// maxTargetName bounds a route or target name a call may give; longer
+// ones are refused before any state is built for them.
+const maxTargetName = 512
+
+// maxPlanKey bounds the memo key of a plan (its name and fallbacks); a
+// longer plan is built for its call and not kept.
+const maxPlanKey = 4096
+
+// checkNames refuses a call whose route (unless configured) or fallbacks
+// name something longer than maxTargetName.
+func checkNames(name string, configured bool, fallbacks []string) error {
+	for i, n := range append([]string{name}, fallbacks...) {
+		if len(n) > maxTargetName && (i > 0 || !configured) {
+			return &RouteError{Route: shortName(name), Err: fmt.Errorf("%w: %q is longer than %d bytes",
+				ErrUnknownRoute, shortName(n), maxTargetName)}
+		}
+	}
+	return nil
+}
+
+// shortName cuts a client-given name to 64 bytes (on a rune boundary) for
+// an error line.
+func shortName(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:64], "") + "…"
 }
 
 // targetLimits returns the concurrency limit of every target a configured
@@ -216,8 +294,16 @@ func targetLimits(routes map[string]*config.Route, names []string, log *slog.Log
 	return limits
 }
 
-// maxRuntimes bounds the targets whose statistics the engine keeps.
-const maxRuntimes = 4096
+// Bounds on the state for targets a client invents (a "provider/model"
+// route or per-call Fallbacks naming targets no configured route lists).
+const (
+	// maxRuntimes bounds the targets whose statistics the engine keeps.
+	maxRuntimes = 4096
+	// maxPlans bounds the memoised route plans of calls that name targets.
+	maxPlans = 1024
+	// inventedTTL is how long an unused invented target's state is kept.
+	inventedTTL = 30 * time.Minute
+)
 
 // plan returns the route plan for a call: a named route, or a single
 // "provider/model" (or bare model with a default provider) under the default
@@ -228,6 +314,9 @@ func (e *Engine) plan(c *Call) (*routePlan, error) {
 		name = "default"
 	}
 	rp, ok := e.routes[name]
+	if err := checkNames(name, ok, c.Fallbacks); err != nil {
+		return nil, err
+	}
 	if ok && len(c.Fallbacks) == 0 {
 		return rp, nil
 	}
@@ -254,19 +343,31 @@ func (e *Engine) plan(c *Call) (*routePlan, error) {
 		targets = append(targets, config.Target{Target: f})
 	}
 	key := name + "\x00" + strings.Join(c.Fallbacks, "\x00")
+	now := e.now()
 	e.mu.Lock()
-	rp, ok = e.dynamic[key]
+	m, ok := e.dynamic[key]
 	e.mu.Unlock()
 	if ok {
-		return rp, nil
+		m.used.Store(now.UnixNano())
+		touch(m.rp, now.UnixNano())
+		return m.rp, nil
 	}
 	rp, err := e.newRoutePlan(name, base, targets)
 	if err != nil {
 		return nil, &RouteError{Route: name, Err: fmt.Errorf("%w: %v", ErrUnknownRoute, err)}
 	}
+	touch(rp, now.UnixNano())
+	if len(key) > maxPlanKey {
+		return rp, nil // built for this call only
+	}
+	m = &memoPlan{rp: rp}
+	m.used.Store(now.UnixNano())
 	e.mu.Lock()
-	if len(e.dynamic) < 1024 { // bound the memo; beyond it plans are rebuilt per call
-		e.dynamic[key] = rp
+	if len(e.dynamic) >= maxPlans {
+		e.sweepLocked(now)
+	}
+	if len(e.dynamic) < maxPlans { // beyond the bound plans are rebuilt per call
+		e.dynamic[key] = m
 	}
 	e.mu.Unlock()
 	return rp, nil

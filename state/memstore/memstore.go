@@ -1,5 +1,7 @@
 // Package memstore is the in-process state.Store: a sharded map guarded by
-// mutexes. It is llmguard's default store.
+// mutexes. It is llmguard's default store. Its records are bounded by count
+// and bytes, and a record nobody touched for an hour expires (see Options):
+// clients can name targets without end.
 //
 //	st := memstore.New()
 //	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: ads, Store: st})
@@ -9,6 +11,7 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
+	"time"
 
 	"github.com/llmguard/llmguard/state"
 )
@@ -19,19 +22,24 @@ const shards = 16
 // to create one (the zero value is not usable).
 type Store struct {
 	seed   maphash.Seed
+	lim    limits
 	shards [shards]shard
 }
 
 type shard struct {
-	mu sync.Mutex
-	m  map[string]state.Breaker
+	mu    sync.Mutex
+	m     map[string]*entry
+	bytes int64
 }
 
-// New returns an empty Store.
-func New() *Store {
-	s := &Store{seed: maphash.MakeSeed()}
+// New returns an empty Store with the default bounds.
+func New() *Store { return NewWith(nil) }
+
+// NewWith returns an empty Store bounded by o (nil = the defaults).
+func NewWith(o *Options) *Store {
+	s := &Store{seed: maphash.MakeSeed(), lim: o.limits()}
 	for i := range s.shards {
-		s.shards[i].m = make(map[string]state.Breaker)
+		s.shards[i].m = make(map[string]*entry)
 	}
 	return s
 }
@@ -47,9 +55,12 @@ func (s *Store) Breaker(ctx context.Context, key string) (state.Breaker, error) 
 	}
 	sh := s.shard(key)
 	sh.mu.Lock()
-	b := sh.m[key]
-	sh.mu.Unlock()
-	return b, nil
+	defer sh.mu.Unlock()
+	e := s.live(sh, key, time.Now())
+	if e == nil {
+		return state.Breaker{}, nil
+	}
+	return e.b, nil
 }
 
 // UpdateBreaker applies fn to a copy of the record at key under the key's
@@ -61,12 +72,17 @@ func (s *Store) UpdateBreaker(ctx context.Context, key string, fn func(b *state.
 	sh := s.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	b := sh.m[key]
-	if fn(&b) {
-		sh.m[key] = b
-		return b, nil
+	now := time.Now()
+	e := s.live(sh, key, now)
+	var b state.Breaker
+	if e != nil {
+		b = e.b
 	}
-	return sh.m[key], nil
+	if !fn(&b) {
+		return b0(e), nil
+	}
+	s.put(sh, key, b, now)
+	return b, nil
 }
 
 // BreakerKeys lists the keys that have a record.
@@ -75,11 +91,14 @@ func (s *Store) BreakerKeys(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var keys []string
+	now := time.Now()
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for k := range sh.m {
-			keys = append(keys, k)
+		for k, e := range sh.m {
+			if !s.expired(e, now) {
+				keys = append(keys, k)
+			}
 		}
 		sh.mu.Unlock()
 	}
