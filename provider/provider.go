@@ -142,6 +142,9 @@ type Request struct {
 	// Code that changes the canonical fields of a request must clear Raw
 	// (the gateway does when it adds a prefill); nil when built in code.
 	Raw json.RawMessage `json:"-"`
+	// Passthrough is the client's original body in a dialect some adapter
+	// speaks natively (see Passthrough); nil for most requests.
+	Passthrough *Passthrough `json:"passthrough,omitempty"`
 }
 
 // Usage counts tokens.
@@ -218,6 +221,10 @@ type Response struct {
 	// "messages[].content[type=document]"), each once; the gateway reports
 	// them in the x-llmguard-dropped header. Nil when nothing was lost.
 	Dropped []string `json:"dropped,omitempty"`
+	// Raw is the upstream's body verbatim when the adapter relayed the
+	// request's Passthrough body; the fields above say the same in
+	// canonical form. nil for most responses.
+	Raw json.RawMessage `json:"raw,omitempty"`
 }
 
 // ToolCallDelta is a streamed fragment of a tool call. Index identifies the
@@ -264,6 +271,11 @@ type Chunk struct {
 	ID    string `json:"id,omitempty"`
 	// Dropped is Response.Dropped, on the first chunk of a stream.
 	Dropped []string `json:"dropped,omitempty"`
+	// Raw is the upstream event verbatim when the adapter relays the
+	// request's Passthrough body; the fields above carry what it means in
+	// canonical form (none for an event that only the dialect has). nil for
+	// most chunks.
+	Raw *RawEvent `json:"raw,omitempty"`
 }
 
 // Stream is an open streaming response. Recv returns io.EOF after the last

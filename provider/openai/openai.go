@@ -43,6 +43,11 @@ type Config struct {
 	APIVersion string
 	// Model is used when a request names none (for Azure, the deployment).
 	Model string
+	// Responses says the API serves OpenAI's Responses API at
+	// {BaseURL}/responses, so requests that arrived in it are relayed
+	// unchanged (see provider.Passthrough). Name "openai" implies it; false
+	// otherwise (they are translated to Chat Completions).
+	Responses bool
 	// Client sends the requests (default: a new provider.NewHTTPClient(nil);
 	// pass the process's shared client to pool connections).
 	Client *http.Client
@@ -54,7 +59,7 @@ type Config struct {
 // it with New.
 type Adapter struct {
 	name, base, apiVersion, model string
-	azure                         bool
+	azure, responses              bool
 	q                             quirks
 	hdr, hdrStream                wire.Headers
 	client                        *http.Client
@@ -109,7 +114,8 @@ func New(cfg *Config) *Adapter {
 	}
 	return &Adapter{name: c.Name, base: strings.TrimRight(c.BaseURL, "/"),
 		apiVersion: c.APIVersion, model: c.Model, azure: c.Azure, q: quirksFor(c.Name),
-		hdr: hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
+		responses: (c.Responses || c.Name == "openai") && !c.Azure,
+		hdr:       hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
 }
 
 // Name implements provider.Adapter.
@@ -153,6 +159,9 @@ func requestID(h http.Header) string {
 
 // Chat implements provider.Adapter.
 func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	if a.relayed(req) {
+		return a.chatResponses(ctx, req)
+	}
 	resp, call, err := a.send(ctx, req, false)
 	if err != nil {
 		return nil, err
@@ -173,6 +182,9 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 
 // Stream implements provider.Adapter.
 func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	if a.relayed(req) {
+		return a.streamResponses(ctx, req)
+	}
 	resp, call, err := a.send(ctx, req, true)
 	if err != nil {
 		return nil, err

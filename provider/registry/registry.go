@@ -89,9 +89,22 @@ func New(name string, p *config.Provider, client *http.Client) (provider.Adapter
 			ver = info.APIVersion
 		}
 		return openai.New(&openai.Config{Name: name, BaseURL: base, APIKey: key, Model: model,
-			Azure: info.Dialect == config.DialectAzure, APIVersion: ver, Client: client}), nil
+			Azure: info.Dialect == config.DialectAzure, APIVersion: ver, Client: client,
+			Responses: RelaysResponses(name, &c)}), nil
 	}
 	return nil, fmt.Errorf("%s: provider type %q has no adapter", field, typ)
+}
+
+// RelaysResponses reports whether the provider called name with settings p
+// (nil: all defaults) serves OpenAI's Responses API itself, so that Responses
+// API requests are relayed to it unchanged rather than translated: a
+// provider of type openai (whatever its name or base URL).
+func RelaysResponses(name string, p *config.Provider) bool {
+	typ := name
+	if p != nil && strings.TrimSpace(p.Type) != "" {
+		typ = p.Type
+	}
+	return strings.EqualFold(strings.TrimSpace(typ), "openai")
 }
 
 // FromConfig builds an adapter for every provider in cfg.Providers, sharing

@@ -1,0 +1,49 @@
+package provider
+
+import "encoding/json"
+
+// DialectResponses names OpenAI's Responses API (POST /v1/responses) in
+// Passthrough.Dialect.
+const DialectResponses = "openai-responses"
+
+// Passthrough is a request's original body, kept for an adapter that speaks
+// its dialect natively. Such an adapter (a Relayer whose Relays(Dialect) is
+// true) sends Body unchanged but for the model and the stream flag of the
+// attempt, and returns the upstream's answer verbatim (Response.Raw,
+// Chunk.Raw) besides its canonical form; every other adapter sends the
+// Request's canonical fields. A request translated to another dialect loses
+// what the canonical form lacks; one that is relayed loses nothing.
+type Passthrough struct {
+	// Dialect is the body's dialect (DialectResponses).
+	Dialect string `json:"dialect"`
+	// Body is the client's JSON body, without the gateway's own fields.
+	Body json.RawMessage `json:"body"`
+	// Only, when set, says why no translation can serve the request, only a
+	// relaying adapter: it needs state the upstream holds
+	// ("previous_response_id", "item_reference") or a feature only that API
+	// has ("tool web_search"). The engine skips every other target, giving
+	// this reason.
+	Only string `json:"only,omitempty"`
+}
+
+// Relayer is implemented by adapters that can relay a Passthrough body of
+// some dialect unchanged. Implementations are safe for concurrent use.
+type Relayer interface {
+	// Relays reports whether the adapter sends Passthrough bodies of
+	// dialect as they are.
+	Relays(dialect string) bool
+}
+
+// Relays reports whether a relays a Passthrough body of dialect.
+func Relays(a Adapter, dialect string) bool {
+	r, ok := a.(Relayer)
+	return ok && r.Relays(dialect)
+}
+
+// RawEvent is one server-sent event as the upstream sent it.
+type RawEvent struct {
+	// Name is the SSE event name ("" when the event had none).
+	Name string `json:"name,omitempty"`
+	// Data is the event's data.
+	Data json.RawMessage `json:"data"`
+}
