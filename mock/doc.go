@@ -13,6 +13,7 @@
 //
 //	POST /v1/messages                                    Anthropic (request-id: req_011CMock…)
 //	POST /v1/chat/completions, /chat/completions         OpenAI (x-request-id: req_<32 hex>)
+//	POST /v1/responses, /{name}/v1/responses             OpenAI Responses API (object or typed event stream)
 //	POST /{name}/chat/completions, /{name}/v1/…          OpenAI-compatible provider {name} (deepseek, groq, …)
 //	POST /openai/deployments/{d}/chat/completions        Azure (x-request-id and apim-request-id)
 //	POST /v1beta/models/{model}:generateContent          Gemini

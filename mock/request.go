@@ -174,6 +174,9 @@ func parseOpenAI(body []byte) (*chat, error) {
 type geminiDecl struct {
 	Name       string          `json:"name"`
 	Parameters json.RawMessage `json:"parameters"`
+	// JSONSchema is the schema as JSON Schema (parametersJsonSchema),
+	// which the API takes instead of its OpenAPI subset.
+	JSONSchema json.RawMessage `json:"parametersJsonSchema"`
 }
 
 // parseGemini reads a generateContent request (camelCase or snake_case).
@@ -217,7 +220,11 @@ func parseGemini(body []byte, model string, stream bool) (*chat, error) {
 	}
 	for _, t := range r.Tools {
 		for _, d := range append(t.FunctionDeclarations, t.FunctionDeclarations2...) {
-			c.tools = append(c.tools, tool{name: d.Name, params: d.Parameters})
+			params := d.Parameters
+			if len(params) == 0 {
+				params = d.JSONSchema
+			}
+			c.tools = append(c.tools, tool{name: d.Name, params: params})
 		}
 	}
 	tc := r.ToolConfig

@@ -265,7 +265,11 @@ func (x *exchange) success(kind string, st Step) {
 		case dialectGemini:
 			body = x.geminiResponse(text, tl)
 		default:
-			body = x.openaiCompletion(text, tl)
+			if x.rt.responses {
+				body = x.responsesObject(text, tl)
+			} else {
+				body = x.openaiCompletion(text, tl)
+			}
 		}
 		if !x.started {
 			x.setHeaders(ctJSON)
@@ -300,7 +304,11 @@ func (x *exchange) success(kind string, st Step) {
 	case dialectGemini:
 		s.gemini(text, tl)
 	default:
-		s.openai(text, tl)
+		if x.rt.responses {
+			s.responses(text, tl)
+		} else {
+			s.openai(text, tl)
+		}
 	}
 }
 
@@ -315,6 +323,7 @@ type streamer struct {
 	stuck bool // at the cut, go silent instead of failing
 	array bool // Gemini without alt=sse: a JSON array
 	first bool
+	seq   int // the next sequence_number of a Responses API stream
 }
 
 // delta reports whether another content delta may be sent; at the cut it
@@ -345,6 +354,10 @@ func (s *streamer) stop() {
 				x.w.Write([]byte("]"))
 			}
 		default:
+			if x.rt.responses {
+				s.respStreamError()
+				return
+			}
 			if x.rt.provider == "openrouter" {
 				// OpenRouter: a chunk with error and finish_reason "error", then [DONE].
 				b := append([]byte(`{"id":"`), x.appendID(nil, "gen-Mock")...)

@@ -221,6 +221,7 @@ type route struct {
 	dialect, provider, endpoint string
 	model                       string // from the path (Gemini, Azure deployment)
 	stream, sse                 bool   // Gemini: streamGenerateContent, alt=sse
+	responses                   bool   // OpenAI's Responses API (/v1/responses)
 }
 
 func routeOf(r *http.Request) (route, bool) {
@@ -253,6 +254,13 @@ func routeOf(r *http.Request) (route, bool) {
 	if prefix, ok := strings.CutSuffix(p, "/v1/messages"); ok {
 		rt.dialect, rt.provider = dialectAnthropic, dialectAnthropic
 		if prefix != "" {
+			rt.provider = firstSegment(prefix)
+		}
+		return rt, true
+	}
+	if prefix, ok := strings.CutSuffix(p, "/responses"); ok {
+		rt.dialect, rt.provider, rt.responses = dialectOpenAI, dialectOpenAI, true
+		if prefix != "" && prefix != "/v1" {
 			rt.provider = firstSegment(prefix)
 		}
 		return rt, true
@@ -372,7 +380,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		case dialectOpenAI, dialectAzure:
 			var ok bool
-			if x.chat, ok = fastChat(body, false); !ok {
+			if rt.responses {
+				x.chat, parseErr = parseResponses(body)
+			} else if x.chat, ok = fastChat(body, false); !ok {
 				x.chat, parseErr = parseOpenAI(body)
 			}
 		case dialectGemini:

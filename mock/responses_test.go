@@ -1,0 +1,158 @@
+package mock
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func postResponses(t *testing.T, url, body string, hdr ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/responses", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer sk-test-1234")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// respEvents reads a Responses API stream: each event's name and data.
+func respEvents(t *testing.T, r io.Reader) (names []string, data []map[string]any) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	name := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line[len("data: "):]), &m); err != nil {
+				t.Fatalf("event %s: %v", name, err)
+			}
+			if m["type"] != name {
+				t.Errorf("event name %q, data type %v", name, m["type"])
+			}
+			if m["sequence_number"] != float64(len(data)) {
+				t.Errorf("event %d sequence_number %v", len(data), m["sequence_number"])
+			}
+			names, data = append(names, name), append(data, m)
+		}
+	}
+	return names, data
+}
+
+func TestResponsesAPI(t *testing.T) {
+	_, ts := newTS(t, nil)
+	tools := `,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"strict":true}]`
+
+	t.Run("text", func(t *testing.T) {
+		res := postResponses(t, ts.URL, `{"model":"gpt-4.1","instructions":"be brief","input":"Say hello to the mock"}`)
+		defer res.Body.Close()
+		var m struct {
+			ID, Object, Status, Model string
+			Output                    []struct {
+				Type, ID, Role string
+				Content        []struct{ Type, Text string }
+			}
+			Usage struct{ InputTokens, OutputTokens int } `json:"usage"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != 200 || m.Object != "response" || m.Status != "completed" || m.Model != "gpt-4.1" ||
+			!strings.HasPrefix(m.ID, "resp_") || len(m.Output) != 1 || m.Output[0].Type != "message" ||
+			m.Output[0].Content[0].Text != "Mock answer from gpt-4.1: Say hello to the mock" {
+			t.Errorf("%d %+v", res.StatusCode, m)
+		}
+		if res.Header.Get("X-Request-Id") == "" {
+			t.Error("no x-request-id")
+		}
+	})
+	t.Run("function call and its output", func(t *testing.T) {
+		res := postResponses(t, ts.URL, `{"model":"gpt-4.1","input":[{"role":"user","content":[{"type":"input_text","text":"weather in Paris?"}]}],"tool_choice":"required"`+tools+`}`)
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var m struct {
+			Output []struct{ Type, CallID, Name, Arguments string } `json:"output"`
+		}
+		json.Unmarshal(b, &m)
+		if len(m.Output) != 1 || m.Output[0].Type != "function_call" || m.Output[0].Name != "get_weather" || m.Output[0].Arguments != `{"city":"mock"}` {
+			t.Fatalf("%s", b)
+		}
+		res = postResponses(t, ts.URL, `{"model":"gpt-4.1","input":[{"role":"user","content":"weather?"},{"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"sunny"}]`+tools+`}`)
+		b, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), "the tool returned: sunny") {
+			t.Errorf("%s", b)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		res := postResponses(t, ts.URL, `{"model":"gpt-4.1","stream":true,"input":"one two three"}`)
+		defer res.Body.Close()
+		names, data := respEvents(t, res.Body)
+		want := "response.created response.in_progress response.output_item.added response.content_part.added " +
+			strings.Repeat("response.output_text.delta ", 7) +
+			"response.output_text.done response.content_part.done response.output_item.done response.completed"
+		if strings.Join(names, " ") != want {
+			t.Errorf("events\n%s\nwant\n%s", strings.Join(names, " "), want)
+		}
+		last := data[len(data)-1]
+		if dig(last, "response", "output", 0, "content", 0, "text") != "Mock answer from gpt-4.1: one two three" {
+			t.Errorf("completed: %v", last)
+		}
+	})
+	t.Run("stream function call", func(t *testing.T) {
+		res := postResponses(t, ts.URL, `{"model":"gpt-4.1","stream":true,"input":"get_weather please"`+tools+`}`)
+		defer res.Body.Close()
+		names, data := respEvents(t, res.Body)
+		want := "response.created response.in_progress response.output_item.added response.function_call_arguments.delta response.function_call_arguments.delta response.function_call_arguments.done response.output_item.done response.completed"
+		if strings.Join(names, " ") != want {
+			t.Errorf("events %s", strings.Join(names, " "))
+		}
+		if dig(data[2], "item", "id") != dig(data[3], "item_id") || dig(data[2], "item", "call_id") == "" {
+			t.Errorf("item ids: %v / %v", data[2], data[3])
+		}
+	})
+	t.Run("faults", func(t *testing.T) {
+		res := postResponses(t, ts.URL, `{"model":"gpt-4.1","input":"hi"}`, FaultHeader, "429")
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 429 || !strings.Contains(string(b), "rate_limit_exceeded") {
+			t.Errorf("%d %s", res.StatusCode, b)
+		}
+		res = postResponses(t, ts.URL, `{"model":"gpt-4.1+fault=midstream:2","stream":true,"input":"one two three"}`)
+		names, data := respEvents(t, res.Body)
+		res.Body.Close()
+		if n := len(names); n == 0 || names[n-1] != "error" || dig(data[n-1], "code") != "server_error" {
+			t.Errorf("midstream: %v", names)
+		}
+	})
+}
+
+// dig walks a decoded JSON value by object keys and array indexes.
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
