@@ -141,7 +141,7 @@ func (cs *callState) hedgeTarget(ctx context.Context, i int, prev *provider.Erro
 	rp := cs.rp
 	for j := i + 1; j < len(rp.targets); j++ {
 		u := rp.targets[j]
-		if cs.hedgedTo[u] {
+		if cs.hedgedTo[u] || cs.cannotServe(u) != "" {
 			continue
 		}
 		if prev != nil {

@@ -114,7 +114,8 @@ func (rc *resultCache) init() {
 func resultSize(r *Result) uint64 {
 	n := uint64(256)
 	if r.Response != nil {
-		n += uint64(len(r.Response.Text) + len(r.Response.ID) + len(r.Response.Model) + len(r.Response.RequestID))
+		n += uint64(len(r.Response.Text) + len(r.Response.ID) + len(r.Response.Model) + len(r.Response.RequestID) +
+			len(r.Response.Raw))
 		for _, tc := range r.Response.ToolCalls {
 			n += uint64(len(tc.ID) + len(tc.Name) + len(tc.Arguments) + 64)
 		}

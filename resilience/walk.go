@@ -192,6 +192,10 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 		if cs.hedgedTo[t] {
 			continue // a hedge tried it: its failure is recorded already
 		}
+		if why := cs.cannotServe(t); why != "" {
+			cs.skip(t, why)
+			continue
+		}
 		if last != nil {
 			ok, stop, why := cs.fallbackOK(last, lastT, t)
 			if !ok {
