@@ -1,8 +1,15 @@
 // Package gateway is llmguard's OpenAI- and Anthropic-compatible HTTP
-// gateway (`llmguard serve`): POST /v1/chat/completions, POST /v1/messages
-// and GET /v1/models in front of the resilience engine, so existing clients
-// (the official SDKs, Claude Code with ANTHROPIC_BASE_URL) get retries,
-// fallbacks and breakers without code changes.
+// gateway (`llmguard serve`): POST /v1/chat/completions, POST /v1/messages,
+// POST /v1/responses (OpenAI's Responses API) and GET /v1/models in front of
+// the resilience engine, so existing clients (the official SDKs, the Vercel
+// AI SDK, Claude Code with ANTHROPIC_BASE_URL) get retries, fallbacks and
+// breakers without code changes. Every other path or method gets a JSON
+// 404/405 in the path's dialect.
+//
+// Responses API requests are relayed unchanged to OpenAI targets (their
+// answers and events come back verbatim) and translated for every other
+// target; previous_response_id and item_reference, which need state only
+// OpenAI holds, go only to OpenAI targets (a 400 when the route has none).
 //
 // A request's "model" names a route, a "provider/model" target (run under
 // the default route's policies) or a bare model for default_provider; the

@@ -103,9 +103,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	defer s.putBuf(bp)
 	p := &pump{s: s, in: in, call: call, sw: sw, target: sr.Target, acc: accessOf(w)}
 	_, model, _ := strings.Cut(sr.Target, "/")
-	if in.dialect == DialectAnthropic {
+	switch in.dialect {
+	case DialectAnthropic:
 		p.enc = &anStream{w: sw, buf: *bp, id: "msg_" + randText(), model: model}
-	} else {
+	case DialectResponses:
+		p.enc = newRsStream(sw, *bp, in, s.now().Unix())
+	default:
 		p.enc = &oaStream{w: sw, buf: *bp, id: "chatcmpl-" + randText(),
 			created: s.now().Unix(), includeUsage: in.includeUsage}
 	}
@@ -240,6 +243,9 @@ func (p *pump) candidates() []string {
 func (p *pump) continueOn(ctx context.Context) (provider.Stream, *guard, string) {
 	if p.tools || p.text.Len() == 0 {
 		return nil, nil, ""
+	}
+	if c, ok := p.enc.(interface{ canContinue() bool }); ok && !c.canContinue() {
+		return nil, nil, "" // the upstream's own events went out: no other target can continue them
 	}
 	sent := p.text.String()
 	for _, t := range p.candidates() {

@@ -1,0 +1,131 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// serveResponses serves POST /v1/responses, OpenAI's Responses API (the
+// Vercel AI SDK's default openai(model), the OpenAI Agents SDK, Codex CLI),
+// through the engine like a chat: an OpenAI target gets the body as the
+// client sent it and its answer goes back verbatim; any other target gets
+// the request translated, and its answer comes back as a response object or
+// typed event stream. A request that needs state only OpenAI holds
+// (previous_response_id, an item_reference) goes only to a target that
+// relays it, and gets a one-line 400 when the route has none.
+func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect string) {
+	bp, aerr := s.readBody(w, r)
+	if aerr != nil {
+		writeError(w, dialect, aerr)
+		return
+	}
+	in, err := decodeResponses(*bp)
+	idem := s.idempotencyKey(r, *bp)
+	s.putBuf(bp)
+	if err != nil {
+		writeError(w, dialect, errBadRequest(err.Error()))
+		return
+	}
+	accessOf(w).noteModel(in.model, in.req.Stream)
+	route, err := s.resolve(in.model, s.routes)
+	if err != nil {
+		writeError(w, dialect, errUnknownModel(err))
+		return
+	}
+	fallbacks, err := s.expand(in.fallbacks, s.routes)
+	if err != nil {
+		writeError(w, dialect, errUnknownModel(err))
+		return
+	}
+	if only := in.req.Passthrough.Only; only != "" {
+		if targets, ok := s.relayTargets(route, fallbacks); !ok {
+			writeError(w, dialect, errStateless(only, route, targets))
+			return
+		}
+	}
+	accessOf(w).noteRoute(route)
+	if _, m, ok := strings.Cut(route, "/"); ok {
+		in.req.Model = m
+	} else {
+		in.req.Model = in.model
+	}
+	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks, IdempotencyKey: idem}
+	if in.req.Stream {
+		s.serveStream(w, r, in, call)
+		return
+	}
+	res, err := s.eng.Chat(r.Context(), call)
+	if err != nil {
+		s.fail(w, r, dialect, route, err)
+		return
+	}
+	setCallHeaders(w.Header(), dialect, res)
+	resp := res.Response
+	if resp.Raw != nil {
+		writeJSON(w, http.StatusOK, resp.Raw) // relayed: the upstream's own body
+		return
+	}
+	model := resp.Model
+	if model == "" {
+		_, model, _ = strings.Cut(res.Target, "/")
+	}
+	id := resp.ID
+	if !strings.HasPrefix(id, "resp_") {
+		id = newItemID("resp_")
+	}
+	a := answerOf(resp, id, s.now().Unix(), echoOf(in))
+	a.model = model
+	bp = s.bufs.Get().(*[]byte)
+	*bp = a.appendObject((*bp)[:0], true)
+	writeJSON(w, http.StatusOK, *bp)
+	s.putBuf(bp)
+}
+
+// setCallHeaders sets a successful call's x-llmguard-* headers.
+func setCallHeaders(h http.Header, dialect string, res *resilience.Result) {
+	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
+	if res.Cached {
+		h.Set("X-Llmguard-Cached", "true")
+		h.Set("Idempotent-Replayed", "true")
+	}
+	if res.Static {
+		h.Set("X-Llmguard-Static", "true")
+	}
+}
+
+// relayTargets lists the call's targets (the route's, then the fallbacks)
+// and reports whether any of them relays Responses API bodies.
+func (s *Server) relayTargets(route string, fallbacks []string) ([]string, bool) {
+	targets := s.routes[route]
+	if targets == nil {
+		targets = []string{route}
+	}
+	targets = append(append([]string(nil), targets...), fallbacks...)
+	for _, t := range targets {
+		p, _, _ := strings.Cut(t, "/")
+		if pc, ok := s.cfg.Providers[p]; ok && registry.RelaysResponses(p, pc) {
+			return targets, true
+		}
+	}
+	return targets, false
+}
+
+// errStateless is the 400 for a request that needs state (or a feature)
+// only OpenAI's Responses API has, on a route with no OpenAI target.
+func errStateless(only, route string, targets []string) *apiError {
+	list := strings.Join(targets, ", ")
+	if len(list) > 200 {
+		list = list[:200] + "…"
+	}
+	msg := only + ": the gateway holds no conversation state and no target of " + strconv.Quote(route) + " (" + list +
+		") is OpenAI's Responses API, which could; send the whole conversation in \"input\" with \"store\": false" +
+		" (AI SDK: providerOptions: {openai: {store: false}})"
+	if !strings.Contains(only, "previous_response_id") && !strings.Contains(only, "item_reference") && !strings.Contains(only, "conversation") {
+		msg = only + " is served only by OpenAI's Responses API and no target of " + strconv.Quote(route) + " (" + list + ") is one"
+	}
+	return &apiError{status: http.StatusBadRequest, kind: kindInvalidRequest, message: msg, retry: "false"}
+}

@@ -1,0 +1,460 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// DialectResponses is OpenAI's Responses API (POST /v1/responses) as a
+// client dialect. Its errors are OpenAI's.
+const DialectResponses = provider.DialectResponses
+
+// This file decodes a Responses API request into the canonical request. The
+// client's body rides along whole in Request.Passthrough, so an OpenAI
+// target gets it unchanged; every other target gets the translation below.
+// The translation's Extra fields are in Chat Completions terms (Dialect
+// "openai": response_format from text.format, reasoning_effort, ...), so an
+// OpenAI-compatible chat target receives them as if a Chat Completions
+// client had sent them. What only OpenAI's Responses API can serve
+// (previous_response_id, item_reference, hosted tools, files by id) sets
+// Passthrough.Only: such a request goes only to a target that relays it.
+
+// rsDecoder collects a Responses request's canonical form.
+type rsDecoder struct {
+	in     *inbound
+	system []string // system and developer input messages, in order
+	calls  map[string]string
+	only   string // the first thing that needs a relaying target
+}
+
+// need records that f can only be served by a target that relays the
+// request to OpenAI's Responses API.
+func (d *rsDecoder) need(f string) {
+	if d.only == "" {
+		d.only = f
+	}
+}
+
+// decodeResponses decodes a Responses API body. The canonical request has
+// Dialect "openai" (its Extra in Chat Completions terms) and Passthrough set
+// to the body without the gateway's own fields.
+func decodeResponses(body []byte) (*inbound, error) {
+	in := &inbound{dialect: DialectResponses, req: &provider.Request{Dialect: DialectOpenAI}}
+	r := in.req
+	d := &rsDecoder{in: in}
+	var instructions string
+	hasInput, gatewayFields := false, false
+	err := eachField(body, func(k string, v json.RawMessage) error {
+		var err error
+		null := rawjson.IsNull(v)
+		switch k {
+		case "model":
+			in.model, err = rawjson.String(v)
+		case "input":
+			hasInput = !null
+			err = d.input(v)
+		case "instructions":
+			if !null {
+				instructions, err = rawjson.String(v)
+			}
+		case "max_output_tokens":
+			if !null {
+				err = unmarshalInt(v, &r.MaxTokens)
+			}
+		case "temperature":
+			err = unmarshalFloat(v, &r.Temperature)
+		case "top_p":
+			err = unmarshalFloat(v, &r.TopP)
+		case "stream":
+			if !null {
+				err = unmarshalBool(v, &r.Stream)
+			}
+		case "metadata":
+			err = json.Unmarshal(v, &r.Metadata)
+		case "tools":
+			err = d.tools(v)
+		case "tool_choice":
+			err = d.toolChoice(v)
+		case "text":
+			err = d.text(v)
+		case "reasoning":
+			var re struct {
+				Effort string `json:"effort"`
+			}
+			if err = json.Unmarshal(v, &re); err == nil && re.Effort != "" {
+				setExtra(&r.Extra, "reasoning_effort", rawjson.AppendString(nil, re.Effort))
+			}
+		case "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key", "service_tier":
+			if !null {
+				setExtra(&r.Extra, k, v) // the same field in Chat Completions
+			}
+		case "previous_response_id", "conversation", "prompt":
+			if !null && string(v) != `""` {
+				d.need(k)
+			}
+		case "background":
+			if string(bytes.TrimSpace(v)) == "true" {
+				d.need(k)
+			}
+		case "fallbacks":
+			gatewayFields = true
+			in.fallbacks, err = stringOrList(v)
+		}
+		if err != nil {
+			return badRequest("invalid %q: %v", k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := err.(*requestError); ok {
+			return nil, err
+		}
+		return nil, badRequest("request body is not a JSON object: %v", err)
+	}
+	if in.model == "" {
+		return nil, badRequest("missing \"model\"")
+	}
+	if !hasInput && d.only == "" {
+		return nil, badRequest("missing \"input\" (a string or a list of input items)")
+	}
+	if instructions != "" {
+		d.system = append([]string{instructions}, d.system...)
+	}
+	r.System = strings.Join(d.system, "\n\n")
+	raw := body
+	if gatewayFields {
+		raw = withoutField(body, "fallbacks")
+	}
+	r.Passthrough = &provider.Passthrough{Dialect: provider.DialectResponses, Body: bytes.Clone(raw), Only: d.only}
+	return in, nil
+}
+
+// withoutField returns the JSON object body without key k.
+func withoutField(body []byte, k string) []byte {
+	out := make([]byte, 0, len(body))
+	out = append(out, '{')
+	_ = rawjson.EachField(body, func(key, v []byte) error {
+		if string(key) == k {
+			return nil
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = rawjson.AppendString(out, string(key))
+		out = append(out, ':')
+		out = append(out, v...)
+		return nil
+	})
+	return append(out, '}')
+}
+
+// input decodes "input": a string (one user message) or a list of items.
+func (d *rsDecoder) input(v json.RawMessage) error {
+	r := d.in.req
+	v = bytes.TrimSpace(v)
+	if len(v) > 0 && v[0] == '"' {
+		s, err := rawjson.String(v)
+		r.Messages = append(r.Messages, provider.Message{Role: provider.RoleUser,
+			Content: []provider.Part{{Type: provider.PartText, Text: s}}})
+		return err
+	}
+	items, err := objects(v)
+	if err != nil {
+		return err
+	}
+	for i, it := range items {
+		if err := d.item(it); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func str(obj map[string]json.RawMessage, k string) string {
+	v, ok := obj[k]
+	if !ok || rawjson.IsNull(v) {
+		return ""
+	}
+	s, _ := rawjson.String(v)
+	return s
+}
+
+// item decodes one input item.
+func (d *rsDecoder) item(it map[string]json.RawMessage) error {
+	r := d.in.req
+	typ := str(it, "type")
+	if typ == "" && it["role"] != nil {
+		typ = "message"
+	}
+	switch typ {
+	case "message":
+		return d.message(str(it, "role"), it["content"])
+	case "function_call":
+		call := provider.ToolCall{ID: str(it, "call_id"), Name: str(it, "name"), Arguments: argsObject(str(it, "arguments"))}
+		if d.calls == nil {
+			d.calls = map[string]string{}
+		}
+		d.calls[call.ID] = call.Name
+		part := provider.Part{Type: provider.PartToolCall, ToolCall: &call}
+		if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == provider.RoleAssistant {
+			r.Messages[n-1].Content = append(r.Messages[n-1].Content, part)
+		} else {
+			r.Messages = append(r.Messages, provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{part}})
+		}
+	case "function_call_output":
+		id := str(it, "call_id")
+		out, err := d.outputText(it["output"])
+		if err != nil {
+			return fmt.Errorf("function_call_output: %w", err)
+		}
+		r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: []provider.Part{{
+			Type: provider.PartToolResult, ToolResult: &provider.ToolResult{CallID: id, Name: d.calls[id], Content: out}}}})
+	case "reasoning":
+		// OpenAI's own reasoning (often encrypted): only OpenAI reads it
+		// back, and the Passthrough body still carries it.
+	default:
+		d.need(typ) // item_reference, hosted tools' calls and outputs...
+	}
+	return nil
+}
+
+// message decodes a message item's content for role.
+func (d *rsDecoder) message(role string, content json.RawMessage) error {
+	var text strings.Builder
+	var parts []provider.Part
+	v := bytes.TrimSpace(content)
+	if len(v) > 0 && v[0] == '"' {
+		s, err := rawjson.String(v)
+		if err != nil {
+			return err
+		}
+		parts = []provider.Part{{Type: provider.PartText, Text: s}}
+		text.WriteString(s)
+	} else if !rawjson.IsNull(v) && len(v) > 0 {
+		objs, err := objects(v)
+		if err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+		for _, o := range objs {
+			p, ok := d.part(o)
+			if !ok {
+				continue
+			}
+			if text.Len() > 0 && p.Text != "" {
+				text.WriteByte('\n')
+			}
+			text.WriteString(p.Text)
+			parts = append(parts, p)
+		}
+	}
+	r := d.in.req
+	switch role {
+	case "system", "developer":
+		d.system = append(d.system, text.String())
+	case "user":
+		r.Messages = append(r.Messages, provider.Message{Role: provider.RoleUser, Content: parts})
+	case "assistant":
+		r.Messages = append(r.Messages, provider.Message{Role: provider.RoleAssistant, Content: parts})
+	default:
+		return badRequest("unknown role %q (want user, assistant, system or developer)", role)
+	}
+	return nil
+}
+
+// part decodes one content part; ok is false for a part the translation
+// leaves out (it then needs a relaying target).
+func (d *rsDecoder) part(o map[string]json.RawMessage) (provider.Part, bool) {
+	switch t := str(o, "type"); t {
+	case "input_text", "output_text", "text":
+		return provider.Part{Type: provider.PartText, Text: str(o, "text")}, true
+	case "refusal":
+		return provider.Part{Type: provider.PartText, Text: str(o, "refusal")}, true
+	case "input_image":
+		if u := str(o, "image_url"); u != "" {
+			return provider.Part{Type: provider.PartImage, Image: imageFromURL(u)}, true
+		}
+		d.need("input_image by file_id")
+	default:
+		d.need(t) // input_file, input_audio...
+	}
+	return provider.Part{}, false
+}
+
+// outputText is a function_call_output's output: a string, or the text of
+// its parts (an image in it needs a relaying target).
+func (d *rsDecoder) outputText(v json.RawMessage) (string, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || rawjson.IsNull(v) {
+		return "", nil
+	}
+	if v[0] == '"' {
+		return rawjson.String(v)
+	}
+	objs, err := objects(v)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, o := range objs {
+		if p, ok := d.part(o); ok && p.Type == provider.PartText {
+			b.WriteString(p.Text)
+		} else if ok {
+			d.need("an image in function_call_output")
+		}
+	}
+	return b.String(), nil
+}
+
+// argsObject turns a function call's arguments string into the canonical
+// JSON object; text that is not JSON is kept as a JSON string.
+func argsObject(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	if rawjson.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return rawjson.AppendString(nil, s)
+}
+
+// tools decodes function tools; a hosted tool (web_search, file_search,
+// mcp, ...) needs a relaying target. Strict tools ride in Extra as Chat
+// Completions tools, so an OpenAI-compatible chat target keeps strict.
+func (d *rsDecoder) tools(v json.RawMessage) error {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	var tools []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      *bool           `json:"strict"`
+	}
+	if err := json.Unmarshal(v, &tools); err != nil {
+		return err
+	}
+	r := d.in.req
+	strict := false
+	for _, t := range tools {
+		if t.Type != "function" {
+			d.need("tool " + t.Type)
+			continue
+		}
+		r.Tools = append(r.Tools, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		strict = strict || (t.Strict != nil && *t.Strict)
+	}
+	if strict {
+		b := []byte{'['}
+		for i, t := range tools {
+			if t.Type != "function" {
+				continue
+			}
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = rawjson.AppendString(b, t.Name)
+			if t.Description != "" {
+				b = append(b, `,"description":`...)
+				b = rawjson.AppendString(b, t.Description)
+			}
+			if len(t.Parameters) > 0 {
+				b = append(b, `,"parameters":`...)
+				b = append(b, t.Parameters...)
+			}
+			if t.Strict != nil {
+				b = append(b, `,"strict":`...)
+				b = append(b, fmt.Sprint(*tools[i].Strict)...)
+			}
+			b = append(b, "}}"...)
+		}
+		setExtra(&r.Extra, "tools", append(b, ']'))
+	}
+	return nil
+}
+
+// toolChoice decodes "auto", "none", "required", a function, or
+// allowed_tools (its mode); a hosted tool's choice needs a relaying target.
+func (d *rsDecoder) toolChoice(v json.RawMessage) error {
+	r := d.in.req
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || rawjson.IsNull(v) {
+		return nil
+	}
+	if v[0] == '"' {
+		s, err := rawjson.String(v)
+		r.ToolChoice = &provider.ToolChoice{Mode: s}
+		return err
+	}
+	var tc struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		Mode string `json:"mode"`
+	}
+	if err := json.Unmarshal(v, &tc); err != nil {
+		return err
+	}
+	switch tc.Type {
+	case "function":
+		r.ToolChoice = &provider.ToolChoice{Mode: "tool", Name: tc.Name}
+	case "allowed_tools":
+		r.ToolChoice = &provider.ToolChoice{Mode: tc.Mode}
+	default:
+		d.need("tool_choice " + tc.Type)
+	}
+	return nil
+}
+
+// text maps text.format to Chat Completions' response_format and keeps
+// text.verbosity (both in Extra).
+func (d *rsDecoder) text(v json.RawMessage) error {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	var t struct {
+		Format *struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Strict      *bool           `json:"strict"`
+		} `json:"format"`
+		Verbosity string `json:"verbosity"`
+	}
+	if err := json.Unmarshal(v, &t); err != nil {
+		return err
+	}
+	r := d.in.req
+	if t.Verbosity != "" {
+		setExtra(&r.Extra, "verbosity", rawjson.AppendString(nil, t.Verbosity))
+	}
+	if f := t.Format; f != nil {
+		switch f.Type {
+		case "json_object":
+			setExtra(&r.Extra, "response_format", []byte(`{"type":"json_object"}`))
+		case "json_schema":
+			js := map[string]any{"name": f.Name}
+			if f.Description != "" {
+				js["description"] = f.Description
+			}
+			if len(f.Schema) > 0 {
+				js["schema"] = f.Schema
+			}
+			if f.Strict != nil {
+				js["strict"] = *f.Strict
+			}
+			b, err := json.Marshal(map[string]any{"type": "json_schema", "json_schema": js})
+			if err != nil {
+				return err
+			}
+			setExtra(&r.Extra, "response_format", b)
+		}
+	}
+	return nil
+}
