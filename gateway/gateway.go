@@ -686,6 +686,7 @@ func clone(req *provider.Request) *provider.Request {
 	c := *req
 	c.Messages = slices.Clip(slices.Clone(req.Messages))
 	c.Raw = nil // the copy's messages will differ from the client's body
+	c.Passthrough = nil
 	return &c
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -65,6 +66,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 	}
 	setCallHeaders(w.Header(), dialect, res)
 	resp := res.Response
+	setDropped(w.Header(), rsDropped(in, resp.Raw != nil, resp.Dropped))
 	if resp.Raw != nil {
 		writeJSON(w, http.StatusOK, resp.Raw) // relayed: the upstream's own body
 		return
@@ -83,6 +85,26 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 	*bp = a.appendObject((*bp)[:0], true)
 	writeJSON(w, http.StatusOK, *bp)
 	s.putBuf(bp)
+}
+
+// rsDropped is what a Responses request lost on its way: nothing when it
+// was relayed, else what the translation left out, then what the target's
+// adapter could not send.
+func rsDropped(in *inbound, relayed bool, adapter []string) []string {
+	if relayed || in.req.Passthrough == nil {
+		return adapter
+	}
+	return append(append([]string(nil), in.req.Passthrough.Untranslated...), adapter...)
+}
+
+// rsStreamDropped is rsDropped for a stream, relayed when its first chunk
+// carries the upstream's own event.
+func rsStreamDropped(in *inbound, st provider.Stream, adapter []string) []string {
+	if in.dialect != DialectResponses {
+		return adapter
+	}
+	p, ok := st.(*peeked)
+	return rsDropped(in, ok && p.first.Raw != nil, adapter)
 }
 
 // setCallHeaders sets a successful call's x-llmguard-* headers.

@@ -30,6 +30,19 @@ type rsDecoder struct {
 	system []string // system and developer input messages, in order
 	calls  map[string]string
 	only   string // the first thing that needs a relaying target
+	lost   []string
+}
+
+// drop records a field the translation leaves out.
+func (d *rsDecoder) drop(f string) {
+	for _, l := range d.lost {
+		if l == f {
+			return
+		}
+	}
+	if len(d.lost) < 32 {
+		d.lost = append(d.lost, f)
+	}
 }
 
 // need records that f can only be served by a target that relays the
@@ -84,10 +97,14 @@ func decodeResponses(body []byte) (*inbound, error) {
 			err = d.text(v)
 		case "reasoning":
 			var re struct {
-				Effort string `json:"effort"`
+				Effort  string `json:"effort"`
+				Summary string `json:"summary"`
 			}
 			if err = json.Unmarshal(v, &re); err == nil && re.Effort != "" {
 				setExtra(&r.Extra, "reasoning_effort", rawjson.AppendString(nil, re.Effort))
+			}
+			if re.Summary != "" {
+				d.drop("reasoning.summary")
 			}
 		case "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key", "service_tier":
 			if !null {
@@ -104,6 +121,15 @@ func decodeResponses(body []byte) (*inbound, error) {
 		case "fallbacks":
 			gatewayFields = true
 			in.fallbacks, err = stringOrList(v)
+		case "store":
+			if string(bytes.TrimSpace(v)) == "true" {
+				d.drop(k) // nothing is stored for a translated answer
+			}
+		case "stream_options":
+		default:
+			if !null {
+				d.drop(k) // include, truncation, max_tool_calls, top_logprobs...
+			}
 		}
 		if err != nil {
 			return badRequest("invalid %q: %v", k, err)
@@ -126,31 +152,14 @@ func decodeResponses(body []byte) (*inbound, error) {
 		d.system = append([]string{instructions}, d.system...)
 	}
 	r.System = strings.Join(d.system, "\n\n")
-	raw := body
+	raw := bytes.Clone(body)
 	if gatewayFields {
-		raw = withoutField(body, "fallbacks")
+		if raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{{Key: "fallbacks", Mode: rawjson.Delete}}); err != nil {
+			return nil, badRequest("request body is not a JSON object: %v", err)
+		}
 	}
-	r.Passthrough = &provider.Passthrough{Dialect: provider.DialectResponses, Body: bytes.Clone(raw), Only: d.only}
+	r.Passthrough = &provider.Passthrough{Dialect: provider.DialectResponses, Body: raw, Only: d.only, Untranslated: d.lost}
 	return in, nil
-}
-
-// withoutField returns the JSON object body without key k.
-func withoutField(body []byte, k string) []byte {
-	out := make([]byte, 0, len(body))
-	out = append(out, '{')
-	_ = rawjson.EachField(body, func(key, v []byte) error {
-		if string(key) == k {
-			return nil
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = rawjson.AppendString(out, string(key))
-		out = append(out, ':')
-		out = append(out, v...)
-		return nil
-	})
-	return append(out, '}')
 }
 
 // input decodes "input": a string (one user message) or a list of items.
@@ -217,6 +226,7 @@ func (d *rsDecoder) item(it map[string]json.RawMessage) error {
 	case "reasoning":
 		// OpenAI's own reasoning (often encrypted): only OpenAI reads it
 		// back, and the Passthrough body still carries it.
+		d.drop("input[type=reasoning]")
 	default:
 		d.need(typ) // item_reference, hosted tools' calls and outputs...
 	}

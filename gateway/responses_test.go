@@ -167,7 +167,7 @@ func TestResponsesTranslated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.route, func(t *testing.T) {
 			st.up.reset()
-			body := `{"model":"` + tt.route + `","instructions":"Be brief.","input":[{"role":"developer","content":"Answer in English."},{"role":"user","content":[{"type":"input_text","text":"Say hello to the gateway"}]}],"max_output_tokens":64,"store":true}`
+			body := `{"model":"` + tt.route + `","instructions":"Be brief.","input":[{"role":"developer","content":"Answer in English."},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"xyz"},{"role":"user","content":[{"type":"input_text","text":"Say hello to the gateway"}]}],"max_output_tokens":64,"store":true,"include":["reasoning.encrypted_content"]}`
 			rep := st.post(t, "/v1/responses", body)
 			if rep.status != 200 {
 				t.Fatalf("%d %s", rep.status, rep.body)
@@ -187,6 +187,10 @@ func TestResponsesTranslated(t *testing.T) {
 			}
 			if h := rep.header.Get("X-Llmguard-Target"); h != tt.target {
 				t.Errorf("target %q", h)
+			}
+			if h := rep.header.Get("X-Llmguard-Dropped"); !strings.Contains(h, "store") || !strings.Contains(h, "include") ||
+				!strings.Contains(h, "input[type=reasoning]") {
+				t.Errorf("x-llmguard-dropped %q", h)
 			}
 			up := st.up.last(t)
 			if up.path != tt.path || !bytes.Contains(up.req, []byte(tt.system)) || !bytes.Contains(up.req, []byte("Answer in English.")) ||
@@ -208,14 +212,14 @@ func TestResponsesRelayedLossless(t *testing.T) {
 		t.Fatalf("%d %s", rep.status, rep.body)
 	}
 	up := st.up.last(t)
-	want := `{"model":"gpt-4o",` + strings.TrimPrefix(strings.Replace(body, `,"fallbacks":["ant"]`, "", 1), `{"model":"oai",`)
+	want := strings.Replace(strings.Replace(body, `,"fallbacks":["ant"]`, "", 1), `"model":"oai"`, `"model":"gpt-4o"`, 1)
 	if up.path != "/v1/responses" || string(up.req) != want {
 		t.Errorf("upstream %s got\n%s\nwant\n%s", up.path, up.req, want)
 	}
 	if !bytes.Equal(rep.body, up.resp) {
 		t.Errorf("client got\n%s\nupstream sent\n%s", rep.body, up.resp)
 	}
-	if rep.header.Get("X-Llmguard-Target") != "openai/gpt-4o" || rep.header.Get("X-Request-Id") == "" {
+	if rep.header.Get("X-Llmguard-Target") != "openai/gpt-4o" || rep.header.Get("X-Request-Id") == "" || rep.header.Get("X-Llmguard-Dropped") != "" {
 		t.Errorf("headers %v", rep.header)
 	}
 	// A body that already names the target's model goes out byte for byte.

@@ -87,7 +87,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	setResultHeaders(h, in.dialect, sr.Target, sr.Attempts, sr.Fallbacks, sr.Stream.RequestID())
 	var dropped []string
 	sr.Stream, dropped = peekDropped(sr.Stream)
-	setDropped(h, dropped)
+	setDropped(h, rsStreamDropped(in, sr.Stream, dropped))
 	if sr.Cached {
 		h.Set("X-Llmguard-Cached", "true")
 		h.Set("Idempotent-Replayed", "true")

@@ -24,6 +24,11 @@ type Passthrough struct {
 	// has ("tool web_search"). The engine skips every other target, giving
 	// this reason.
 	Only string `json:"only,omitempty"`
+	// Untranslated names what the canonical translation of Body leaves out
+	// ("include", "input[type=reasoning]"): a target that translates never
+	// sees it, and the gateway says so in x-llmguard-dropped. Nil when the
+	// translation carries everything.
+	Untranslated []string `json:"untranslated,omitempty"`
 }
 
 // Relayer is implemented by adapters that can relay a Passthrough body of

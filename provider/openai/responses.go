@@ -77,23 +77,11 @@ func relayBody(body []byte, model string, stream bool) ([]byte, error) {
 	if hasModel && gotModel == model && gotStream == stream {
 		return body, nil
 	}
-	out := make([]byte, 0, len(body)+len(model)+32)
-	out = append(out, `{"model":`...)
-	out = rawjson.AppendString(out, model)
+	fields := []rawjson.Field{{Key: "model", Value: rawjson.AppendString(nil, model)}, {Key: "stream", Mode: rawjson.Delete}}
 	if stream {
-		out = append(out, `,"stream":true`...)
+		fields[1] = rawjson.Field{Key: "stream", Value: []byte("true")}
 	}
-	err = rawjson.EachField(body, func(k, v []byte) error {
-		if s := string(k); s == "model" || s == "stream" {
-			return nil
-		}
-		out = append(out, ',')
-		out = rawjson.AppendString(out, string(k))
-		out = append(out, ':')
-		out = append(out, v...)
-		return nil
-	})
-	return append(out, '}'), err
+	return rawjson.Splice(make([]byte, 0, len(body)+len(model)+16), body, fields)
 }
 
 func (a *Adapter) chatResponses(ctx context.Context, req *provider.Request) (*provider.Response, error) {

@@ -55,7 +55,7 @@ func TestResponsesRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"model":"gpt-4.1","input":"x","z":{"k":[1]},"include":["a"]}`; string(got) != want {
+	if want := `{"input":"x","model":"gpt-4.1","z":{"k":[1]},"include":["a"]}`; string(got) != want {
 		t.Errorf("sent %s, want %s", got, want)
 	}
 	if string(resp.Raw) != answer || resp.Text != "Hel" || resp.FinishReason != provider.FinishLength ||
