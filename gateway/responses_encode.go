@@ -259,8 +259,11 @@ func (s *rsStream) event(typ string, fields func(b []byte) []byte) error {
 	return s.w.Event(typ, b)
 }
 
-func (s *rsStream) start(model string, _ *provider.Usage) error {
+func (s *rsStream) start(model, id string, _ *provider.Usage) error {
 	s.a.model = model // the events go out with the first chunk that is not relayed
+	if strings.HasPrefix(id, "resp_") {
+		s.a.id = id
+	}
 	return nil
 }
 
@@ -435,7 +438,7 @@ func (s *rsStream) fail(e *apiError) error {
 	if s.raw {
 		s.seq = lastSequence(s.lastRaw) + 1
 	}
-	typ, code := openAITypeCode(e.kind)
+	typ, code := openAITypeCode(e)
 	if code == "" {
 		code = typ
 	}
