@@ -60,6 +60,13 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 			err = decodeANTools(v, r)
 		case "tool_choice":
 			err = decodeANToolChoice(v, r)
+		case "output_config":
+			err = decodeANOutputConfig(v, r)
+		case "top_k":
+			var n int
+			if err = unmarshalInt(v, &n); err == nil && !rawjson.IsNull(v) {
+				r.TopK = &n
+			}
 		default:
 			known = false
 		}
@@ -77,26 +84,62 @@ func decodeANSystem(v json.RawMessage, r *provider.Request) error {
 		return nil
 	}
 	if v[0] == '"' {
-		return json.Unmarshal(v, &r.System)
+		var err error
+		if r.System, err = rawjson.String(v); err != nil {
+			return typeError("", "a string or an array of text blocks", v)
+		}
+		return nil
 	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+	blocks, err := objects(v)
+	if err != nil {
+		return typeError("", "a string or an array of text blocks", v)
 	}
-	if err := json.Unmarshal(v, &blocks); err != nil {
-		return err
-	}
+	lossy := lossyNames{r: r}
 	for _, bl := range blocks {
-		if bl.Type != "text" {
+		var typ string
+		_ = json.Unmarshal(bl["type"], &typ)
+		if typ != "text" {
+			lossy.add("system[type=" + typ + "]")
 			continue
 		}
-		if r.System != "" {
-			r.System += "\n\n"
+		var text string
+		if text, err = rawjson.String(bl["text"]); err != nil {
+			return typeError("[].text", "a string", bl["text"])
 		}
-		r.System += bl.Text
+		r.System = joinText(r.System, []provider.Part{{Type: provider.PartText, Text: text}})
+		lossy.keys("system[].", bl, "type", "text")
 	}
-	setExtra(&r.Extra, "system", v) // cache_control survives same-dialect
+	if lossy.any {
+		setExtra(&r.Extra, "system", v) // cache_control survives same-dialect
+	}
 	return nil
+}
+
+// lossyNames records in Request.Lossy what a decoded field could not hold.
+type lossyNames struct {
+	r   *provider.Request
+	any bool
+}
+
+func (l *lossyNames) add(name string) {
+	l.any = true
+	if !slices.Contains(l.r.Lossy, name) {
+		l.r.Lossy = append(l.r.Lossy, name)
+	}
+}
+
+// keys adds prefix+k for each key of obj not in known, in key order.
+func (l *lossyNames) keys(prefix string, obj map[string]json.RawMessage, known ...string) {
+	ks := make([]string, 0, len(obj))
+	for k := range obj {
+		if !slices.Contains(known, k) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	for _, k := range ks {
+		l.add(prefix + k)
+	}
 }
 
 func decodeANMessages(v json.RawMessage, r *provider.Request) error {
@@ -225,44 +268,49 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 }
 
 func decodeANTools(v json.RawMessage, r *provider.Request) error {
-	var raw []map[string]json.RawMessage
-	if err := json.Unmarshal(v, &raw); err != nil {
-		return err
+	raw, err := objects(v)
+	if err != nil {
+		return typeError("", "an array of tools", v)
 	}
-	lossy := false
-	for _, obj := range raw {
-		var t anTool
-		_ = json.Unmarshal(obj["type"], &t.Type)
-		if t.Type != "" && t.Type != "custom" {
-			lossy = true // a server tool (web_search, bash, ...)
+	lossy := lossyNames{r: r}
+	for i, obj := range raw {
+		var typ string
+		_ = json.Unmarshal(obj["type"], &typ)
+		if typ != "" && typ != "custom" {
+			lossy.add("tools[type=" + typ + "]") // a server tool (web_search, bash, ...)
 			continue
 		}
-		_ = json.Unmarshal(obj["name"], &t.Name)
-		_ = json.Unmarshal(obj["description"], &t.Description)
-		t.InputSchema = obj["input_schema"]
-		for k := range obj {
-			switch k {
-			case "type", "name", "description", "input_schema":
-			default:
-				lossy = true // cache_control and friends
-			}
+		t := provider.Tool{Parameters: obj["input_schema"]}
+		if t.Name, err = rawjson.String(obj["name"]); err != nil {
+			return typeError(fmt.Sprintf("[%d].name", i), "a string", obj["name"])
 		}
-		r.Tools = append(r.Tools, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+		if t.Description, err = rawjson.String(obj["description"]); err != nil {
+			return typeError(fmt.Sprintf("[%d].description", i), "a string", obj["description"])
+		}
+		lossy.keys("tools[].", obj, "type", "name", "description", "input_schema") // cache_control, defer_loading...
+		r.Tools = append(r.Tools, t)
 	}
-	if lossy {
+	if lossy.any {
 		setExtra(&r.Extra, "tools", v)
 	}
 	return nil
 }
 
 func decodeANToolChoice(v json.RawMessage, r *provider.Request) error {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	if !isObject(v) {
+		return typeError("", `an object such as {"type":"auto"}`, v)
+	}
 	var tc map[string]json.RawMessage
-	if err := json.Unmarshal(v, &tc); err != nil || tc == nil {
+	if err := json.Unmarshal(v, &tc); err != nil {
 		return err
 	}
 	var typ, name string
 	_ = json.Unmarshal(tc["type"], &typ)
 	_ = json.Unmarshal(tc["name"], &name)
+	lossy := lossyNames{r: r}
 	switch typ {
 	case "auto", "none":
 		r.ToolChoice = &provider.ToolChoice{Mode: typ}
@@ -271,10 +319,51 @@ func decodeANToolChoice(v json.RawMessage, r *provider.Request) error {
 	case "tool":
 		r.ToolChoice = &provider.ToolChoice{Mode: "tool", Name: name}
 	default:
-		return fmt.Errorf("unknown tool_choice type %q", typ)
+		lossy.add("tool_choice") // a type this gateway does not know: the API judges
 	}
-	if len(tc) > 2 || (len(tc) == 2 && name == "") {
-		setExtra(&r.Extra, "tool_choice", v) // disable_parallel_tool_use
+	var off bool
+	if json.Unmarshal(tc["disable_parallel_tool_use"], &off) == nil && tc["disable_parallel_tool_use"] != nil {
+		on := !off
+		r.ParallelToolCalls = &on
+	}
+	lossy.keys("tool_choice.", tc, "type", "name", "disable_parallel_tool_use")
+	if lossy.any {
+		setExtra(&r.Extra, "tool_choice", v)
+	}
+	return nil
+}
+
+// decodeANOutputConfig takes output_config.format (structured outputs);
+// the rest (effort) only a target of this dialect gets.
+func decodeANOutputConfig(v json.RawMessage, r *provider.Request) error {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	if !isObject(v) {
+		return typeError("", "an object", v)
+	}
+	var oc map[string]json.RawMessage
+	if err := json.Unmarshal(v, &oc); err != nil {
+		return err
+	}
+	lossy := lossyNames{r: r}
+	if f := oc["format"]; f != nil && !rawjson.IsNull(f) {
+		var jf struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		}
+		if err := json.Unmarshal(f, &jf); err != nil {
+			return prefixError("format", err)
+		}
+		if jf.Type == "json_schema" {
+			r.ResponseFormat = &provider.ResponseFormat{Type: "json_schema", Schema: bytes.Clone(jf.Schema)}
+		} else {
+			lossy.add("output_config.format")
+		}
+	}
+	lossy.keys("output_config.", oc, "format")
+	if lossy.any {
+		setExtra(&r.Extra, "output_config", v)
 	}
 	return nil
 }

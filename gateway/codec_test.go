@@ -57,9 +57,9 @@ func TestDecodeOpenAI(t *testing.T) {
 							{Type: "tool_result", ToolResult: &provider.ToolResult{CallID: "call_1", Content: "one"}},
 							{Type: "tool_result", ToolResult: &provider.ToolResult{CallID: "call_2", Content: "two"}}}},
 					},
-					Tools:      []provider.Tool{{Name: "get", Description: "d", Parameters: raw(`{"type":"object"}`)}},
-					ToolChoice: &provider.ToolChoice{Mode: "tool", Name: "get"},
-					Extra:      map[string]json.RawMessage{"response_format": raw(`{"type":"json_object"}`), "seed": raw(`7`)}}},
+					Tools:          []provider.Tool{{Name: "get", Description: "d", Parameters: raw(`{"type":"object"}`)}},
+					ToolChoice:     &provider.ToolChoice{Mode: "tool", Name: "get"},
+					ResponseFormat: &provider.ResponseFormat{Type: "json_object"}, Seed: ptr(7)}},
 		},
 		{
 			name: "OpenRouter models alone: the first is the primary",
@@ -109,14 +109,13 @@ func TestDecodeAnthropic(t *testing.T) {
 			{Role: "user", Content: []provider.Part{{Type: "text", Text: "go on"}}},
 		},
 		Tools:      []provider.Tool{{Name: "get", Description: "d", Parameters: raw(`{"type":"object"}`)}},
-		ToolChoice: &provider.ToolChoice{Mode: "required"},
+		ToolChoice: &provider.ToolChoice{Mode: "required"}, ParallelToolCalls: ptr(false), TopK: ptr(5),
+		Lossy: []string{"system[].cache_control", "tools[].cache_control"},
 		Extra: map[string]json.RawMessage{
-			"system":      raw(`[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}]`),
-			"thinking":    raw(`{"type":"enabled","budget_tokens":2000}`),
-			"top_k":       raw(`5`),
-			"x_unknown":   raw(`true`),
-			"tools":       raw(`[{"name":"get","description":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]`),
-			"tool_choice": raw(`{"type":"any","disable_parallel_tool_use":true}`),
+			"system":    raw(`[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}]`),
+			"thinking":  raw(`{"type":"enabled","budget_tokens":2000}`),
+			"x_unknown": raw(`true`),
+			"tools":     raw(`[{"name":"get","description":"d","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]`),
 		}}}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(inbound{}), cmpopts.EquateEmpty(), ignoreRaw); d != "" {
 		t.Errorf("decodeAnthropic (-want +got):\n%s", d)

@@ -86,7 +86,8 @@ var knownKeys = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range []string{"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
 		"stream", "stream_options", "stop", "stop_sequences", "metadata", "tools", "tool_choice", "system",
-		"fallbacks", "models", "role", "content", "tool_calls", "tool_call_id", "name"} {
+		"fallbacks", "models", "role", "content", "tool_calls", "tool_call_id", "name", "response_format", "seed",
+		"user", "parallel_tool_calls", "output_config", "top_k", "thinking", "type", "text"} {
 		m[k] = k
 	}
 	return m

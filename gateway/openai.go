@@ -94,6 +94,23 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			err = decodeOATools(v, r)
 		case "tool_choice":
 			err = decodeOAToolChoice(v, r)
+		case "response_format":
+			err = decodeOAResponseFormat(v, r)
+		case "seed":
+			var n int
+			if err = unmarshalInt(v, &n); err == nil && !rawjson.IsNull(v) {
+				r.Seed = &n
+			}
+		case "user":
+			r.User, err = rawjson.String(v)
+			if err != nil {
+				err = typeError("", "a string", v)
+			}
+		case "parallel_tool_calls":
+			var on bool
+			if err = unmarshalBool(v, &on); err == nil && !rawjson.IsNull(v) {
+				r.ParallelToolCalls = &on
+			}
 		default:
 			known = false
 		}
@@ -290,10 +307,10 @@ func decodeOATools(v json.RawMessage, r *provider.Request) error {
 	if err := json.Unmarshal(v, &tools); err != nil {
 		return err
 	}
-	lossy := false
+	lossy := lossyNames{r: r}
 	for _, t := range tools {
 		if t.Type != "function" {
-			lossy = true
+			lossy.add("tools[type=" + t.Type + "]")
 			continue
 		}
 		r.Tools = append(r.Tools, provider.Tool{Name: t.Function.Name,
@@ -301,7 +318,10 @@ func decodeOATools(v json.RawMessage, r *provider.Request) error {
 	}
 	// Anything beyond name/description/parameters (strict, non-function
 	// tools) survives in Extra for a same-dialect target.
-	if lossy || bytes.Contains(v, []byte(`"strict"`)) {
+	if bytes.Contains(v, []byte(`"strict"`)) {
+		lossy.add("tools[].function.strict")
+	}
+	if lossy.any {
 		setExtra(&r.Extra, "tools", v)
 	}
 	return nil
@@ -313,8 +333,8 @@ func decodeOAToolChoice(v json.RawMessage, r *provider.Request) error {
 		return nil
 	}
 	if v[0] == '"' {
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
+		s, err := rawjson.String(v)
+		if err != nil {
 			return err
 		}
 		r.ToolChoice = &provider.ToolChoice{Mode: s}
@@ -329,7 +349,46 @@ func decodeOAToolChoice(v json.RawMessage, r *provider.Request) error {
 	if err := json.Unmarshal(v, &tc); err != nil {
 		return err
 	}
+	if tc.Type != "function" {
+		// allowed_tools, custom...: this dialect's targets judge it.
+		(&lossyNames{r: r}).add("tool_choice")
+		setExtra(&r.Extra, "tool_choice", v)
+		return nil
+	}
 	r.ToolChoice = &provider.ToolChoice{Mode: "tool", Name: tc.Function.Name}
+	return nil
+}
+
+// decodeOAResponseFormat decodes response_format: text (the default),
+// json_object or json_schema.
+func decodeOAResponseFormat(v json.RawMessage, r *provider.Request) error {
+	if rawjson.IsNull(v) {
+		return nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Strict      *bool           `json:"strict"`
+			Schema      json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if err := json.Unmarshal(v, &rf); err != nil {
+		return err
+	}
+	switch rf.Type {
+	case "text":
+	case "json_object":
+		r.ResponseFormat = &provider.ResponseFormat{Type: rf.Type}
+	case "json_schema":
+		js := rf.JSONSchema
+		r.ResponseFormat = &provider.ResponseFormat{Type: rf.Type, Name: js.Name, Description: js.Description,
+			Strict: js.Strict, Schema: bytes.Clone(js.Schema)}
+	default:
+		(&lossyNames{r: r}).add("response_format")
+		setExtra(&r.Extra, "response_format", v)
+	}
 	return nil
 }
 

@@ -99,6 +99,18 @@ type Tool struct {
 	Parameters  json.RawMessage `json:"parameters,omitempty"` // JSON Schema object
 }
 
+// ResponseFormat is a request for JSON output.
+type ResponseFormat struct {
+	// Type is "json_object" (any JSON object) or "json_schema".
+	Type string `json:"type"`
+	// Name, Description and Strict are OpenAI's json_schema fields.
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Strict      *bool  `json:"strict,omitempty"`
+	// Schema is the JSON Schema the output must match (json_schema).
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
 // ToolChoice says whether and which tool the model must call.
 type ToolChoice struct {
 	// Mode is "auto", "none", "required" (any tool) or "tool" (the named one).
@@ -121,6 +133,22 @@ type Request struct {
 	Metadata    map[string]string `json:"metadata,omitempty"`
 	Tools       []Tool            `json:"tools,omitempty"`
 	ToolChoice  *ToolChoice       `json:"tool_choice,omitempty"`
+	// ParallelToolCalls, when set, says whether the model may call several
+	// tools in one turn (OpenAI parallel_tool_calls, Anthropic
+	// tool_choice.disable_parallel_tool_use negated).
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// ResponseFormat asks for JSON output (OpenAI response_format,
+	// Anthropic output_config.format, Gemini responseMimeType and
+	// responseJsonSchema); nil for text.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+	// Seed asks for reproducible sampling (OpenAI seed, Gemini seed).
+	Seed *int `json:"seed,omitempty"`
+	// TopK limits sampling to the K likeliest tokens (Anthropic top_k,
+	// Gemini topK).
+	TopK *int `json:"top_k,omitempty"`
+	// User identifies the end user to the provider (OpenAI user,
+	// Anthropic metadata.user_id when Metadata lacks it).
+	User string `json:"user,omitempty"`
 
 	// Dialect names the wire dialect the request arrived in ("openai",
 	// "anthropic", "gemini"), or "" when built in code.
@@ -134,6 +162,12 @@ type Request struct {
 	// "anthropic-beta" for Anthropic clients such as Claude Code). An
 	// adapter whose dialect equals Dialect sends them on; nil for most requests.
 	Headers map[string]string `json:"headers,omitempty"`
+	// Lossy names what the canonical fields could not take from fields
+	// they do decode ("system[].cache_control", "tools[type=bash_20250124]");
+	// the field's whole value is then in Extra for a target of Dialect. An
+	// adapter of another dialect names these, and the other Extra keys, in
+	// Response.Dropped.
+	Lossy []string `json:"lossy,omitempty"`
 	// Raw is the body as the client sent it, in Dialect, without the
 	// gateway's own routing fields. An adapter of that dialect sends it
 	// with only the fields it controls set (model, stream, its stream

@@ -26,6 +26,15 @@ type wireRequest struct {
 	Tools         []wireTool      `json:"tools,omitempty"`
 	ToolChoice    *wireToolChoice `json:"tool_choice,omitempty"`
 	Stream        bool            `json:"stream,omitempty"`
+	TopK          *int            `json:"top_k,omitempty"`
+	OutputConfig  *wireOutput     `json:"output_config,omitempty"`
+}
+
+type wireOutput struct {
+	Format struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	} `json:"format"`
 }
 
 type wireMetadata struct {
@@ -39,8 +48,9 @@ type wireTool struct {
 }
 
 type wireToolChoice struct {
-	Type string `json:"type"`
-	Name string `json:"name,omitempty"`
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
 type wireMessage struct {
@@ -113,7 +123,7 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 			w.TopP = nil
 			drops.Add("top_p")
 		}
-		drops.Extra("", req.Extra)
+		drops.Request(req)
 	}
 	for k := range req.Metadata {
 		if k != "user_id" && !same {
@@ -122,6 +132,20 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 	}
 	if uid := req.Metadata["user_id"]; uid != "" {
 		w.Metadata = &wireMetadata{UserID: uid}
+	} else if req.User != "" {
+		w.Metadata = &wireMetadata{UserID: req.User}
+	}
+	w.TopK = req.TopK
+	if req.Seed != nil {
+		drops.Add(wire.FieldName(req.Dialect, "seed"))
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		if rf.Type == "json_schema" && len(rf.Schema) > 0 {
+			w.OutputConfig = &wireOutput{}
+			w.OutputConfig.Format.Type, w.OutputConfig.Format.Schema = "json_schema", rf.Schema
+		} else {
+			drops.Add(wire.FieldName(req.Dialect, "response_format") + "(" + rf.Type + ")") // no schema-less JSON mode
+		}
 	}
 	for _, t := range req.Tools {
 		schema := t.Parameters
@@ -142,6 +166,14 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 			w.ToolChoice = &wireToolChoice{Type: "tool", Name: tc.Name}
 		default:
 			return nil, nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+		}
+	}
+	if p := req.ParallelToolCalls; p != nil && !*p && len(w.Tools) > 0 {
+		if w.ToolChoice == nil {
+			w.ToolChoice = &wireToolChoice{Type: "auto"}
+		}
+		if w.ToolChoice.Type != "none" {
+			w.ToolChoice.DisableParallelToolUse = true
 		}
 	}
 	for i := range req.Messages {

@@ -61,10 +61,14 @@ type wireFunctionResp struct {
 }
 
 type wireGenCfg struct {
-	MaxOutputTokens int      `json:"maxOutputTokens,omitempty"`
-	Temperature     *float64 `json:"temperature,omitempty"`
-	TopP            *float64 `json:"topP,omitempty"`
-	StopSequences   []string `json:"stopSequences,omitempty"`
+	MaxOutputTokens    int             `json:"maxOutputTokens,omitempty"`
+	Temperature        *float64        `json:"temperature,omitempty"`
+	TopP               *float64        `json:"topP,omitempty"`
+	TopK               *int            `json:"topK,omitempty"`
+	Seed               *int            `json:"seed,omitempty"`
+	StopSequences      []string        `json:"stopSequences,omitempty"`
+	ResponseMimeType   string          `json:"responseMimeType,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
 }
 
 type wireTools struct {
@@ -109,7 +113,7 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 	needSig := needsSignature(model)
 	var drops wire.Drops
 	if !same {
-		drops.Extra("", req.Extra)
+		drops.Request(req)
 		for k := range req.Metadata {
 			drops.Add("metadata." + k)
 		}
@@ -127,9 +131,20 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 	if system != "" {
 		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: system}}}
 	}
-	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
-		w.GenerationConfig = &wireGenCfg{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature,
-			TopP: req.TopP, StopSequences: req.Stop}
+	g := wireGenCfg{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature,
+		TopP: req.TopP, TopK: req.TopK, Seed: req.Seed, StopSequences: req.Stop}
+	if rf := req.ResponseFormat; rf != nil {
+		g.ResponseMimeType, g.ResponseJSONSchema = "application/json", rf.Schema
+	}
+	if g.MaxOutputTokens > 0 || g.Temperature != nil || g.TopP != nil || g.TopK != nil || g.Seed != nil ||
+		len(g.StopSequences) > 0 || g.ResponseMimeType != "" {
+		w.GenerationConfig = &g
+	}
+	if req.User != "" && !same {
+		drops.Add(wire.FieldName(req.Dialect, "user"))
+	}
+	if req.ParallelToolCalls != nil && !same {
+		drops.Add(wire.FieldName(req.Dialect, "parallel_tool_calls"))
 	}
 	if len(req.Tools) > 0 {
 		decls := make([]wireDecl, len(req.Tools))

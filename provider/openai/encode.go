@@ -29,6 +29,22 @@ type wireRequest struct {
 	ToolChoice          any               `json:"tool_choice,omitempty"`
 	Stream              bool              `json:"stream,omitempty"`
 	StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
+	ResponseFormat      *wireFormat       `json:"response_format,omitempty"`
+	Seed                *int              `json:"seed,omitempty"`
+	User                string            `json:"user,omitempty"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls,omitempty"`
+}
+
+type wireFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema *wireJSONSchema `json:"json_schema,omitempty"`
+}
+
+type wireJSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
 type streamOptions struct {
@@ -100,7 +116,7 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	var drops wire.Drops
 	w := wireRequest{Model: model, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Stream: stream}
 	if !same {
-		drops.Extra("", req.Extra)
+		drops.Request(req)
 		if len(w.Stop) > 4 {
 			w.Stop = w.Stop[:4] // the API takes at most 4 stop sequences
 			drops.Add("stop_sequences[4:]")
@@ -125,6 +141,23 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	}
 	if stream && !q.noStreamOptions {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	w.Seed, w.User = req.Seed, req.User
+	if req.TopK != nil {
+		drops.Add(wire.FieldName(req.Dialect, "top_k"))
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		w.ResponseFormat = &wireFormat{Type: rf.Type}
+		if rf.Type == "json_schema" {
+			name := rf.Name
+			if name == "" {
+				name = "response" // required by the API
+			}
+			w.ResponseFormat.JSONSchema = &wireJSONSchema{Name: name, Description: rf.Description, Schema: rf.Schema, Strict: rf.Strict}
+		}
+	}
+	if len(req.Tools) > 0 {
+		w.ParallelToolCalls = req.ParallelToolCalls // refused without tools
 	}
 	for _, t := range req.Tools {
 		schema := t.Parameters
@@ -388,7 +421,8 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *wir
 // caller encodes with json.Marshal. A nil b is allocated at the estimated
 // size of the request once it is known to be a plain one.
 func appendRequest(b []byte, w *wireRequest) (_ []byte, ok bool) {
-	if w.Metadata != nil || w.Tools != nil || w.ToolChoice != nil {
+	if w.Metadata != nil || w.Tools != nil || w.ToolChoice != nil || w.ResponseFormat != nil || w.Seed != nil ||
+		w.User != "" || w.ParallelToolCalls != nil {
 		return nil, false
 	}
 	for i := range w.Messages {

@@ -372,3 +372,49 @@ func MessageExtras(body []byte, extras []map[string]json.RawMessage) ([]byte, er
 	msgs = append(msgs, ']')
 	return rawjson.Splice(nil, body, []rawjson.Field{{Key: "messages", Value: msgs, Mode: rawjson.Replace}})
 }
+
+// Request records what a request from another dialect loses on the way to
+// this adapter's: its Lossy names, then each Extra key that is not the
+// whole of a field named there (whose value is in Extra only for the
+// client's own dialect), in key order.
+func (d *Drops) Request(req *provider.Request) {
+	for _, n := range req.Lossy {
+		d.Add(n)
+	}
+	if len(req.Extra) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(req.Extra))
+next:
+	for k := range req.Extra {
+		for _, n := range req.Lossy {
+			if r, ok := strings.CutPrefix(n, k); ok && (r == "" || r[0] == '.' || r[0] == '[') {
+				continue next
+			}
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		d.Add(k)
+	}
+}
+
+// FieldName is the name, in a request of dialect, of the canonical field
+// named canonical (its OpenAI name), for Drops: "response_format" is
+// Anthropic's "output_config.format".
+func FieldName(dialect, canonical string) string {
+	if dialect == "anthropic" {
+		switch canonical {
+		case "response_format":
+			return "output_config.format"
+		case "parallel_tool_calls":
+			return "tool_choice.disable_parallel_tool_use"
+		case "user":
+			return "metadata.user_id"
+		case "stop":
+			return "stop_sequences"
+		}
+	}
+	return canonical
+}
