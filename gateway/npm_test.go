@@ -1,33 +1,22 @@
-package gateway
+package gateway_test
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
-	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/test/harness"
 )
 
-// npmConfig is the gateway's config for the SDK tests: one provider entry
-// per 401 test (a bad key opens that key's breaker) and distinct fault
-// sequences per SDK file (node runs the files in parallel).
-const npmConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-  badkey-o: {type: openai, base_url: MOCK/v1, api_key: test-bad-key}
+// npmProviders and npmRoutes are the gateway config of the SDK tests in
+// test/gateway-npm beside the shared client cases (harness.ContractConfig):
+// one provider entry per 401 test (a bad key opens that key's breaker) and
+// distinct fault sequences per SDK file (node runs the files in parallel).
+const npmProviders = `  badkey-o: {type: openai, base_url: MOCK/v1, api_key: test-bad-key}
   badkey-a: {type: anthropic, base_url: MOCK, api_key: test-bad-key}
-routes:
-  default:
+`
+
+const npmRoutes = `  default:
     targets: [anthropic/claude-sonnet-4-5]
   oai:
     targets: [openai/gpt-4o]
@@ -51,65 +40,33 @@ routes:
     targets: [openai/gpt-4o+fault=midstream:3]
   ant-midstream:
     targets: [anthropic/claude-sonnet-4-5+fault=midstream:3]
+  slow:
+    targets: ["openai/gpt-4o-slow+fault=200@40s"]
 `
 
+// npmClients are the clients of contract.test.mjs.
+var npmClients = []harness.ContractClient{
+	{ID: "openai-chat", Dialect: "openai"},
+	{ID: "openai-chat-stream", Dialect: "openai"},
+	{ID: "openai-responses", Dialect: "openai"},
+	{ID: "openai-responses-stream", Dialect: "openai"},
+	{ID: "anthropic", Dialect: "anthropic"},
+	{ID: "anthropic-stream", Dialect: "anthropic"},
+}
+
+// npmFiles are the node test files, run in parallel.
+var npmFiles = []string{"openai.test.mjs", "anthropic.test.mjs", "contract.test.mjs"}
+
 // TestNodeSDKs runs the official openai and @anthropic-ai/sdk clients
-// (test/gateway-npm, retries off) against the gateway in front of the mock,
-// with real time (the retry-after test measures the wait on the mock's log).
-// It skips when node or node_modules are missing, except under CI=true.
+// (test/gateway-npm, pinned in its lockfile, default retry settings) against
+// the gateway in process in front of the mock, with real time (the
+// retry-after test measures the wait on the mock's log). It skips when node
+// or node_modules are missing, except under CI=true.
 func TestNodeSDKs(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "test", "gateway-npm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "openai"))
-	}
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@anthropic-ai", "sdk"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node SDK tests cannot run: %v (run: cd test/gateway-npm && npm ci)", err)
-		}
-		t.Skipf("node SDK tests skipped: %v (run: cd test/gateway-npm && npm ci)", err)
-	}
-
-	ms := httptest.NewServer(mock.New(nil))
-	defer ms.Close()
-	cfg, err := config.Parse("npm.yaml", []byte(strings.ReplaceAll(npmConfig, "MOCK", ms.URL)), nil)
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapters, err := registry.FromConfig(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(&Options{Engine: eng, Config: cfg, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "openai.test.mjs", "anthropic.test.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GATEWAY_URL="+gw.URL, "MOCK_URL="+ms.URL, "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test: %v\n%s", err, out)
-	}
+	dir := filepath.Join("..", "test", "gateway-npm")
+	node := harness.Node(t, dir, "openai", "@anthropic-ai/sdk")
+	st := harness.ContractGateway(t, npmProviders, npmRoutes, npmClients...)
+	out := harness.RunNode(t, node, dir, 4*time.Minute, st.Env(), npmFiles...)
 	if testing.Verbose() {
 		t.Logf("%s", out)
 	}

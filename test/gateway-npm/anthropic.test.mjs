@@ -1,10 +1,10 @@
-// The official @anthropic-ai/sdk client (retries off) against llmguard serve.
+// The official @anthropic-ai/sdk client, default retry settings, against llmguard serve.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { GATEWAY, assertOneLine, assertRetryAfterHonoured } from './helpers.mjs';
 
-const client = new Anthropic({ baseURL: GATEWAY, apiKey: 'gw-test-key', maxRetries: 0, timeout: 30_000 });
+const client = new Anthropic({ baseURL: GATEWAY, apiKey: 'gw-test-key' });
 const messages = [{ role: 'user', content: 'Say hello to the gateway please' }];
 const weather = [{
   name: 'get_weather', description: 'weather for a city',

@@ -312,24 +312,37 @@ func (s *SyncBuffer) String() string {
 }
 
 var (
-	tapPass = regexp.MustCompile(`(?m)^# pass (\d+)$`)
-	tapFail = regexp.MustCompile(`(?m)^# fail (\d+)$`)
+	tapPass     = regexp.MustCompile(`(?m)^# pass (\d+)$`)
+	tapFail     = regexp.MustCompile(`(?m)^# fail (\d+)$`)
+	tapAttempts = regexp.MustCompile(`(?m)^\s*# (attempts .*)$`)
 )
 
 // RunNode runs `node --test` on files in dir (all at once, one process per
 // file) with env added to the environment, and fails the test when a node
-// test failed or none ran. It returns node's TAP output.
+// test failed or none ran; it logs the contract's "attempts" diagnostics.
+// It returns node's TAP output. NODE_TEST_FILES
+// (space-separated) runs other files instead.
 func RunNode(t testing.TB, node, dir string, timeout time.Duration, env []string, files ...string) string {
 	t.Helper()
+	if f := strings.Fields(os.Getenv("NODE_TEST_FILES")); len(f) > 0 {
+		files = f
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	args := append([]string{"--test", "--test-reporter=tap", "--test-concurrency=" + strconv.Itoa(len(files))}, files...)
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
+	// node --test runs each file in a child process: end them all.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("node --test did not finish within %v:\n%s", timeout, out)
+	}
+	for _, m := range tapAttempts.FindAllSubmatch(out, -1) {
+		t.Logf("%s", m[1])
 	}
 	pass, fail := tapPass.FindSubmatch(out), tapFail.FindSubmatch(out)
 	if pass == nil || fail == nil {

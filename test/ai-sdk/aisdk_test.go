@@ -1,0 +1,27 @@
+// Package aisdk runs the Vercel AI SDK (ai, @ai-sdk/openai, @ai-sdk/anthropic;
+// pinned in package-lock.json, default retry settings) through the gateway
+// in front of the mock. Install it first: cd test/ai-sdk && npm ci.
+package aisdk
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/test/harness"
+)
+
+var clients = []harness.ContractClient{
+	{ID: "ai-openai", Dialect: "openai"},
+	{ID: "ai-openai-stream", Dialect: "openai"},
+	{ID: "ai-openai-chat", Dialect: "openai"},
+	{ID: "ai-openai-chat-stream", Dialect: "openai"},
+	{ID: "ai-anthropic", Dialect: "anthropic"},
+	{ID: "ai-anthropic-stream", Dialect: "anthropic"},
+}
+
+// TestAISDK runs the shared client cases (test/harness/contract.mjs).
+func TestAISDK(t *testing.T) {
+	node := harness.Node(t, ".", "ai", "@ai-sdk/openai", "@ai-sdk/anthropic")
+	st := harness.ContractGateway(t, "", "", clients...)
+	harness.RunNode(t, node, ".", 4*time.Minute, st.Env(), "contract.test.mjs")
+}

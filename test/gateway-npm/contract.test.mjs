@@ -1,0 +1,42 @@
+// The shared client cases (test/harness/contract.mjs) for the official
+// openai client (Chat Completions, streaming and not) and @anthropic-ai/sdk
+// (Messages, streaming and not), each with its default retry settings and
+// timeout.
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { clients, contract, GATEWAY, PROMPT } from '../harness/contract.mjs';
+
+const openai = (fetch) => new OpenAI({ baseURL: `${GATEWAY}/v1`, apiKey: 'gw-test-key', fetch });
+const anthropic = (fetch) => new Anthropic({ baseURL: GATEWAY, apiKey: 'gw-test-key', fetch });
+const messages = [{ role: 'user', content: PROMPT }];
+
+clients(() => {
+  contract('openai-chat', (fetch) => {
+    const c = openai(fetch);
+    return async (model) => (await c.chat.completions.create({ model, messages })).choices[0].message.content;
+  }, ['healthy', 'burst', 'overloaded']);
+
+  contract('openai-chat-stream', (fetch) => {
+    const c = openai(fetch);
+    return async (model) => {
+      let text = '';
+      for await (const chunk of await c.chat.completions.create({ model, messages, stream: true })) {
+        text += chunk.choices[0]?.delta?.content ?? '';
+      }
+      return text;
+    };
+  }, ['healthy', 'burst', 'overloaded']);
+
+  contract('anthropic', (fetch) => {
+    const c = anthropic(fetch);
+    return async (model) => (await c.messages.create({ model, max_tokens: 100, messages })).content[0].text;
+  }, ['healthy', 'burst', 'overloaded']);
+
+  contract('anthropic-stream', (fetch) => {
+    const c = anthropic(fetch);
+    return async (model) => {
+      const msg = await c.messages.stream({ model, max_tokens: 100, messages }).finalMessage();
+      return msg.content[0].text;
+    };
+  }, ['healthy', 'burst', 'overloaded']);
+});
