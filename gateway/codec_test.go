@@ -17,8 +17,8 @@ func ptr[T any](v T) *T { return &v }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
-// ignoreRaw leaves Request.Raw (the body itself) out of comparisons.
-var ignoreRaw = cmpopts.IgnoreFields(provider.Request{}, "Raw")
+// ignoreRaw leaves Request.Passthrough (the body itself) out of comparisons.
+var ignoreRaw = cmpopts.IgnoreFields(provider.Request{}, "Passthrough")
 
 func TestDecodeOpenAI(t *testing.T) {
 	tests := []struct {

@@ -17,8 +17,8 @@ import (
 // the fields both dialects share (model, temperature, top_p, stream), the
 // gateway's per-request routing (fallbacks, then OpenRouter's models) and
 // unknown fields, kept verbatim in Request.Extra, are handled here. The
-// body less the routing fields becomes Request.Raw, which an adapter of the
-// dialect sends on byte for byte.
+// body less the routing fields becomes the Request's Passthrough, which an
+// adapter of the dialect sends on byte for byte.
 func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMessage) (known bool, err error)) error {
 	r := in.req
 	var models []string
@@ -77,15 +77,15 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	if len(r.Messages) == 0 {
 		return badRequest("missing \"messages\" (an array of messages)")
 	}
+	raw := bytes.Clone(body)
 	if routing {
-		r.Raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{
+		raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{
 			{Key: "fallbacks", Mode: rawjson.Delete}, {Key: "models", Mode: rawjson.Delete}})
 		if err != nil {
 			return decodeFault(body, err)
 		}
-	} else {
-		r.Raw = bytes.Clone(body)
 	}
+	r.Passthrough = &provider.Passthrough{Dialect: in.dialect, Body: raw}
 	return nil
 }
 

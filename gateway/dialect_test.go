@@ -194,8 +194,11 @@ func TestSameDialectBytes(t *testing.T) {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
 			s.rec.mu.Lock()
-			got := string(s.rec.last)
+			got, path := string(s.rec.last), s.rec.path
 			s.rec.mu.Unlock()
+			if !strings.HasSuffix(tt.path, path) {
+				t.Errorf("upstream path %s, want %s", path, tt.path)
+			}
 			if got != tt.want {
 				t.Errorf("upstream body\n got %s\nwant %s", got, tt.want)
 			}

@@ -348,6 +348,8 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) string {
 		h.Write([]byte(httpguard.PresentedKey(r)))
 		h.Write([]byte{0})
 	}
+	h.Write([]byte(r.URL.Path)) // a stored answer may be in the path's dialect
+	h.Write([]byte{0})
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil)[:12]) + ":" + k
 }
@@ -526,6 +528,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	if res.Static {
 		h.Set("X-Llmguard-Static", "true")
 	}
+	if raw := res.Response.Raw; raw != nil {
+		writeJSON(w, http.StatusOK, raw) // relayed: the provider's own answer
+		return
+	}
 	bp = s.bufs.Get().(*[]byte)
 	resp := res.Response
 	if resp.Model == "" {
@@ -685,8 +691,7 @@ var _ io.Writer = (*trackingWriter)(nil)
 func clone(req *provider.Request) *provider.Request {
 	c := *req
 	c.Messages = slices.Clip(slices.Clone(req.Messages))
-	c.Raw = nil // the copy's messages will differ from the client's body
-	c.Passthrough = nil
+	c.Passthrough = nil // the copy's messages will differ from the client's body
 	return &c
 }
 

@@ -23,6 +23,7 @@ import (
 type recorder struct {
 	mu     sync.Mutex
 	last   []byte
+	path   string
 	header http.Header
 	next   http.Handler
 }
@@ -31,6 +32,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	r.last = b
+	r.path = req.URL.Path
 	r.header = req.Header.Clone()
 	r.mu.Unlock()
 	req.Body = io.NopCloser(bytes.NewReader(b))

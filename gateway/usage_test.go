@@ -128,3 +128,48 @@ func TestUsageCarried(t *testing.T) {
 		})
 	}
 }
+
+// richUpstream answers with what the canonical form lacks: Anthropic server
+// tool blocks, citations, a container and stop details; OpenAI logprobs, a
+// refusal, annotations and a system fingerprint.
+func richUpstream() (http.Handler, map[string]string) {
+	bodies := map[string]string{
+		"/v1/messages": `{"id":"msg_01Rich","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[` +
+			`{"type":"server_tool_use","id":"srvtoolu_01","name":"web_search","input":{"query":"weather paris"}},` +
+			`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_01","content":[{"type":"web_search_result","url":"https://x.test","title":"X","encrypted_content":"E","page_age":null}]},` +
+			`{"type":"text","text":"Sunny.","citations":[{"type":"web_search_result_location","url":"https://x.test","title":"X","encrypted_index":"I","cited_text":"sun"}]}],` +
+			`"container":null,"stop_reason":"end_turn","stop_sequence":null,"stop_details":null,` +
+			`"usage":{"input_tokens":9,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"server_tool_use":{"web_search_requests":1},"service_tier":"standard"}}`,
+		"/v1/chat/completions": `{"id":"chatcmpl-Rich","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_1",` +
+			`"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't.","annotations":[]},` +
+			`"logprobs":{"content":[{"token":"I","logprob":-0.1,"bytes":[73],"top_logprobs":[]}]},"finish_reason":"stop"}],` +
+			`"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12},"service_tier":"default"}`,
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, bodies[r.URL.Path])
+	}), bodies
+}
+
+// A request that stays in its dialect gets the provider's answer byte for
+// byte: nothing the canonical form lacks is lost.
+func TestSameDialectAnswerRelayed(t *testing.T) {
+	up, bodies := richUpstream()
+	s := newRecStack(t, up)
+	for _, tt := range []struct{ path, body string }{
+		{"/v1/messages", anBody("ant", false, `,"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":1}]`)},
+		{"/v1/chat/completions", oaBody("oai", false, `,"logprobs":true`)},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			r := s.post(t, tt.path, tt.body)
+			if r.status != 200 || string(r.body) != bodies[tt.path] {
+				t.Errorf("status %d body\n got %s\nwant %s", r.status, r.body, bodies[tt.path])
+			}
+		})
+	}
+	// Another dialect gets the canonical translation.
+	r := s.post(t, "/v1/messages", anBody("oai", false, ""))
+	if m := decodeJSON(t, r.body); dig(m, "content", 0, "text") != "I can't." || m["type"] != "message" {
+		t.Errorf("translated answer %s", r.body)
+	}
+}

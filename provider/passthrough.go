@@ -7,14 +7,17 @@ import "encoding/json"
 const DialectResponses = "openai-responses"
 
 // Passthrough is a request's original body, kept for an adapter that speaks
-// its dialect natively. Such an adapter (a Relayer whose Relays(Dialect) is
+// its dialect natively: a Responses API body, or a chat request that stays
+// in its dialect (Dialect "anthropic" or "openai", the Request's own, whose
+// adapters send it byte for byte but for the fields they control). Code
+// that changes the canonical fields of a request must drop its Passthrough. Such an adapter (a Relayer whose Relays(Dialect) is
 // true) sends Body unchanged but for the model and the stream flag of the
 // attempt, and returns the upstream's answer verbatim (Response.Raw,
 // Chunk.Raw) besides its canonical form; every other adapter sends the
 // Request's canonical fields. A request translated to another dialect loses
 // what the canonical form lacks; one that is relayed loses nothing.
 type Passthrough struct {
-	// Dialect is the body's dialect (DialectResponses).
+	// Dialect is the body's dialect (DialectResponses, "anthropic", "openai").
 	Dialect string `json:"dialect"`
 	// Body is the client's JSON body, without the gateway's own fields.
 	Body json.RawMessage `json:"body"`

@@ -168,14 +168,6 @@ type Request struct {
 	// adapter of another dialect names these, and the other Extra keys, in
 	// Response.Dropped.
 	Lossy []string `json:"lossy,omitempty"`
-	// Raw is the body as the client sent it, in Dialect, without the
-	// gateway's own routing fields. An adapter of that dialect sends it
-	// with only the fields it controls set (model, stream, its stream
-	// options and quirks) instead of encoding the canonical fields, so a
-	// request that stays in its dialect reaches the provider byte for byte.
-	// Code that changes the canonical fields of a request must clear Raw
-	// (the gateway does when it adds a prefill); nil when built in code.
-	Raw json.RawMessage `json:"-"`
 	// Passthrough is the client's original body in a dialect some adapter
 	// speaks natively (see Passthrough); nil for most requests.
 	Passthrough *Passthrough `json:"passthrough,omitempty"`

@@ -68,6 +68,10 @@ func New(cfg *Config) *Adapter {
 		hdr: hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
 }
 
+// Relays implements provider.Relayer: the adapter sends a Messages API
+// body of its client unchanged but for model, stream and max_tokens.
+func (a *Adapter) Relays(dialect string) bool { return dialect == Dialect }
+
 // Name implements provider.Adapter.
 func (a *Adapter) Name() string { return a.name }
 
@@ -114,6 +118,9 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	out.Provider = a.name
 	out.RequestID = resp.Header.Get("request-id")
 	out.Dropped = call.Dropped
+	if relayed(req) {
+		out.Raw = body // the Messages API's answer to its client's own request
+	}
 	return out, nil
 }
 

@@ -81,7 +81,7 @@ type wireSource struct {
 var emptyObject = json.RawMessage("{}")
 
 // Encode returns the Messages API body for req, addressed to model. A
-// request that arrived in this dialect with its body (req.Raw) is that
+// request that arrived in this dialect with its body (req.Passthrough) is that
 // body with model, stream and a default max_tokens set, byte for byte
 // otherwise. Else the canonical fields are encoded: tool results (RoleTool
 // messages, or tool_result parts anywhere) become tool_result blocks in a
@@ -101,8 +101,8 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 // encode is Encode that also names the fields it could not send.
 func encode(req *provider.Request, model string, stream bool) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
-	if same && len(req.Raw) > 0 {
-		body, err := splice(req.Raw, model, stream)
+	if relayed(req) {
+		body, err := splice(req.Passthrough.Body, model, stream)
 		return body, nil, err
 	}
 	var drops wire.Drops
@@ -198,6 +198,11 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 		}
 	}
 	return body, drops.Names(), err
+}
+
+// relayed reports whether req carries its client's Messages API body.
+func relayed(req *provider.Request) bool {
+	return req.Passthrough != nil && req.Passthrough.Dialect == Dialect && req.Dialect == Dialect
 }
 
 // splice is the client's own body with the fields the adapter controls set.

@@ -110,7 +110,7 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 // not send.
 func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
-	if same && len(req.Raw) > 0 {
+	if chatRelayed(req) {
 		return splice(req, model, stream, q)
 	}
 	var drops wire.Drops
@@ -215,6 +215,11 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	return body, drops.Names(), err
 }
 
+// chatRelayed reports whether req carries its client's Chat Completions body.
+func chatRelayed(req *provider.Request) bool {
+	return req.Passthrough != nil && req.Passthrough.Dialect == Dialect && req.Dialect == Dialect
+}
+
 // splice is the client's own body with the fields the adapter controls set:
 // model, stream and stream_options (usage is always asked for, where the
 // provider takes the option), and the provider's quirks (max_tokens for a
@@ -227,7 +232,7 @@ func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 		fields = append(fields, rawjson.Field{Key: "stream", Value: []byte("true")})
 		if q.noStreamOptions {
 			fields = append(fields, rawjson.Field{Key: "stream_options", Mode: rawjson.Delete})
-		} else if !includesUsage(req.Raw) {
+		} else if !includesUsage(req.Passthrough.Body) {
 			fields = append(fields, rawjson.Field{Key: "stream_options", Value: []byte(`{"include_usage":true}`)})
 		}
 	} else {
@@ -251,7 +256,8 @@ func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 		fields = append(fields, rawjson.Field{Key: "metadata", Mode: rawjson.Delete})
 		dropped = []string{"metadata"}
 	}
-	body, err := rawjson.Splice(make([]byte, 0, len(req.Raw)+48), req.Raw, fields)
+	raw := req.Passthrough.Body
+	body, err := rawjson.Splice(make([]byte, 0, len(raw)+48), raw, fields)
 	return body, dropped, err
 }
 

@@ -70,12 +70,18 @@ type quirks struct {
 	maxCompletionTokens bool // send max_completion_tokens instead of max_tokens
 	metadata            bool // the API accepts the metadata object
 	noStreamOptions     bool // the API rejects stream_options
+	// verbatim: the answers are OpenAI's own shape, fit to relay unchanged
+	// to an OpenAI client (compatible servers' quirks, such as content as
+	// an array of parts or their own finish reasons, are not).
+	verbatim bool
 }
 
 func quirksFor(name string) quirks {
 	switch name {
 	case "openai":
-		return quirks{maxCompletionTokens: true, metadata: true}
+		return quirks{maxCompletionTokens: true, metadata: true, verbatim: true}
+	case "azure":
+		return quirks{verbatim: true}
 	case "mistral":
 		return quirks{noStreamOptions: true}
 	}
@@ -177,6 +183,9 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	out.Provider = a.name
 	out.RequestID = requestID(resp.Header)
 	out.Dropped = call.Dropped
+	if a.q.verbatim && chatRelayed(req) {
+		out.Raw = body // OpenAI's own answer to its client's own request
+	}
 	return out, nil
 }
 
