@@ -51,8 +51,14 @@ func (o *Options) limits() limits {
 	return limits{records: max(v.MaxRecords/shards, 1), bytes: max(v.MaxBytes/shards, 1), ttl: v.IdleTTL}
 }
 
-// recordCost is what a record weighs besides its key and reason.
-const recordCost = 160
+// recordCost is what a record weighs besides its key and strings.
+const recordCost = 256
+
+// recordSize is what the record at key weighs.
+func recordSize(key string, b *state.Breaker) int64 {
+	f := &b.Fault
+	return int64(len(key)+len(b.State)+len(b.Reason)+len(f.Class)+len(f.ProviderType)+len(f.RequestID)+len(f.Message)) + recordCost
+}
 
 // entry is one stored record and when it was last read or written.
 type entry struct {
@@ -96,7 +102,7 @@ func (s *Store) live(sh *shard, key string, now time.Time) *entry {
 // put stores b at key, then evicts when the shard is over its bounds. The
 // caller holds sh.mu.
 func (s *Store) put(sh *shard, key string, b state.Breaker, now time.Time) {
-	size := int64(len(key)+len(b.Reason)) + recordCost
+	size := recordSize(key, &b)
 	if e := sh.m[key]; e != nil {
 		sh.bytes += size - e.size
 		e.b, e.used, e.size = b, now, size
