@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/lograte"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -16,6 +17,7 @@ import (
 type logFlags struct {
 	verbose *bool
 	format  *string
+	rate    *lograte.Handler // set by logger
 }
 
 func addLogFlags(fs *flag.FlagSet, verboseUsage string) *logFlags {
@@ -27,19 +29,32 @@ func addLogFlags(fs *flag.FlagSet, verboseUsage string) *logFlags {
 
 // logger returns the logger writing to w (stderr: in MCP stdio mode stdout
 // carries only JSON-RPC), or an error naming the flag. Every line has the
-// known secrets redacted (classify.RedactHandler).
+// known secrets redacted (classify.RedactHandler), and identical warnings
+// are logged once per interval with a count (lograte); call flush before
+// exiting.
 func (f *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	if *f.verbose {
 		opts.Level = slog.LevelDebug
 	}
+	var h slog.Handler
 	switch *f.format {
 	case "text":
-		return slog.New(classify.RedactHandler(slog.NewTextHandler(w, opts))), nil
+		h = slog.NewTextHandler(w, opts)
 	case "json":
-		return slog.New(classify.RedactHandler(slog.NewJSONHandler(w, opts))), nil
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("--log-format: want text or json, not %q", *f.format)
 	}
-	return nil, fmt.Errorf("--log-format: want text or json, not %q", *f.format)
+	f.rate = lograte.New(h, nil)
+	return slog.New(classify.RedactHandler(f.rate)), nil
+}
+
+// flush logs the counts of warnings still held back.
+func (f *logFlags) flush() {
+	if f.rate != nil {
+		f.rate.Flush()
+	}
 }
 
 // engineOptions are the engine options of a command logging to l: its

@@ -56,6 +56,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
 		return 2
 	}
+	defer logs.flush()
 
 	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: version.Get().Short()}
 	// A route may end with "mcp/sampling": the connected client's own model.

@@ -54,6 +54,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
 		return 2
 	}
+	defer logs.flush()
 	path := *configPath
 	if path == "" {
 		path = env.Getenv("LLMGUARD_CONFIG")

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutageDoesNotFloodTheLog: during an outage every request fails the
+// same way; serve logs that failure once per interval with a count (the
+// issue's run logged a warn line per request: 105 MB in 30 s).
+func TestOutageDoesNotFloodTheLog(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
+	cfg := "providers:\n  openai: {base_url: " + closedPort(t) + "/v1, api_key: test-key-0000}\n" +
+		"routes:\n  default:\n    targets: [openai/gpt-4o]\n    retry: {max_attempts: 1}\n    breaker: {failures: 1000000}\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	stderr := &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath},
+			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
+	}
+	go io.Copy(io.Discard, pr)
+	_, rest, _ := strings.Cut(line, " on ")
+	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	const n = 300
+	for range n {
+		res, err := http.Post(base+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode < 500 {
+			t.Fatalf("status %d during an outage", res.StatusCode)
+		}
+	}
+	cancel()
+	<-code
+	var warns, access int
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		switch {
+		case strings.Contains(l, "level=WARN"):
+			warns++
+		case strings.Contains(l, "msg=access"):
+			access++
+		}
+	}
+	t.Logf("%d failed requests: %d warn lines, %d access lines", n, warns, access)
+	if warns > 5 {
+		t.Errorf("%d warn lines for %d identical failures, want a few", warns, n)
+	}
+	if !strings.Contains(stderr.String(), "repeated=") {
+		t.Errorf("the count of held-back failures is never logged:\n%.2000s", stderr)
+	}
+}
