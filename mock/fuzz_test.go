@@ -28,6 +28,7 @@ func FuzzParseScenario(f *testing.F) {
 		f.Add([]byte(builtinSources()[name]))
 	}
 	f.Add([]byte(`{"rules":[{"sequence":[529,200],"latency":{"min":"1ms","max":"2ms"}}]}`))
+	f.Add([]byte("rules: !\n")) // a panic inside goccy/go-yaml (issue 11)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc, err := ParseScenario(data)
 		if err != nil {

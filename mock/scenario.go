@@ -235,8 +235,8 @@ type rawLatency struct {
 // "rules[1].sequence[2]: unknown fault "52x" (...)".
 func ParseScenario(data []byte) (*Scenario, error) {
 	var raw rawScenario
-	if err := yaml.UnmarshalWithOptions(data, &raw, yaml.DisallowUnknownField()); err != nil {
-		return nil, errors.New("scenario: " + oneLine(yaml.FormatError(err, false, false)))
+	if err := unmarshal(data, &raw); err != nil {
+		return nil, err
 	}
 	sc := &Scenario{Name: raw.Name, Description: raw.Description, Seed: raw.Seed}
 	for i, rr := range raw.Rules {
@@ -459,4 +459,19 @@ rules:
   - latency: {fixed: 1500ms}
 `,
 	}
+}
+
+// unmarshal decodes a scenario file strictly, turning a panic inside
+// goccy/go-yaml (v1.19.2 dereferences nil on "rules: !", a non-specific tag
+// where a list is expected) into a one-line error.
+func unmarshal(data []byte, raw *rawScenario) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New("scenario: malformed YAML: a value has a shape or tag a scenario cannot take (check tags like '!' and nesting)")
+		}
+	}()
+	if err := yaml.UnmarshalWithOptions(data, raw, yaml.DisallowUnknownField()); err != nil {
+		return errors.New("scenario: " + oneLine(yaml.FormatError(err, false, false)))
+	}
+	return nil
 }

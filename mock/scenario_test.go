@@ -200,6 +200,11 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"bad per", "rules:\n  - sequence: [529]\n    per: request\n", `rules[0].per: "request" is not provider, model or rule`},
 		{"not yaml", "rules: [\n", "scenario: "},
 		{"wrong type", "seed: many\n", "scenario: "},
+		// goccy/go-yaml dereferences nil on a non-specific tag where a list
+		// is expected (found by the chaos run: a stack trace, not a line).
+		{"bare tag", "rules: !\n", "scenario: malformed YAML"},
+		{"bare tag in a rule", "rules:\n  - sequence: !\n", "rules[0]: needs a sequence"},
+		{"tag on a list", "rules: ! [1]\n", "scenario: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
