@@ -63,19 +63,20 @@ func TestPriceAndModel(t *testing.T) {
 		ok                    bool
 		info                  ModelInfo
 	}{
-		{"catalog", "anthropic", "claude-sonnet-4-5", nil, Price{3, 15}, true, ModelInfo{200000, true}},
-		{"date suffix", "anthropic", "claude-sonnet-4-5-20250929", nil, Price{3, 15}, true, ModelInfo{200000, true}},
-		{"latest suffix", "mistral", "mistral-large-latest", nil, Price{2, 6}, true, ModelInfo{131072, false}},
-		{"openai no prefill", "openai", "gpt-4o-mini", nil, Price{0.15, 0.6}, true, ModelInfo{128000, false}},
-		{"slash model", "openrouter", "anthropic/claude-sonnet-4.5", nil, Price{3, 15}, true, ModelInfo{200000, false}},
+		{"catalog", "anthropic", "claude-sonnet-4-5", nil, Price{3, 15}, true, ModelInfo{ContextWindow: 200000, Prefill: true}},
+		{"date suffix", "anthropic", "claude-sonnet-4-5-20250929", nil, Price{3, 15}, true, ModelInfo{ContextWindow: 200000, Prefill: true}},
+		{"latest suffix", "mistral", "mistral-large-latest", nil, Price{2, 6}, true, ModelInfo{ContextWindow: 131072, Prefill: false}},
+		{"openai no prefill", "openai", "gpt-4o-mini", nil, Price{0.15, 0.6}, true, ModelInfo{ContextWindow: 128000, Prefill: false}},
+		{"slash model", "openrouter", "anthropic/claude-sonnet-4.5", nil, Price{3, 15}, true, ModelInfo{ContextWindow: 200000, Prefill: false}},
 		{"unknown", "openai", "gpt-99", nil, Price{}, false, ModelInfo{}},
 		{"unknown provider", "foo", "gpt-4.1", nil, Price{}, false, ModelInfo{}},
-		{"override provider/model", "openai", "gpt-4.1", cfg, Price{1, 2}, true, ModelInfo{1047576, false}},
+		{"override provider/model", "openai", "gpt-4.1", cfg, Price{1, 2}, true, ModelInfo{ContextWindow: 1047576, Prefill: false}},
 		{"override bare model", "local", "my-model", cfg, Price{0.5, 0.5}, true, ModelInfo{}},
-		{"override configured name", "local", "llama", cfg, Price{}, true, ModelInfo{8192, false}},
-		{"named provider uses its type", "work", "claude-opus-4-1", cfg, Price{15, 75}, true, ModelInfo{200000, true}},
-		{"named provider override", "work", "claude-haiku-4-5", cfg, Price{9, 9}, true, ModelInfo{200000, true}},
-		{"models override replaces", "anthropic", "claude-sonnet-4-5", cfg, Price{3, 15}, true, ModelInfo{1000000, true}},
+		{"override configured name", "local", "llama", cfg, Price{}, true, ModelInfo{ContextWindow: 8192, Prefill: false}},
+		{"named provider uses its type", "work", "claude-opus-4-1", cfg, Price{15, 75}, true, ModelInfo{ContextWindow: 200000, Prefill: true}},
+		{"named provider override", "work", "claude-haiku-4-5", cfg, Price{9, 9}, true, ModelInfo{ContextWindow: 200000, Prefill: true}},
+		{"models override replaces", "anthropic", "claude-sonnet-4-5", cfg, Price{3, 15}, true, ModelInfo{ContextWindow: 1000000, Prefill: true}},
+		{"embedding model", "gemini", "gemini-embedding-001", nil, Price{0.15, 0}, true, ModelInfo{ContextWindow: 2048, Dimensions: 3072, MinDimensions: 128}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

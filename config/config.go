@@ -184,6 +184,14 @@ type ModelInfo struct {
 	ContextWindow int `yaml:"context_window"`
 	// Prefill: the API continues a final assistant turn.
 	Prefill bool `yaml:"prefill"`
+	// Dimensions is an embedding model's vector size (0 = unknown, or not
+	// an embedding model). Embeddings fall back only between targets that
+	// give vectors of the same size.
+	Dimensions int `yaml:"dimensions"`
+	// MinDimensions is the smallest size the API shortens its vectors to on
+	// request (OpenAI's dimensions, Gemini's outputDimensionality), any size
+	// from it up to Dimensions (0 = it does not shorten them).
+	MinDimensions int `yaml:"min_dimensions"`
 }
 
 // Alerts configures alert delivery; the zero value sends none.

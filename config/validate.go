@@ -89,8 +89,15 @@ func (c *Config) Validate() error {
 		}
 	}
 	for _, k := range sortedKeys(c.Models) {
-		if m := c.Models[k]; m.ContextWindow < 0 {
+		m := c.Models[k]
+		if m.ContextWindow < 0 {
 			v.add("models."+k+".context_window", "must not be negative")
+		}
+		if m.Dimensions < 0 {
+			v.add("models."+k+".dimensions", "must not be negative")
+		}
+		if m.MinDimensions < 0 || (m.MinDimensions > 0 && m.MinDimensions > m.Dimensions) {
+			v.add("models."+k+".min_dimensions", "must be between 0 and dimensions")
 		}
 	}
 	if u := c.Alerts.WebhookURL; u != "" {
