@@ -21,6 +21,7 @@ type exchange struct {
 	model  string
 	stream bool
 	chat   *chat
+	emb    *embedReq // an embeddings request
 	rid    string
 	// started: the 200 status line and headers are out (stall, streams).
 	started bool
@@ -253,16 +254,20 @@ func (x *exchange) writeTemplate(t *errTemplate, st Step) {
 func (x *exchange) success(kind string, st Step) {
 	c := x.chat
 	text := ""
-	tl := c.pickTool()
-	if tl == nil {
-		text = answerText(c)
+	var tl *tool
+	if x.emb == nil {
+		if tl = c.pickTool(); tl == nil {
+			text = answerText(c)
+		}
 	}
 	if !x.stream {
 		var body []byte
-		switch x.rt.dialect {
-		case dialectAnthropic:
+		switch {
+		case x.emb != nil:
+			body = x.embeddingsBody()
+		case x.rt.dialect == dialectAnthropic:
 			body = x.anthropicMessage(text, tl)
-		case dialectGemini:
+		case x.rt.dialect == dialectGemini:
 			body = x.geminiResponse(text, tl)
 		default:
 			if x.rt.responses {

@@ -156,3 +156,51 @@ func dig(v any, path ...any) any {
 	}
 	return v
 }
+
+func TestEmbeddings(t *testing.T) {
+	srv, ts := newTS(t, nil)
+	post := func(path, body string, hdr ...string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-test-1234")
+		req.Header.Set("X-Goog-Api-Key", "AIzaTest1234")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		json.NewDecoder(res.Body).Decode(&m)
+		return res.StatusCode, m
+	}
+	code, m := post("/v1/embeddings", `{"model":"text-embedding-3-small","input":["hello","world"]}`)
+	v0, _ := dig(m, "data", 0, "embedding").([]any)
+	if code != 200 || len(v0) != 1536 || dig(m, "data", 1, "index") != 1.0 || dig(m, "usage", "prompt_tokens") == nil {
+		t.Fatalf("%d %v", code, len(v0))
+	}
+	_, again := post("/v1/embeddings", `{"model":"text-embedding-3-small","input":"hello","dimensions":8}`)
+	if v, _ := dig(again, "data", 0, "embedding").([]any); len(v) != 8 {
+		t.Errorf("dimensions 8: %d", len(v))
+	}
+	_, b64 := post("/v1/embeddings", `{"model":"text-embedding-3-small","input":"hello","dimensions":4,"encoding_format":"base64"}`)
+	if s, _ := dig(b64, "data", 0, "embedding").(string); len(s) != 24 {
+		t.Errorf("base64: %v", dig(b64, "data", 0, "embedding"))
+	}
+	code, g := post("/v1beta/models/gemini-embedding-001:batchEmbedContents", `{"requests":[{"model":"models/gemini-embedding-001","content":{"parts":[{"text":"hello"}]},"outputDimensionality":768}]}`)
+	if gv, _ := dig(g, "embeddings", 0, "values").([]any); code != 200 || len(gv) != 768 {
+		t.Errorf("gemini %d %v", code, len(gv))
+	}
+	code, _ = post("/v1/embeddings", `{"model":"text-embedding-3-small","input":"x"}`, FaultHeader, "429")
+	if code != 429 {
+		t.Errorf("fault: %d", code)
+	}
+	code, _ = post("/v1/embeddings", `{"model":"text-embedding-3-small"}`)
+	if code != 400 {
+		t.Errorf("no input: %d", code)
+	}
+	if reqs := srv.Requests(); reqs[0].Endpoint != "embeddings" || reqs[0].Model != "text-embedding-3-small" {
+		t.Errorf("log %+v", reqs[0])
+	}
+}

@@ -63,7 +63,8 @@ type Match struct {
 	// Model is a glob (path.Match syntax) on the requested model.
 	Model string
 	// Endpoint is "generate" (the default: messages, chat completions,
-	// generateContent), "models" (GET …/models) or "any".
+	// responses, generateContent, and embeddings), "embeddings" (embeddings
+	// only), "models" (GET …/models) or "any".
 	Endpoint string
 	// Stream, when set, matches only streaming (true) or non-streaming
 	// (false) requests.
@@ -118,7 +119,11 @@ func (m *Match) matches(provider, dialect, model, endpoint string, stream bool) 
 	}
 	switch m.Endpoint {
 	case "", "generate":
-		if endpoint != endpointGenerate {
+		if endpoint != endpointGenerate && endpoint != endpointEmbed {
+			return false
+		}
+	case endpointEmbed:
+		if endpoint != endpointEmbed {
 			return false
 		}
 	case "models":
@@ -244,9 +249,9 @@ func ParseScenario(data []byte) (*Scenario, error) {
 		r := Rule{Repeat: rr.Repeat, Per: rr.Per}
 		r.Match = Match{Provider: rr.Match.Provider, Model: rr.Match.Model, Endpoint: rr.Match.Endpoint, Stream: rr.Match.Stream}
 		switch r.Match.Endpoint {
-		case "", "generate", "models", "any":
+		case "", "generate", "models", endpointEmbed, "any":
 		default:
-			return nil, fmt.Errorf("%s.match.endpoint: %q is not generate, models or any", at, r.Match.Endpoint)
+			return nil, fmt.Errorf("%s.match.endpoint: %q is not generate, embeddings, models or any", at, r.Match.Endpoint)
 		}
 		if r.Match.Model != "" {
 			if _, err := path.Match(r.Match.Model, ""); err != nil {

@@ -192,7 +192,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"rate too big", "rules:\n  - fault: 429\n    rate: 1.5\n", "rules[0].fault.rate: 1.5 is not in (0, 1]"},
 		{"rates sum", "rules:\n  - faults: [{fault: 429, rate: 0.6}, {fault: 500, rate: 0.6}]\n", "rules[0].faults: rates add up to 1.2"},
 		{"bad fault in list", "rules:\n  - faults: [{fault: [1], rate: 0.5}]\n", "rules[0].faults[0].fault: want a step"},
-		{"bad endpoint", "rules:\n  - match: {endpoint: chat}\n    sequence: [529]\n", `rules[0].match.endpoint: "chat" is not generate, models or any`},
+		{"bad endpoint", "rules:\n  - match: {endpoint: chat}\n    sequence: [529]\n", `rules[0].match.endpoint: "chat" is not generate, embeddings, models or any`},
 		{"bad glob", "rules:\n  - match: {model: \"[\"}\n    sequence: [529]\n", `rules[0].match.model: bad glob`},
 		{"bad latency", "rules:\n  - latency: {fixed: soon}\n", `rules[0].latency.fixed: "soon" is not a duration`},
 		{"p99 below median", "rules:\n  - latency: {median: 1s, p99: 10ms}\n", "rules[0].latency.p99: 10ms is less than median 1s"},

@@ -79,7 +79,7 @@ type Request struct {
 	// Provider is anthropic, openai, azure, gemini or a path-prefix name
 	// (deepseek for /deepseek/chat/completions).
 	Provider string `json:"provider"`
-	// Endpoint is "generate" or "models".
+	// Endpoint is "generate", "embeddings" or "models".
 	Endpoint string `json:"endpoint"`
 	// Model is the requested model, without a +fault= marker.
 	Model string `json:"model,omitempty"`
@@ -222,6 +222,7 @@ type route struct {
 	model                       string // from the path (Gemini, Azure deployment)
 	stream, sse                 bool   // Gemini: streamGenerateContent, alt=sse
 	responses                   bool   // OpenAI's Responses API (/v1/responses)
+	batch                       bool   // Gemini batchEmbedContents
 }
 
 func routeOf(r *http.Request) (route, bool) {
@@ -258,6 +259,18 @@ func routeOf(r *http.Request) (route, bool) {
 		}
 		return rt, true
 	}
+	if prefix, ok := strings.CutSuffix(p, "/embeddings"); ok {
+		rt.dialect, rt.provider, rt.endpoint = dialectOpenAI, dialectOpenAI, endpointEmbed
+		switch {
+		case prefix == "" || prefix == "/v1":
+		case strings.HasPrefix(prefix, "/openai/deployments/"):
+			rt.dialect, rt.provider = dialectAzure, dialectAzure
+			rt.model = strings.TrimPrefix(prefix, "/openai/deployments/")
+		default:
+			rt.provider = firstSegment(prefix)
+		}
+		return rt, true
+	}
 	if prefix, ok := strings.CutSuffix(p, "/responses"); ok {
 		rt.dialect, rt.provider, rt.responses = dialectOpenAI, dialectOpenAI, true
 		if prefix != "" && prefix != "/v1" {
@@ -288,6 +301,9 @@ func routeOf(r *http.Request) (route, bool) {
 		case "streamGenerateContent":
 			rt.stream = true
 			rt.sse = r.URL.Query().Get("alt") == "sse"
+		case "embedContent", "batchEmbedContents":
+			rt.endpoint = endpointEmbed
+			rt.batch = rest[i+1:] == "batchEmbedContents"
 		default:
 			return route{}, false
 		}
@@ -367,6 +383,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.model = rt.model
 	x.stream = rt.stream
 	var parseErr error
+	if rt.endpoint == endpointEmbed {
+		body, err := readBody(r)
+		if err != nil {
+			return // the client went away
+		}
+		if rt.dialect == dialectGemini {
+			x.chat, x.emb, parseErr = parseEmbedGemini(body, rt.model, rt.batch)
+		} else {
+			x.chat, x.emb, parseErr = parseEmbedOpenAI(body)
+		}
+		if x.chat != nil {
+			if x.chat.model == "" {
+				x.chat.model = rt.model
+			}
+			x.model = x.chat.model
+		}
+	}
 	if rt.endpoint == endpointGenerate {
 		body, err := readBody(r)
 		if err != nil {
