@@ -39,6 +39,9 @@ type callState struct {
 	// cut: an attempt was cut short by the call's remaining time, on a
 	// real timer that an injected clock may not show as expired.
 	cut atomic.Bool
+
+	// emb is set for an embeddings call (Engine.Embed): Call.Request is nil.
+	emb *embedState
 }
 
 // newCallState starts a call's walk. Its deadline is the call's timeout (or
@@ -129,6 +132,7 @@ func (cs *callState) refused(t *targetPlan, r refusal) {
 type outcome struct {
 	resp   *provider.Response
 	stream *engineStream
+	emb    *provider.EmbedResponse
 }
 
 // ticket records what admission granted, for the outcome report.
@@ -185,6 +189,9 @@ func (cs *callState) fail(sentinel error) error {
 // stream can outlive it); for Chat it carries the deadline.
 func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPlan, error) {
 	rp := cs.rp
+	if cs.unservable() {
+		return outcome{}, nil, cs.fail(ErrUnservable)
+	}
 	var last *provider.Error
 	var lastT *targetPlan
 	for i := 0; i < len(rp.targets); i++ {
@@ -396,16 +403,20 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 	cs.mu.Unlock()
 	cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
 	req := cs.c.Request
-	if req.Model != t.model || req.Stream != stream {
+	if req != nil && (req.Model != t.model || req.Stream != stream) {
 		cp := *req
 		cp.Model = t.model
 		cp.Stream = stream
 		req = &cp
 	}
 	var cut bool
-	if stream {
+	switch {
+	case cs.emb != nil:
+		out, pe, cut = cs.embedAttempt(ctx, t, left)
+		release()
+	case stream:
 		out, pe, cut = cs.streamAttempt(ctx, t, req, release, left)
-	} else {
+	default:
 		out, pe, cut = cs.chatAttempt(ctx, t, req, left)
 		release()
 	}
