@@ -148,6 +148,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/v1/messages", s.api(DialectAnthropic, s.serveChat))
 	mux.Handle("/v1/messages/count_tokens", s.api(DialectAnthropic, s.serveCountTokens))
 	mux.Handle("/v1/responses", s.api(DialectResponses, s.serveResponses))
+	mux.Handle("/v1/embeddings", s.api(DialectOpenAI, s.serveEmbeddings))
 	mux.Handle("/v1/models", s.api(DialectOpenAI, s.serveModels))
 	mux.Handle("/v1/models/", s.api(DialectOpenAI, s.serveModel))
 	s.admin(mux)

@@ -21,6 +21,7 @@ var endpoints = map[string]string{
 	"/v1/messages":              http.MethodPost,
 	"/v1/messages/count_tokens": http.MethodPost,
 	"/v1/responses":             http.MethodPost,
+	"/v1/embeddings":            http.MethodPost,
 	"/v1/models":                http.MethodGet,
 	"/healthz":                  http.MethodGet,
 	"/readyz":                   http.MethodGet,
@@ -68,7 +69,7 @@ func errNoEndpoint(dialect, method, p string) *apiError {
 		p = p[:200] + "…"
 	}
 	return &apiError{status: http.StatusNotFound, kind: kind, retry: "false",
-		message: "no such endpoint: " + method + " " + p + " (llmguard serves POST /v1/chat/completions, /v1/messages, /v1/responses and GET /v1/models)"}
+		message: "no such endpoint: " + method + " " + p + " (llmguard serves POST /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings and GET /v1/models)"}
 }
 
 // cleanPaths wraps the mux so that a path net/http would redirect (//x,

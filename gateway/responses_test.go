@@ -92,13 +92,17 @@ type rsStack struct {
 	up *exchangeLog
 }
 
-func newRsStack(t *testing.T) *rsStack {
+func newRsStack(t *testing.T) *rsStack { return newUpStack(t, rsConfig) }
+
+// newUpStack is a gateway over yaml (UP is the recording upstream in front
+// of the mock) with no backoff waits.
+func newUpStack(t *testing.T, yaml string) *rsStack {
 	t.Helper()
 	ms := mock.New(nil)
 	up := &exchangeLog{next: ms}
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close)
-	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(rsConfig, "UP", ts.URL)), nil)
+	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(yaml, "UP", ts.URL)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

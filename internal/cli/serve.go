@@ -21,8 +21,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]\n\n"+
-			"Serves POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and GET /v1/models over the\n"+
-			"config's routes, with /healthz, /readyz and /status. Point clients at it:\n"+
+			"Serves POST /v1/chat/completions, /v1/responses and /v1/embeddings (OpenAI), POST /v1/messages\n"+
+			"(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz and /status. Point\n"+
+			"clients at it:\n"+
 			"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
 			"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
 			"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
