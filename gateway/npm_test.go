@@ -55,7 +55,7 @@ var npmClients = []harness.ContractClient{
 }
 
 // npmFiles are the node test files, run in parallel.
-var npmFiles = []string{"openai.test.mjs", "anthropic.test.mjs", "contract.test.mjs"}
+var npmFiles = []string{"openai.test.mjs", "anthropic.test.mjs", "contract.test.mjs", "responses.test.mjs"}
 
 // TestNodeSDKs runs the official openai and @anthropic-ai/sdk clients
 // (test/gateway-npm, pinned in its lockfile, default retry settings) against

@@ -1,7 +1,7 @@
 // The shared client cases (test/harness/contract.mjs) for the Vercel AI SDK:
-// generateText and streamText with @ai-sdk/openai's Chat Completions model
-// and @ai-sdk/anthropic, each with the SDK's default retry settings
-// (maxRetries 2).
+// generateText and streamText with @ai-sdk/openai's default provider (the
+// Responses API), its Chat Completions model, and @ai-sdk/anthropic, each
+// with the SDK's default retry settings (maxRetries 2).
 import { generateText, streamText } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -23,8 +23,10 @@ async function stream(model) {
 }
 
 clients(() => {
-  contract('ai-openai-chat', (fetch) => { const p = openai(fetch); return (m) => generate(p.chat(m)); }, ['healthy', 'burst']);
-  contract('ai-openai-chat-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p.chat(m)); }, ['healthy', 'burst']);
-  contract('ai-anthropic', (fetch) => { const p = anthropic(fetch); return (m) => generate(p(m)); }, ['healthy', 'burst']);
-  contract('ai-anthropic-stream', (fetch) => { const p = anthropic(fetch); return (m) => stream(p(m)); }, ['healthy', 'burst']);
+  contract('ai-openai', (fetch) => { const p = openai(fetch); return (m) => generate(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
+  contract('ai-openai-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
+  contract('ai-openai-chat', (fetch) => { const p = openai(fetch); return (m) => generate(p.chat(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
+  contract('ai-openai-chat-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p.chat(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
+  contract('ai-anthropic', (fetch) => { const p = anthropic(fetch); return (m) => generate(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
+  contract('ai-anthropic-stream', (fetch) => { const p = anthropic(fetch); return (m) => stream(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
 });

@@ -144,6 +144,9 @@ type result struct {
 	APIErrorStatus *int   `json:"api_error_status"`
 	NumTurns       int    `json:"num_turns"`
 	SessionID      string `json:"session_id"`
+	// DurationMS is the session's time by Claude Code's own clock, from
+	// after its start-up (which a loaded machine stretches) to the result.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // workspace is a HOME and a project directory inside it; runs sharing one
