@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,16 @@ func setDropped(h http.Header, dropped []string) {
 		}
 	}
 	h["X-Llmguard-Dropped"] = []string{b.String()}
+}
+
+// answerDropped is what a non-streaming answer loses on its way to a
+// client of dialect: the request fields its adapter dropped, and the
+// answer's thinking blocks, which only Anthropic clients receive.
+func answerDropped(dialect string, res *provider.Response) []string {
+	if dialect == DialectAnthropic || len(res.Thinking) == 0 {
+		return res.Dropped
+	}
+	return append(slices.Clip(res.Dropped), "answer.content[type="+res.Thinking[0].Type+"]")
 }
 
 // peeked is a stream whose first Recv was made early, to read the first

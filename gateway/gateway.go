@@ -521,7 +521,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	}
 	h := w.Header()
 	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
-	setDropped(h, res.Response.Dropped)
+	setDropped(h, answerDropped(dialect, res.Response))
 	if res.Cached {
 		h.Set("X-Llmguard-Cached", "true")
 		h.Set("Idempotent-Replayed", "true")

@@ -15,7 +15,7 @@ import (
 func fixedUpstream() http.Handler {
 	const (
 		anBody = `{"id":"msg_01FixedUpstream","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
-			"content":[{"type":"text","text":"Hi."}],"stop_reason":"stop_sequence","stop_sequence":"END",
+			"content":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"text","text":"Hi."}],"stop_reason":"stop_sequence","stop_sequence":"END",
 			"usage":{"input_tokens":9,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":5,"service_tier":"priority"}}`
 		anStream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01FixedUpstream\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,\"cache_creation_input_tokens\":20,\"cache_read_input_tokens\":100,\"output_tokens\":1,\"service_tier\":\"priority\"}}}\n\n" +
 			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
@@ -112,6 +112,9 @@ func TestUsageCarried(t *testing.T) {
 			}
 			if d := diffAny(oaWant[route], m["usage"]); d != "" {
 				t.Errorf("usage (-want +got):\n%s", d)
+			}
+			if d := r.header.Get("X-Llmguard-Dropped"); route == "ant" && d != "answer.content[type=thinking]" {
+				t.Errorf("x-llmguard-dropped = %q, want the answer's thinking named", d)
 			}
 			r = s.post(t, "/v1/chat/completions", oaBody(route, true, `,"stream_options":{"include_usage":true}`))
 			_, end, evs := streamText(t, DialectOpenAI, r.body)

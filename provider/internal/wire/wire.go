@@ -374,12 +374,16 @@ func MessageExtras(body []byte, extras []map[string]json.RawMessage) ([]byte, er
 }
 
 // Request records what a request from another dialect loses on the way to
-// this adapter's: its Lossy names, then each Extra key that is not the
+// this adapter's: its Lossy names, its anthropic-beta header, then each
+// Extra key that is not the
 // whole of a field named there (whose value is in Extra only for the
 // client's own dialect), in key order.
 func (d *Drops) Request(req *provider.Request) {
 	for _, n := range req.Lossy {
 		d.Add(n)
+	}
+	if req.Headers["anthropic-beta"] != "" {
+		d.Add("anthropic-beta (header)") // beta features are Anthropic's
 	}
 	if len(req.Extra) == 0 {
 		return
