@@ -281,13 +281,6 @@ func (w *walker) walkValue(mv *ast.MappingValueNode, path string) {
 	mv.Value = w.walk(mv.Value, p)
 }
 
-func lastKey(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		return path[i+1:]
-	}
-	return path
-}
-
 // scalar expands ${VAR} in a string.
 func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
 	tk := n.GetToken()

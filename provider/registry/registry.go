@@ -46,7 +46,12 @@ func New(name string, p *config.Provider, client *http.Client) (provider.Adapter
 		field = "providers." + name + " (the type defaults to the name)"
 	}
 	info, ok := config.KnownProvider(typ)
-	if !ok || info.Dialect == config.DialectSim {
+	if ok && info.Dialect == config.DialectSim {
+		// What zero config gives a library user with no key in the
+		// environment: say so, not "unknown type".
+		return nil, fmt.Errorf("providers.%s: the simulated provider (what zero config falls back to when no provider key is set) is served by the llmguard command, not the library: set a provider key such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY", name)
+	}
+	if !ok {
 		return nil, fmt.Errorf("%s: unknown provider type %q (known: %s)", field, typ, strings.Join(knownTypes(), ", "))
 	}
 	key := strings.TrimSpace(c.APIKey)

@@ -22,7 +22,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"unknown type", "mine", &config.Provider{Type: "opnai", APIKey: "k"}, []string{"providers.mine.type", `"opnai"`, "openai"}},
 		{"unknown name without type", "claude", &config.Provider{APIKey: "k"}, []string{"providers.claude", `"claude"`}},
-		{"sim is not an adapter", "sim", &config.Provider{}, []string{"providers.sim", "unknown provider type"}},
+		{"sim is not an adapter", "sim", &config.Provider{}, []string{"providers.sim", "simulated provider", "no provider key is set", "ANTHROPIC_API_KEY"}},
 		{"missing anthropic key", "anthropic", &config.Provider{}, []string{"providers.anthropic.api_key", "ANTHROPIC_API_KEY", "MCP clients", "shell profile"}},
 		{"missing gemini key", "gemini", nil, []string{"GEMINI_API_KEY or GOOGLE_API_KEY"}},
 		{"missing key of a custom name", "work", &config.Provider{Type: "groq"}, []string{"providers.work.api_key", "GROQ_API_KEY"}},
