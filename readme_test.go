@@ -396,7 +396,7 @@ func TestREADME(t *testing.T) {
 			ran++
 			out, code, err := run(dir, env, strings.Join(script, "\n"))
 			if err != nil || code != 0 {
-				t.Errorf("%s: exit %d %v:\n%s\noutput:\n%s", where, code, err, strings.Join(script, "\n"), out)
+				t.Errorf("%s: exit %d %v:\n%s\noutput:\n%s\n%s", where, code, err, strings.Join(script, "\n"), out, markHint)
 			}
 		case "console":
 			for _, c := range consoleCommands(b.lines) {
@@ -414,7 +414,7 @@ func TestREADME(t *testing.T) {
 					got = nil
 				}
 				if err != nil || code != c.exit {
-					t.Errorf("%s: $ %s: exit %d (want %d) %v\n%s", where, c.text, code, c.exit, err, out)
+					t.Errorf("%s: $ %s: exit %d (want %d) %v\n%s\n%s", where, c.text, code, c.exit, err, out, markHint)
 				} else if !matchLines(c.want, got) {
 					t.Errorf("%s: $ %s: output differs\nREADME:\n%s\ngot:\n%s", where, c.text, strings.Join(c.want, "\n"), strings.Join(got, "\n"))
 				}
@@ -431,6 +431,9 @@ func TestREADME(t *testing.T) {
 	}
 	t.Logf("%d README commands ran", ran)
 }
+
+// markHint is how to fix a README block that cannot run here.
+const markHint = "(a command that needs a network, another program or runs until stopped gets <!-- not run: REASON --> above its block; see readme_test.go)"
 
 func stripComments(lines []string) string {
 	var b strings.Builder
