@@ -40,6 +40,8 @@ const npmRoutes = `  default:
     targets: [openai/gpt-4o+fault=midstream:3]
   ant-midstream:
     targets: [anthropic/claude-sonnet-4-5+fault=midstream:3]
+  oai-embed:
+    targets: ["openai/text-embedding-3-small+fault=503,200"]
   slow:
     targets: ["openai/gpt-4o-slow+fault=200@40s"]
 `

@@ -20,7 +20,7 @@ default_provider: anthropic
 
 // gatewayKey is the key Claude Code sends (ANTHROPIC_API_KEY) and the
 // gateway accepts (LLMGUARD_GATEWAY_KEYS).
-const gatewayKey = "sk-gw-claude-code-test"
+const gatewayKey = "sk-gw-claude-code-0001"
 
 // models are the ways the tests run Claude Code: its default model (which
 // sends system messages inside messages) and Sonnet 4.5 without tools
@@ -96,6 +96,12 @@ func TestClaudeCode(t *testing.T) {
 				for _, e := range ex {
 					if e.Status != 200 {
 						t.Errorf("%s %s: gateway answered %d", e.Method, e.URI, e.Status)
+					}
+				}
+				// Upstream gets the gateway's key, never the one Claude Code sent.
+				for _, r := range st.mock.Requests() {
+					if r.Key != "…test" {
+						t.Errorf("upstream request %s %s carried key %q, want the provider's (…test)", r.Method, r.Path, r.Key)
 					}
 				}
 			})

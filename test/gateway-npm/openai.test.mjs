@@ -105,6 +105,17 @@ test('an unknown model lists the routes', async () => {
   });
 });
 
+test('embeddings, the SDK asking for base64 by default, through a 503 the gateway absorbs', async () => {
+  const { data, response } = await client.embeddings.create({ model: 'oai-embed', input: ['first text', 'second text'] }).withResponse();
+  assert.equal(data.data.length, 2);
+  for (const [i, e] of data.data.entries()) {
+    assert.equal(e.index, i);
+    assert.ok(Array.isArray(e.embedding) && e.embedding.length > 0 && e.embedding.every(Number.isFinite), JSON.stringify(e).slice(0, 200));
+  }
+  assert.notDeepEqual(data.data[0].embedding, data.data[1].embedding);
+  assert.equal(response.headers.get('x-llmguard-attempts'), '2');
+});
+
 test('models list', async () => {
   const ids = [];
   for await (const m of client.models.list()) ids.push(m.id);
