@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/mcpserver"
 	"github.com/llmguard/llmguard/provider"
@@ -113,12 +114,13 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: --http %s: %v\n", *httpAddr, err)
 		return 1
 	}
-	if !mcpLoopback(ln.Addr()) && *token == "" {
+	if !httpguard.IsLoopback(ln.Addr()) && *token == "" {
 		ln.Close()
 		fmt.Fprintf(env.Stderr, "llmguard mcp: --http %s is not a loopback address: set --token or LLMGUARD_MCP_TOKEN so strangers can't spend your credits\n", *httpAddr)
 		return 2
 	}
-	h, err := mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: *token, AllowedOrigins: origins, Logger: logger})
+	h, err := mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: *token, AllowedOrigins: origins,
+		AllowedHosts: hostNames(*httpAddr), Logger: logger})
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(env.Stderr, "llmguard mcp: --allow-origin: %v\n", err)
@@ -162,11 +164,6 @@ type mcpOrigins []string
 
 func (s *mcpOrigins) String() string     { return strings.Join(*s, ",") }
 func (s *mcpOrigins) Set(v string) error { *s = append(*s, v); return nil }
-
-func mcpLoopback(a net.Addr) bool {
-	ta, ok := a.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
-}
 
 // flagSet reports whether the flag called name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {
