@@ -19,6 +19,7 @@ func TestModelNameLimit(t *testing.T) {
 		{"openai model", "/v1/chat/completions", oaBody(long, false, ""), "invalid_request_error"},
 		{"anthropic model", "/v1/messages", anBody(long, false, ""), "invalid_request_error"},
 		{"anthropic count_tokens", "/v1/messages/count_tokens", anBody(long, false, ""), "invalid_request_error"},
+		{"responses model", "/v1/responses", `{"model":"` + long + `","input":"hi"}`, "invalid_request_error"},
 		{"fallback", "/v1/chat/completions", oaBody("oai", false, `,"fallbacks":["`+long+`"]`), "invalid_request_error"},
 		{"too many fallbacks", "/v1/chat/completions", oaBody("oai", false, `,"fallbacks":[`+strings.Repeat(`"oai",`, maxFallbacks)+`"oai"]`), "invalid_request_error"},
 	}

@@ -31,6 +31,10 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
 	}
+	if aerr := checkNames(in); aerr != nil {
+		writeError(w, dialect, aerr)
+		return
+	}
 	accessOf(w).noteModel(in.model, in.req.Stream)
 	route, err := s.resolve(in.model, s.routes)
 	if err != nil {
