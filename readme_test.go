@@ -3,7 +3,7 @@
 package llmguard_test
 
 // TestREADME runs every command example of README.md as written, on a copy
-// of the tree (what a fresh clone has), with a freshly built llmguard first
+// of the tracked files (what a fresh clone has), with a freshly built llmguard first
 // on PATH and no provider keys in the environment.
 //
 // The convention, for whoever edits the README:
@@ -208,14 +208,14 @@ func inOrder(part, whole []string) bool {
 	return true
 }
 
-// copyTree copies the files a clone has (tracked and untracked but not
-// ignored, per git; every file but .git and node_modules without git) to dst.
+// copyTree copies the files a clone has to dst: those git tracks (added
+// to the index counts), else every file but .git and node_modules.
 func copyTree(t *testing.T, dst string) {
 	t.Helper()
 	var files []string
-	if out, err := exec.Command("git", "ls-files", "-co", "--exclude-standard", "-z").Output(); err == nil {
+	if out, err := exec.Command("git", "ls-files", "-z").Output(); err == nil {
 		for _, f := range strings.Split(string(out), "\x00") {
-			if f != "" {
+			if f != "" && !strings.Contains(f, "node_modules/") {
 				files = append(files, f)
 			}
 		}
@@ -269,12 +269,16 @@ func copyTree(t *testing.T, dst string) {
 }
 
 // cleanEnv is the test's environment without provider keys, base URLs,
-// models or llmguard settings, and with bin first on PATH.
+// models or llmguard settings, with bin first on PATH, and -trimpath for the
+// go commands, so builds in the copy reuse the build cache (without it the
+// copy's directory is part of every package's cache key).
 func cleanEnv(bin string) []string {
-	var env []string
+	env := []string{"GOFLAGS=-trimpath " + goEnv("GOFLAGS")}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
+		case k == "GOFLAGS":
+			continue
 		case k == "PATH":
 			kv = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
 		case strings.HasPrefix(k, "LLMGUARD_"), strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_BASE_URL"),
@@ -284,6 +288,15 @@ func cleanEnv(bin string) []string {
 		env = append(env, kv)
 	}
 	return env
+}
+
+// goEnv is a go env setting (from the environment or go env -w).
+func goEnv(key string) string {
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // run runs script with bash in dir, in a process group of its own that is
@@ -345,12 +358,12 @@ func TestREADME(t *testing.T) {
 	dir := t.TempDir()
 	copyTree(t, dir)
 	bin := filepath.Join(t.TempDir(), "bin")
+	env := cleanEnv(bin)
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "llmguard"), "./cmd/llmguard")
-	build.Dir = dir
+	build.Dir, build.Env = dir, env
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	env := cleanEnv(bin)
 
 	ran := 0
 	for _, b := range blocks {
