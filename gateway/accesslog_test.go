@@ -231,3 +231,37 @@ func TestAccessLogAtStreamEnd(t *testing.T) {
 		t.Errorf("access line %v", m)
 	}
 }
+
+// BenchmarkAccessLog is the handler's cost per request with the access line
+// off (a logger that drops info) and on (text and JSON to io.Discard).
+func BenchmarkAccessLog(b *testing.B) {
+	res := &resilience.Result{Target: "openai/gpt-4o", Attempts: 1, Response: &provider.Response{ID: "chatcmpl-1",
+		Model: "gpt-4o", Text: "Hello.", FinishReason: "stop", RequestID: "req_1"}}
+	body := oaBody("default", false, "")
+	for _, l := range []struct {
+		name string
+		h    slog.Handler
+	}{
+		{"off", slog.DiscardHandler},
+		{"text", slog.NewTextHandler(io.Discard, nil)},
+		{"json", slog.NewJSONHandler(io.Discard, nil)},
+	} {
+		b.Run(l.name, func(b *testing.B) {
+			srv, err := New(&Options{Engine: fixedEngine{res: res}, Config: &config.Config{}, Logger: slog.New(l.h)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := srv.Handler()
+			rd := strings.NewReader(body)
+			b.ReportAllocs()
+			for b.Loop() {
+				rd.Reset(body)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", rd))
+				if rec.Code != 200 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
