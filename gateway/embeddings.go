@@ -142,14 +142,8 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request, dialect
 		return
 	}
 	accessOf(w).noteModel(in.model, false)
-	route, err := s.resolve(in.model, s.routes)
-	if err != nil {
-		writeError(w, dialect, errUnknownModel(err))
-		return
-	}
-	fallbacks, err := s.expand(in.fallbacks, s.routes)
-	if err != nil {
-		writeError(w, dialect, errUnknownModel(err))
+	route, fallbacks, ok := s.routeFor(w, dialect, in.model, in.fallbacks)
+	if !ok {
 		return
 	}
 	accessOf(w).noteRoute(route)

@@ -198,3 +198,45 @@ func TestNetHTTPErrorsAreJSON(t *testing.T) {
 		t.Errorf("GET /v1/models = %d", res.StatusCode)
 	}
 }
+
+// BenchmarkJSONErrorsListener measures what Run's listener wrapper costs a
+// request (a tiny handler over loopback keep-alive, the listener plain and
+// wrapped): the wrapper locks once per read and write and keeps the first
+// bytes of each request.
+func BenchmarkJSONErrorsListener(b *testing.B) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		writeJSON(w, 200, []byte(`{"ok":true}`))
+	})
+	for _, wrap := range []bool{false, true} {
+		name := "plain"
+		if wrap {
+			name = "wrapped"
+		}
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if wrap {
+				ln = jsonErrors(ln)
+			}
+			srv := &http.Server{Handler: h}
+			go srv.Serve(ln)
+			defer srv.Close()
+			url := "http://" + ln.Addr().String() + "/v1/chat/completions"
+			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			body := strings.Repeat("x", 512)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res, err := c.Post(url, "application/json", strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		})
+	}
+}

@@ -36,14 +36,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 		return
 	}
 	accessOf(w).noteModel(in.model, in.req.Stream)
-	route, err := s.resolve(in.model, s.routes)
-	if err != nil {
-		writeError(w, dialect, errUnknownModel(err))
-		return
-	}
-	fallbacks, err := s.expand(in.fallbacks, s.routes)
-	if err != nil {
-		writeError(w, dialect, errUnknownModel(err))
+	route, fallbacks, ok := s.routeFor(w, dialect, in.model, in.fallbacks)
+	if !ok {
 		return
 	}
 	if only := in.req.Passthrough.Only; only != "" {
@@ -109,6 +103,21 @@ func rsStreamDropped(in *inbound, st provider.Stream, adapter []string) []string
 	}
 	p, ok := st.(*peeked)
 	return rsDropped(in, ok && p.first.Raw != nil, adapter)
+}
+
+// routeFor resolves a request's model and per-request fallbacks to the
+// engine's route and targets; on an unknown name it writes the 404 and ok
+// is false.
+func (s *Server) routeFor(w http.ResponseWriter, dialect, model string, names []string) (route string, fallbacks []string, ok bool) {
+	route, err := s.resolve(model, s.routes)
+	if err == nil {
+		fallbacks, err = s.expand(names, s.routes)
+	}
+	if err != nil {
+		writeError(w, dialect, errUnknownModel(err))
+		return "", nil, false
+	}
+	return route, fallbacks, true
 }
 
 // setCallHeaders sets a successful call's x-llmguard-* headers.

@@ -31,6 +31,9 @@ type rsDecoder struct {
 	calls  map[string]string
 	only   string // the first thing that needs a relaying target
 	lost   []string
+	// instructions, and whether the body had input and routing fields.
+	instructions      string
+	hasInput, routing bool
 }
 
 // drop records a field the translation leaves out.
@@ -60,78 +63,8 @@ func decodeResponses(body []byte) (*inbound, error) {
 	in := &inbound{dialect: DialectResponses, req: &provider.Request{Dialect: DialectOpenAI}}
 	r := in.req
 	d := &rsDecoder{in: in}
-	var instructions string
-	hasInput, gatewayFields := false, false
 	err := eachField(body, func(k string, v json.RawMessage) error {
-		var err error
-		null := rawjson.IsNull(v)
-		switch k {
-		case "model":
-			in.model, err = rawjson.String(v)
-		case "input":
-			hasInput = !null
-			err = d.input(v)
-		case "instructions":
-			if !null {
-				instructions, err = rawjson.String(v)
-			}
-		case "max_output_tokens":
-			if !null {
-				err = unmarshalInt(v, &r.MaxTokens)
-			}
-		case "temperature":
-			err = unmarshalFloat(v, &r.Temperature)
-		case "top_p":
-			err = unmarshalFloat(v, &r.TopP)
-		case "stream":
-			if !null {
-				err = unmarshalBool(v, &r.Stream)
-			}
-		case "metadata":
-			err = json.Unmarshal(v, &r.Metadata)
-		case "tools":
-			err = d.tools(v)
-		case "tool_choice":
-			err = d.toolChoice(v)
-		case "text":
-			err = d.text(v)
-		case "reasoning":
-			var re struct {
-				Effort  string `json:"effort"`
-				Summary string `json:"summary"`
-			}
-			if err = json.Unmarshal(v, &re); err == nil && re.Effort != "" {
-				setExtra(&r.Extra, "reasoning_effort", rawjson.AppendString(nil, re.Effort))
-			}
-			if re.Summary != "" {
-				d.drop("reasoning.summary")
-			}
-		case "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key", "service_tier":
-			if !null {
-				setExtra(&r.Extra, k, v) // the same field in Chat Completions
-			}
-		case "previous_response_id", "conversation", "prompt":
-			if !null && string(v) != `""` {
-				d.need(k)
-			}
-		case "background":
-			if string(bytes.TrimSpace(v)) == "true" {
-				d.need(k)
-			}
-		case "fallbacks":
-			gatewayFields = true
-			in.fallbacks, err = stringOrList(v)
-		case "store":
-			if string(bytes.TrimSpace(v)) == "true" {
-				d.drop(k) // nothing is stored for a translated answer
-			}
-		case "stream_options":
-		default:
-			if !null {
-				d.drop(k) // include, truncation, max_tool_calls, top_logprobs...
-			}
-		}
-		if err != nil {
+		if err := d.field(k, v); err != nil {
 			return badRequest("invalid %q: %v", k, err)
 		}
 		return nil
@@ -145,21 +78,114 @@ func decodeResponses(body []byte) (*inbound, error) {
 	if in.model == "" {
 		return nil, badRequest("missing \"model\"")
 	}
-	if !hasInput && d.only == "" {
+	if !d.hasInput && d.only == "" {
 		return nil, badRequest("missing \"input\" (a string or a list of input items)")
 	}
-	if instructions != "" {
-		d.system = append([]string{instructions}, d.system...)
+	if d.instructions != "" {
+		d.system = append([]string{d.instructions}, d.system...)
 	}
 	r.System = strings.Join(d.system, "\n\n")
 	raw := bytes.Clone(body)
-	if gatewayFields {
+	if d.routing {
 		if raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{{Key: "fallbacks", Mode: rawjson.Delete}}); err != nil {
 			return nil, badRequest("request body is not a JSON object: %v", err)
 		}
 	}
 	r.Passthrough = &provider.Passthrough{Dialect: provider.DialectResponses, Body: raw, Only: d.only, Untranslated: d.lost}
 	return in, nil
+}
+
+// field decodes one top-level field.
+func (d *rsDecoder) field(k string, v json.RawMessage) (err error) {
+	in, r := d.in, d.in.req
+	null := rawjson.IsNull(v)
+	switch k {
+	case "model":
+		in.model, err = rawjson.String(v)
+	case "input":
+		d.hasInput = !null
+		err = d.input(v)
+	case "instructions":
+		if !null {
+			d.instructions, err = rawjson.String(v)
+		}
+	case "max_output_tokens":
+		if !null {
+			err = unmarshalInt(v, &r.MaxTokens)
+		}
+	case "temperature":
+		err = unmarshalFloat(v, &r.Temperature)
+	case "top_p":
+		err = unmarshalFloat(v, &r.TopP)
+	case "stream":
+		if !null {
+			err = unmarshalBool(v, &r.Stream)
+		}
+	case "metadata":
+		err = json.Unmarshal(v, &r.Metadata)
+	case "fallbacks":
+		d.routing = true
+		in.fallbacks, err = stringOrList(v)
+	default:
+		err = d.option(k, v, null)
+	}
+	return err
+}
+
+// option decodes a field that shapes the answer (tools, formats) or that
+// only OpenAI can serve; what the translation leaves out is recorded.
+func (d *rsDecoder) option(k string, v json.RawMessage, null bool) error {
+	r := d.in.req
+	switch k {
+	case "tools":
+		return d.tools(v)
+	case "tool_choice":
+		return d.toolChoice(v)
+	case "text":
+		return d.text(v)
+	case "reasoning":
+		return d.reasoning(v)
+	case "parallel_tool_calls", "user", "safety_identifier", "prompt_cache_key", "service_tier":
+		if !null {
+			setExtra(&r.Extra, k, v) // the same field in Chat Completions
+		}
+	case "previous_response_id", "conversation", "prompt":
+		if !null && string(v) != `""` {
+			d.need(k)
+		}
+	case "background":
+		if string(bytes.TrimSpace(v)) == "true" {
+			d.need(k)
+		}
+	case "store":
+		if string(bytes.TrimSpace(v)) == "true" {
+			d.drop(k) // nothing is stored for a translated answer
+		}
+	case "stream_options":
+	default:
+		if !null {
+			d.drop(k) // include, truncation, max_tool_calls, top_logprobs...
+		}
+	}
+	return nil
+}
+
+// reasoning maps reasoning.effort to Chat Completions' reasoning_effort.
+func (d *rsDecoder) reasoning(v json.RawMessage) error {
+	var re struct {
+		Effort  string `json:"effort"`
+		Summary string `json:"summary"`
+	}
+	if err := json.Unmarshal(v, &re); err != nil {
+		return err
+	}
+	if re.Effort != "" {
+		setExtra(&d.in.req.Extra, "reasoning_effort", rawjson.AppendString(nil, re.Effort))
+	}
+	if re.Summary != "" {
+		d.drop("reasoning.summary")
+	}
+	return nil
 }
 
 // input decodes "input": a string (one user message) or a list of items.
@@ -330,141 +356,4 @@ func argsObject(s string) json.RawMessage {
 		return json.RawMessage(s)
 	}
 	return rawjson.AppendString(nil, s)
-}
-
-// tools decodes function tools; a hosted tool (web_search, file_search,
-// mcp, ...) needs a relaying target. Strict tools ride in Extra as Chat
-// Completions tools, so an OpenAI-compatible chat target keeps strict.
-func (d *rsDecoder) tools(v json.RawMessage) error {
-	if rawjson.IsNull(v) {
-		return nil
-	}
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		Strict      *bool           `json:"strict"`
-	}
-	if err := json.Unmarshal(v, &tools); err != nil {
-		return err
-	}
-	r := d.in.req
-	strict := false
-	for _, t := range tools {
-		if t.Type != "function" {
-			d.need("tool " + t.Type)
-			continue
-		}
-		r.Tools = append(r.Tools, provider.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-		strict = strict || (t.Strict != nil && *t.Strict)
-	}
-	if strict {
-		b := []byte{'['}
-		for i, t := range tools {
-			if t.Type != "function" {
-				continue
-			}
-			if len(b) > 1 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"type":"function","function":{"name":`...)
-			b = rawjson.AppendString(b, t.Name)
-			if t.Description != "" {
-				b = append(b, `,"description":`...)
-				b = rawjson.AppendString(b, t.Description)
-			}
-			if len(t.Parameters) > 0 {
-				b = append(b, `,"parameters":`...)
-				b = append(b, t.Parameters...)
-			}
-			if t.Strict != nil {
-				b = append(b, `,"strict":`...)
-				b = append(b, fmt.Sprint(*tools[i].Strict)...)
-			}
-			b = append(b, "}}"...)
-		}
-		setExtra(&r.Extra, "tools", append(b, ']'))
-	}
-	return nil
-}
-
-// toolChoice decodes "auto", "none", "required", a function, or
-// allowed_tools (its mode); a hosted tool's choice needs a relaying target.
-func (d *rsDecoder) toolChoice(v json.RawMessage) error {
-	r := d.in.req
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || rawjson.IsNull(v) {
-		return nil
-	}
-	if v[0] == '"' {
-		s, err := rawjson.String(v)
-		r.ToolChoice = &provider.ToolChoice{Mode: s}
-		return err
-	}
-	var tc struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		Mode string `json:"mode"`
-	}
-	if err := json.Unmarshal(v, &tc); err != nil {
-		return err
-	}
-	switch tc.Type {
-	case "function":
-		r.ToolChoice = &provider.ToolChoice{Mode: "tool", Name: tc.Name}
-	case "allowed_tools":
-		r.ToolChoice = &provider.ToolChoice{Mode: tc.Mode}
-	default:
-		d.need("tool_choice " + tc.Type)
-	}
-	return nil
-}
-
-// text maps text.format to Chat Completions' response_format and keeps
-// text.verbosity (both in Extra).
-func (d *rsDecoder) text(v json.RawMessage) error {
-	if rawjson.IsNull(v) {
-		return nil
-	}
-	var t struct {
-		Format *struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Strict      *bool           `json:"strict"`
-		} `json:"format"`
-		Verbosity string `json:"verbosity"`
-	}
-	if err := json.Unmarshal(v, &t); err != nil {
-		return err
-	}
-	r := d.in.req
-	if t.Verbosity != "" {
-		setExtra(&r.Extra, "verbosity", rawjson.AppendString(nil, t.Verbosity))
-	}
-	if f := t.Format; f != nil {
-		switch f.Type {
-		case "json_object":
-			setExtra(&r.Extra, "response_format", []byte(`{"type":"json_object"}`))
-		case "json_schema":
-			js := map[string]any{"name": f.Name}
-			if f.Description != "" {
-				js["description"] = f.Description
-			}
-			if len(f.Schema) > 0 {
-				js["schema"] = f.Schema
-			}
-			if f.Strict != nil {
-				js["strict"] = *f.Strict
-			}
-			b, err := json.Marshal(map[string]any{"type": "json_schema", "json_schema": js})
-			if err != nil {
-				return err
-			}
-			setExtra(&r.Extra, "response_format", b)
-		}
-	}
-	return nil
 }

@@ -335,7 +335,7 @@ func TestResponsesFallback(t *testing.T) {
 // final response object and the event names.
 func accumulate(t *testing.T, evs []event) (final map[string]any, names []string) {
 	t.Helper()
-	var output []map[string]any
+	a := &accumulator{t: t}
 	seq := -1.0
 	for i, ev := range evs {
 		m, ok := ev.Data.(map[string]any)
@@ -355,72 +355,97 @@ func accumulate(t *testing.T, evs []event) (final map[string]any, names []string
 			t.Errorf("event %d %s: sequence_number %v after %v", i, typ, n, seq)
 		}
 		seq = n
-		oi := -1
+		a.i, a.typ, a.m, a.oi = i, typ, m, -1
 		if f, ok := m["output_index"].(float64); ok {
-			oi = int(f)
+			a.oi = int(f)
 		}
-		item := func(want string) map[string]any {
-			if oi < 0 || oi >= len(output) {
-				t.Fatalf("event %d %s: output_index %d of %d", i, typ, oi, len(output))
-			}
-			it := output[oi]
-			if it["id"] != m["item_id"] || it["type"] != want {
-				t.Fatalf("event %d %s: item_id %v type %v, want %v %s", i, typ, m["item_id"], it["type"], it["id"], want)
-			}
-			return it
-		}
-		switch typ {
-		case "response.output_item.added":
-			it, _ := m["item"].(map[string]any)
-			if oi != len(output) || it["id"] == "" || it["id"] == nil || (it["type"] == "function_call" && (it["call_id"] == "" || it["call_id"] == nil)) {
-				t.Fatalf("event %d: bad item at %d: %v", i, oi, m)
-			}
-			if it["type"] == "message" {
-				it["content"] = []any{}
-			}
-			output = append(output, it)
-		case "response.content_part.added":
-			it := item("message")
-			c := it["content"].([]any)
-			if int(m["content_index"].(float64)) != len(c) {
-				t.Fatalf("event %d: content_index %v", i, m["content_index"])
-			}
-			it["content"] = append(c, m["part"])
-		case "response.output_text.delta", "response.output_text.done":
-			it := item("message")
-			c := it["content"].([]any)
-			ci := int(m["content_index"].(float64))
-			if ci >= len(c) {
-				t.Fatalf("event %d: no content part %d", i, ci)
-			}
-			p := c[ci].(map[string]any)
-			if typ == "response.output_text.delta" {
-				p["text"] = p["text"].(string) + m["delta"].(string)
-			} else if p["text"] != m["text"] {
-				t.Errorf("event %d: done text %q, deltas %q", i, m["text"], p["text"])
-			}
-		case "response.function_call_arguments.delta", "response.function_call_arguments.done":
-			it := item("function_call")
-			if typ == "response.function_call_arguments.delta" {
-				it["arguments"] = it["arguments"].(string) + m["delta"].(string)
-			} else if it["arguments"] != m["arguments"] {
-				t.Errorf("event %d: done arguments %q, deltas %q", i, m["arguments"], it["arguments"])
-			}
-		case "response.output_item.done":
-			done, _ := m["item"].(map[string]any)
-			if oi < 0 || oi >= len(output) || output[oi]["id"] != done["id"] {
-				t.Fatalf("event %d: item.done %v", i, m)
-			}
-			output[oi] = done
-		case "response.completed", "response.incomplete":
-			final, _ = m["response"].(map[string]any)
-			out, _ := final["output"].([]any)
-			if len(out) != len(output) {
-				t.Errorf("completed has %d items, the stream built %d", len(out), len(output))
-			}
+		if f := a.apply(); f != nil {
+			final = f
 		}
 	}
 	return final, names
+}
+
+// accumulator is the snapshot accumulate builds, and the event at hand.
+type accumulator struct {
+	t      *testing.T
+	output []map[string]any
+	i, oi  int
+	typ    string
+	m      map[string]any
+}
+
+// item is the output item the event names, checked to be of type want.
+func (a *accumulator) item(want string) map[string]any {
+	if a.oi < 0 || a.oi >= len(a.output) {
+		a.t.Fatalf("event %d %s: output_index %d of %d", a.i, a.typ, a.oi, len(a.output))
+	}
+	it := a.output[a.oi]
+	if it["id"] != a.m["item_id"] || it["type"] != want {
+		a.t.Fatalf("event %d %s: item_id %v type %v, want %v %s", a.i, a.typ, a.m["item_id"], it["type"], it["id"], want)
+	}
+	return it
+}
+
+// text is the content part the event names.
+func (a *accumulator) text() map[string]any {
+	c := a.item("message")["content"].([]any)
+	ci := int(a.m["content_index"].(float64))
+	if ci >= len(c) {
+		a.t.Fatalf("event %d: no content part %d", a.i, ci)
+	}
+	return c[ci].(map[string]any)
+}
+
+// apply applies the event; it returns the final response object on
+// response.completed or .incomplete.
+func (a *accumulator) apply() map[string]any {
+	m := a.m
+	switch a.typ {
+	case "response.output_item.added":
+		it, _ := m["item"].(map[string]any)
+		if a.oi != len(a.output) || it["id"] == "" || it["id"] == nil || (it["type"] == "function_call" && (it["call_id"] == "" || it["call_id"] == nil)) {
+			a.t.Fatalf("event %d: bad item at %d: %v", a.i, a.oi, m)
+		}
+		if it["type"] == "message" {
+			it["content"] = []any{}
+		}
+		a.output = append(a.output, it)
+	case "response.content_part.added":
+		it := a.item("message")
+		c := it["content"].([]any)
+		if int(m["content_index"].(float64)) != len(c) {
+			a.t.Fatalf("event %d: content_index %v", a.i, m["content_index"])
+		}
+		it["content"] = append(c, m["part"])
+	case "response.output_text.delta":
+		p := a.text()
+		p["text"] = p["text"].(string) + m["delta"].(string)
+	case "response.output_text.done":
+		if p := a.text(); p["text"] != m["text"] {
+			a.t.Errorf("event %d: done text %q, deltas %q", a.i, m["text"], p["text"])
+		}
+	case "response.function_call_arguments.delta":
+		it := a.item("function_call")
+		it["arguments"] = it["arguments"].(string) + m["delta"].(string)
+	case "response.function_call_arguments.done":
+		if it := a.item("function_call"); it["arguments"] != m["arguments"] {
+			a.t.Errorf("event %d: done arguments %q, deltas %q", a.i, m["arguments"], it["arguments"])
+		}
+	case "response.output_item.done":
+		done, _ := m["item"].(map[string]any)
+		if a.oi < 0 || a.oi >= len(a.output) || a.output[a.oi]["id"] != done["id"] {
+			a.t.Fatalf("event %d: item.done %v", a.i, m)
+		}
+		a.output[a.oi] = done
+	case "response.completed", "response.incomplete":
+		final, _ := m["response"].(map[string]any)
+		if out, _ := final["output"].([]any); len(out) != len(a.output) {
+			a.t.Errorf("completed has %d items, the stream built %d", len(out), len(a.output))
+		}
+		return final
+	}
+	return nil
 }
 
 func (st *rsStack) stream(t *testing.T, body string) (reply, []event) {

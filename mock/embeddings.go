@@ -120,6 +120,27 @@ func parseEmbedGemini(body []byte, model string, batch bool) (*chat, *embedReq, 
 	return &chat{model: model, inputTokens: estimateTokens(body)}, e, nil
 }
 
+// parseEmbed reads an embeddings request into x; ok is false when the
+// client went away.
+func (x *exchange) parseEmbed() (ok bool, parseErr error) {
+	body, err := readBody(x.r)
+	if err != nil {
+		return false, nil
+	}
+	if x.rt.dialect == dialectGemini {
+		x.chat, x.emb, parseErr = parseEmbedGemini(body, x.rt.model, x.rt.batch)
+	} else {
+		x.chat, x.emb, parseErr = parseEmbedOpenAI(body)
+	}
+	if x.chat != nil {
+		if x.chat.model == "" {
+			x.chat.model = x.rt.model
+		}
+		x.model = x.chat.model
+	}
+	return true, parseErr
+}
+
 // vector is the unit-length embedding of text with n dimensions.
 func vector(text string, n int) []float32 {
 	h := fnv.New64a()

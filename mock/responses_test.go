@@ -96,6 +96,11 @@ func TestResponsesAPI(t *testing.T) {
 			t.Errorf("%s", b)
 		}
 	})
+}
+
+func TestResponsesAPIStream(t *testing.T) {
+	_, ts := newTS(t, nil)
+	tools := `,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"strict":true}]`
 	t.Run("stream", func(t *testing.T) {
 		res := postResponses(t, ts.URL, `{"model":"gpt-4.1","stream":true,"input":"one two three"}`)
 		defer res.Body.Close()

@@ -259,36 +259,17 @@ func routeOf(r *http.Request) (route, bool) {
 		}
 		return rt, true
 	}
-	if prefix, ok := strings.CutSuffix(p, "/embeddings"); ok {
-		rt.dialect, rt.provider, rt.endpoint = dialectOpenAI, dialectOpenAI, endpointEmbed
-		switch {
-		case prefix == "" || prefix == "/v1":
-		case strings.HasPrefix(prefix, "/openai/deployments/"):
-			rt.dialect, rt.provider = dialectAzure, dialectAzure
-			rt.model = strings.TrimPrefix(prefix, "/openai/deployments/")
-		default:
-			rt.provider = firstSegment(prefix)
+	for _, api := range [...]string{"/chat/completions", "/embeddings", "/responses"} {
+		if prefix, ok := strings.CutSuffix(p, api); ok {
+			openaiRoute(&rt, prefix)
+			switch api {
+			case "/embeddings":
+				rt.endpoint = endpointEmbed
+			case "/responses":
+				rt.responses = true
+			}
+			return rt, true
 		}
-		return rt, true
-	}
-	if prefix, ok := strings.CutSuffix(p, "/responses"); ok {
-		rt.dialect, rt.provider, rt.responses = dialectOpenAI, dialectOpenAI, true
-		if prefix != "" && prefix != "/v1" {
-			rt.provider = firstSegment(prefix)
-		}
-		return rt, true
-	}
-	if prefix, ok := strings.CutSuffix(p, "/chat/completions"); ok {
-		rt.dialect, rt.provider = dialectOpenAI, dialectOpenAI
-		switch {
-		case prefix == "" || prefix == "/v1":
-		case strings.HasPrefix(prefix, "/openai/deployments/"):
-			rt.dialect, rt.provider = dialectAzure, dialectAzure
-			rt.model = strings.TrimPrefix(prefix, "/openai/deployments/")
-		default:
-			rt.provider = firstSegment(prefix)
-		}
-		return rt, true
 	}
 	if rest, ok := strings.CutPrefix(p, "/v1beta/models/"); ok {
 		i := strings.LastIndexByte(rest, ':')
@@ -310,6 +291,21 @@ func routeOf(r *http.Request) (route, bool) {
 		return rt, true
 	}
 	return route{}, false
+}
+
+// openaiRoute sets the dialect and provider of an OpenAI-family path by its
+// prefix: OpenAI (none or /v1), Azure (/openai/deployments/{d}) or the
+// compatible provider named by its first segment.
+func openaiRoute(rt *route, prefix string) {
+	rt.dialect, rt.provider = dialectOpenAI, dialectOpenAI
+	switch {
+	case prefix == "" || prefix == "/v1":
+	case strings.HasPrefix(prefix, "/openai/deployments/"):
+		rt.dialect, rt.provider = dialectAzure, dialectAzure
+		rt.model = strings.TrimPrefix(prefix, "/openai/deployments/")
+	default:
+		rt.provider = firstSegment(prefix)
+	}
 }
 
 func firstSegment(p string) string {
@@ -384,51 +380,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.stream = rt.stream
 	var parseErr error
 	if rt.endpoint == endpointEmbed {
-		body, err := readBody(r)
-		if err != nil {
+		var ok bool
+		if ok, parseErr = x.parseEmbed(); !ok {
 			return // the client went away
-		}
-		if rt.dialect == dialectGemini {
-			x.chat, x.emb, parseErr = parseEmbedGemini(body, rt.model, rt.batch)
-		} else {
-			x.chat, x.emb, parseErr = parseEmbedOpenAI(body)
-		}
-		if x.chat != nil {
-			if x.chat.model == "" {
-				x.chat.model = rt.model
-			}
-			x.model = x.chat.model
 		}
 	}
 	if rt.endpoint == endpointGenerate {
-		body, err := readBody(r)
-		if err != nil {
+		var ok bool
+		if ok, parseErr = x.parseChat(); !ok {
 			return // the client went away
-		}
-		switch rt.dialect {
-		case dialectAnthropic:
-			var ok bool
-			if x.chat, ok = fastChat(body, true); !ok {
-				x.chat, parseErr = parseAnthropic(body)
-			}
-		case dialectOpenAI, dialectAzure:
-			var ok bool
-			if rt.responses {
-				x.chat, parseErr = parseResponses(body)
-			} else if x.chat, ok = fastChat(body, false); !ok {
-				x.chat, parseErr = parseOpenAI(body)
-			}
-		case dialectGemini:
-			var ok bool
-			if x.chat, ok = fastGemini(body, rt.model, rt.stream); !ok {
-				x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
-			}
-		}
-		if x.chat != nil {
-			if x.chat.model == "" {
-				x.chat.model = rt.model
-			}
-			x.model, x.stream = x.chat.model, x.chat.stream
 		}
 	}
 	var spec string
@@ -471,6 +431,39 @@ func readBody(r *http.Request) ([]byte, error) {
 		return b, nil
 	}
 	return io.ReadAll(http.MaxBytesReader(nil, r.Body, 64<<20))
+}
+
+// parseChat reads a generation request into x; ok is false when the
+// client went away.
+func (x *exchange) parseChat() (ok bool, parseErr error) {
+	body, err := readBody(x.r)
+	if err != nil {
+		return false, nil
+	}
+	rt := &x.rt
+	switch rt.dialect {
+	case dialectAnthropic:
+		if x.chat, ok = fastChat(body, true); !ok {
+			x.chat, parseErr = parseAnthropic(body)
+		}
+	case dialectOpenAI, dialectAzure:
+		if rt.responses {
+			x.chat, parseErr = parseResponses(body)
+		} else if x.chat, ok = fastChat(body, false); !ok {
+			x.chat, parseErr = parseOpenAI(body)
+		}
+	case dialectGemini:
+		if x.chat, ok = fastGemini(body, rt.model, rt.stream); !ok {
+			x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
+		}
+	}
+	if x.chat != nil {
+		if x.chat.model == "" {
+			x.chat.model = rt.model
+		}
+		x.model, x.stream = x.chat.model, x.chat.stream
+	}
+	return true, parseErr
 }
 
 // choose picks the step for a request: the fault spec (header or model
