@@ -13,40 +13,46 @@ import (
 // usage and a service tier, an OpenAI completion with cached and reasoning
 // tokens.
 func fixedUpstream() http.Handler {
-	const (
-		anBody = `{"id":"msg_01FixedUpstream","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
-			"content":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"text","text":"Hi."}],"stop_reason":"stop_sequence","stop_sequence":"END",
-			"usage":{"input_tokens":9,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":5,"service_tier":"priority"}}`
-		anStream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01FixedUpstream\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,\"cache_creation_input_tokens\":20,\"cache_read_input_tokens\":100,\"output_tokens\":1,\"service_tier\":\"priority\"}}}\n\n" +
-			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
-			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi.\"}}\n\n" +
-			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
-			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"stop_sequence\",\"stop_sequence\":\"END\"},\"usage\":{\"output_tokens\":5}}\n\n" +
-			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
-		oaBody = `{"id":"chatcmpl-FixedUpstream","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06","service_tier":"default",
-			"choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}],
-			"usage":{"prompt_tokens":129,"completion_tokens":5,"total_tokens":134,"prompt_tokens_details":{"cached_tokens":100},"completion_tokens_details":{"reasoning_tokens":2}}}`
-		oaStream = "data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi.\"},\"finish_reason\":null}]}\n\n" +
-			"data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
-			"data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[],\"usage\":{\"prompt_tokens\":129,\"completion_tokens\":5,\"total_tokens\":134,\"prompt_tokens_details\":{\"cached_tokens\":100},\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\n" +
-			"data: [DONE]\n\n"
-	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		stream := bytes.Contains(b, []byte(`"stream":true`))
-		body, ct := anBody, "application/json"
+		body, ct := fixedAnBody, "application/json"
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/chat/completions") && stream:
-			body, ct = oaStream, "text/event-stream"
+			body, ct = fixedOAStream, "text/event-stream"
 		case strings.HasSuffix(r.URL.Path, "/chat/completions"):
-			body = oaBody
+			body = fixedOABody
 		case stream:
-			body, ct = anStream, "text/event-stream"
+			body, ct = fixedAnStream, "text/event-stream"
 		}
 		w.Header().Set("Content-Type", ct)
 		_, _ = io.WriteString(w, body)
 	})
 }
+
+// fixedUpstream's answers.
+const (
+	fixedAnBody = `{"id":"msg_01FixedUpstream","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",
+			"content":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"text","text":"Hi."}],"stop_reason":"stop_sequence","stop_sequence":"END",
+			"usage":{"input_tokens":9,"cache_creation_input_tokens":20,"cache_read_input_tokens":100,"output_tokens":5,"service_tier":"priority"}}`
+	fixedAnStream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01FixedUpstream\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,\"cache_creation_input_tokens\":20,\"cache_read_input_tokens\":100,\"output_tokens\":1,\"service_tier\":\"priority\"}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\":\\\"x\\\"}\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi.\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"citations_delta\",\"citation\":{\"type\":\"web_search_result_location\",\"url\":\"https://x.test\",\"cited_text\":\"hi\"}}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"stop_sequence\",\"stop_sequence\":\"END\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	fixedOABody = `{"id":"chatcmpl-FixedUpstream","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06","service_tier":"default",
+			"choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}],
+			"usage":{"prompt_tokens":129,"completion_tokens":5,"total_tokens":134,"prompt_tokens_details":{"cached_tokens":100},"completion_tokens_details":{"reasoning_tokens":2}}}`
+	fixedOAStream = "data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi.\"},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"id\":\"chatcmpl-FixedUpstream\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-2024-08-06\",\"service_tier\":\"default\",\"choices\":[],\"usage\":{\"prompt_tokens\":129,\"completion_tokens\":5,\"total_tokens\":134,\"prompt_tokens_details\":{\"cached_tokens\":100},\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\n" +
+		"data: [DONE]\n\n"
+)
 
 // Cache-token usage, the service tier and the upstream's message id are
 // carried in both dialects, in answers and streams (issue 19: an Anthropic
@@ -99,7 +105,12 @@ func TestUsageCarried(t *testing.T) {
 					t.Errorf("message_delta stop_sequence = %v, want END", ss)
 				}
 			}
-			if d := diffAny(anWant[route], delta); d != "" {
+			if route == "ant" {
+				// Relayed: the upstream's events as it sent them.
+				if string(r.body) != fixedAnStream {
+					t.Errorf("stream\n got %q\nwant %q", r.body, fixedAnStream)
+				}
+			} else if d := diffAny(anWant[route], delta); d != "" {
 				t.Errorf("message_delta usage (-want +got):\n%s", d)
 			}
 		})
@@ -174,5 +185,43 @@ func TestSameDialectAnswerRelayed(t *testing.T) {
 	r := s.post(t, "/v1/messages", anBody("oai", false, ""))
 	if m := decodeJSON(t, r.body); dig(m, "content", 0, "text") != "I can't." || m["type"] != "message" {
 		t.Errorf("translated answer %s", r.body)
+	}
+}
+
+// A relayed Anthropic stream that breaks after its first token continues
+// on the next target as one well-formed message: one message_start, block
+// numbers that go on, one message_stop.
+func TestRelayedStreamContinues(t *testing.T) {
+	st := newStackConfig(t, `
+providers:
+  anthropic: {base_url: MOCK, api_key: test-ant-key}
+routes:
+  r:
+    targets: [anthropic/m1+fault=midstream:3, anthropic/m1]
+models:
+  anthropic/m1: {prefill: true}
+`, nil)
+	r := st.post(t, "/v1/messages", anBody("r", true, ""), "anthropic-version", "2023-06-01")
+	text, end, evs := streamText(t, DialectAnthropic, r.body)
+	if end != "done" || text == "" {
+		t.Fatalf("end %q text %q: %s", end, text, r.body)
+	}
+	count := map[string]int{}
+	last := -1
+	for _, ev := range evs {
+		count[ev.Name]++
+		if ev.Name == "content_block_start" {
+			i := int(dig(ev.Data, "index").(float64))
+			if i <= last {
+				t.Errorf("content_block_start index %d after %d", i, last)
+			}
+			last = i
+		}
+	}
+	if count["message_start"] != 1 || count["message_stop"] != 1 || count["message_delta"] != 1 {
+		t.Errorf("events %v, want one message_start, message_delta and message_stop", count)
+	}
+	if !strings.Contains(string(r.body), ": llmguard:") {
+		t.Errorf("no continuation comment: %s", r.body)
 	}
 }

@@ -130,7 +130,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	if err != nil {
 		return nil, err
 	}
-	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}}
+	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}, relay: relayed(req)}
 	return call.OpenStream(ctx, resp, dec, resp.Header.Get("request-id"))
 }
 

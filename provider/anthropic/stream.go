@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -18,6 +19,24 @@ type decoder struct {
 	// (nil until the first thinking block).
 	thinking map[int]int
 	start    provider.Usage // usage from message_start
+	// relay: the request was the client's own body, so every event also
+	// goes back verbatim (Chunk.Raw) for a client of this dialect.
+	relay bool
+}
+
+// Decode implements wire.Decoder: decode, plus each event verbatim on its
+// first chunk (or a chunk of its own) when relaying.
+func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
+	chunks, done, err := d.decode(ev)
+	if !d.relay || err != nil {
+		return chunks, done, err
+	}
+	raw := &provider.RawEvent{Name: ev.Name, Data: bytes.Clone(ev.Data)}
+	if len(chunks) == 0 {
+		return []provider.Chunk{{Raw: raw}}, done, nil
+	}
+	chunks[0].Raw = raw
+	return chunks, done, nil
 }
 
 type wireEvent struct {
@@ -37,8 +56,8 @@ type wireEvent struct {
 	Usage *wireUsage `json:"usage"`
 }
 
-// Decode implements wire.Decoder.
-func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
+// decode turns one event into canonical chunks.
+func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if ev.Name == "error" {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
 	}

@@ -1,0 +1,282 @@
+package gateway
+
+import (
+	"strings"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// ---- Anthropic stream encoding ----
+
+// anStream writes canonical chunks as the Anthropic event sequence.
+// A stream relayed from an Anthropic target (chunks carrying their event,
+// Chunk.Raw) is written event by event as the upstream sent it, with only
+// the bookkeeping done here, so a stream that breaks and continues on
+// another target goes on with the next block number.
+type anStream struct {
+	w         eventWriter
+	buf       []byte
+	id, model string
+	next      int            // index of the next content block
+	open      int            // index of the open block, -1 when none
+	openText  bool           // the open block is a text block
+	tools     map[int]int    // tool-call index -> block index
+	thinking  map[int]int    // thinking-block index -> block index
+	startU    provider.Usage // usage known at start
+	stopSeq   string         // the stop sequence, once said
+	started   bool
+	pending   bool // start was called; message_start not written yet
+	rawDelta  bool // the upstream's message_delta went out
+	rawStop   bool // the upstream's message_stop went out
+}
+
+func (s *anStream) emit(name string, b []byte) error {
+	s.buf = b
+	return s.w.Event(name, b)
+}
+
+// start records the stream's head, written with the first chunk (which may
+// carry the upstream's own message_start) or at the end: message_start,
+// with the upstream's message id and usage when it sent them, and a ping.
+func (s *anStream) start(model, id string, u *provider.Usage) error {
+	s.model, s.open, s.started, s.pending = model, -1, true, true
+	if strings.HasPrefix(id, "msg_") {
+		s.id = id
+	}
+	if u != nil {
+		s.startU = *u
+	}
+	return nil
+}
+
+// head writes message_start and a ping once, unless the upstream's went
+// out.
+func (s *anStream) head() error {
+	if !s.pending {
+		return nil
+	}
+	s.pending = false
+	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
+	b = rawjson.AppendString(b, s.id)
+	b = append(b, `,"type":"message","role":"assistant","model":`...)
+	b = rawjson.AppendString(b, s.model)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
+	b = appendANUsage(b, s.startU, true)
+	b = append(b, `}}`...)
+	if err := s.emit("message_start", b); err != nil {
+		return err
+	}
+	return s.emit("ping", append(s.buf[:0], `{"type":"ping"}`...))
+}
+
+func (s *anStream) closeBlock() error {
+	if s.open < 0 {
+		return nil
+	}
+	b := append(s.buf[:0], `{"type":"content_block_stop","index":`...)
+	b = appendInt(b, s.open)
+	b = append(b, '}')
+	s.open = -1
+	return s.emit("content_block_stop", b)
+}
+
+func (s *anStream) delta(index int, kind, field, text string) error {
+	b := append(s.buf[:0], `{"type":"content_block_delta","index":`...)
+	b = appendInt(b, index)
+	b = append(b, `,"delta":{"type":"`...)
+	b = append(b, kind...)
+	b = append(b, `","`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = rawjson.AppendString(b, text)
+	b = append(b, `}}`...)
+	return s.emit("content_block_delta", b)
+}
+
+// startBlock closes the open block and starts block s.next, whose
+// content_block is the JSON object block.
+func (s *anStream) startBlock(block []byte) (int, error) {
+	if err := s.closeBlock(); err != nil {
+		return 0, err
+	}
+	idx := s.next
+	s.next++
+	s.open, s.openText = idx, false
+	b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
+	b = appendInt(b, idx)
+	b = append(b, `,"content_block":`...)
+	b = append(b, block...)
+	b = append(b, '}')
+	return idx, s.emit("content_block_start", b)
+}
+
+// thinkingChunk writes a thinking fragment: a new thinking or
+// redacted_thinking block on its first fragment, then thinking_delta and
+// signature_delta events.
+func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
+	idx, ok := s.thinking[th.Index]
+	if !ok {
+		if s.thinking == nil {
+			s.thinking = make(map[int]int)
+		}
+		var block []byte
+		if th.Type == provider.PartRedactedThinking {
+			block = append(rawjson.AppendString(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data), '}')
+		} else {
+			block = []byte(`{"type":"thinking","thinking":"","signature":""}`)
+		}
+		var err error
+		if idx, err = s.startBlock(block); err != nil {
+			return err
+		}
+		s.thinking[th.Index] = idx
+	}
+	if th.Thinking != "" {
+		if err := s.delta(idx, "thinking_delta", "thinking", th.Thinking); err != nil {
+			return err
+		}
+	}
+	if th.Signature != "" {
+		return s.delta(idx, "signature_delta", "signature", th.Signature)
+	}
+	return nil
+}
+
+// relay writes an upstream event as it came and follows the block
+// numbering and the end of the message.
+func (s *anStream) relay(ev *provider.RawEvent) error {
+	var typ string
+	index := -1
+	_ = rawjson.EachField(ev.Data, func(k, v []byte) error {
+		switch string(k) {
+		case "type":
+			typ, _ = rawjson.String(v)
+		case "index":
+			index, _ = rawjson.Int(v)
+		}
+		return nil
+	})
+	switch typ {
+	case "message_start":
+		s.pending = false
+	case "content_block_start":
+		s.open, s.openText = index, false
+		s.next = max(s.next, index+1)
+	case "content_block_stop":
+		s.open = -1
+	case "message_delta":
+		s.rawDelta = true
+	case "message_stop":
+		s.rawStop = true
+	}
+	if err := s.head(); err != nil {
+		return err
+	}
+	s.buf = append(s.buf[:0], ev.Data...)
+	return s.w.Event(ev.Name, s.buf)
+}
+
+// chunk writes the content of c.
+func (s *anStream) chunk(c *provider.Chunk) error {
+	if c.StopSequence != "" {
+		s.stopSeq = c.StopSequence
+	}
+	if c.Raw != nil {
+		return s.relay(c.Raw)
+	}
+	if err := s.head(); err != nil {
+		return err
+	}
+	if c.Thinking != nil {
+		if err := s.thinkingChunk(c.Thinking); err != nil {
+			return err
+		}
+	}
+	if c.Text != "" {
+		if s.open < 0 || !s.openText {
+			if err := s.closeBlock(); err != nil {
+				return err
+			}
+			s.open, s.openText = s.next, true
+			s.next++
+			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
+			b = appendInt(b, s.open)
+			b = append(b, `,"content_block":{"type":"text","text":""}}`...)
+			if err := s.emit("content_block_start", b); err != nil {
+				return err
+			}
+		}
+		if err := s.delta(s.open, "text_delta", "text", c.Text); err != nil {
+			return err
+		}
+	}
+	if tc := c.ToolCall; tc != nil {
+		idx, ok := s.tools[tc.Index]
+		if !ok {
+			if err := s.closeBlock(); err != nil {
+				return err
+			}
+			if s.tools == nil {
+				s.tools = make(map[int]int)
+			}
+			idx = s.next
+			s.next++
+			s.tools[tc.Index] = idx
+			s.open, s.openText = idx, false
+			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
+			b = appendInt(b, idx)
+			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
+			b = rawjson.AppendString(b, tc.ID)
+			b = append(b, `,"name":`...)
+			b = rawjson.AppendString(b, tc.Name)
+			b = append(b, `,"input":{}}}`...)
+			if err := s.emit("content_block_start", b); err != nil {
+				return err
+			}
+		}
+		if tc.Arguments != "" {
+			if err := s.delta(idx, "input_json_delta", "partial_json", tc.Arguments); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// finish closes the open block and writes message_delta and message_stop.
+func (s *anStream) finish(reason string, u provider.Usage) error {
+	if s.rawStop {
+		return nil
+	}
+	if err := s.head(); err != nil {
+		return err
+	}
+	if err := s.closeBlock(); err != nil {
+		return err
+	}
+	if s.rawDelta {
+		return s.emit("message_stop", append(s.buf[:0], `{"type":"message_stop"}`...))
+	}
+	final := s.startU
+	final.Merge(u)
+	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
+	b = rawjson.AppendString(b, anStopReason(reason))
+	b = append(b, `,"stop_sequence":`...)
+	b = appendStopSequence(b, s.stopSeq)
+	b = append(b, `},"usage":`...)
+	b = appendANUsage(b, final, false)
+	b = append(b, '}')
+	if err := s.emit("message_delta", b); err != nil {
+		return err
+	}
+	return s.emit("message_stop", append(s.buf[:0], `{"type":"message_stop"}`...))
+}
+
+// fail writes an error event (the SDKs throw on it).
+func (s *anStream) fail(e *apiError) error {
+	if err := s.head(); err != nil {
+		return err
+	}
+	return s.emit("error", appendAnthropicError(s.buf[:0], e))
+}
