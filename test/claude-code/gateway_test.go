@@ -2,6 +2,8 @@ package claudecode
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,8 +81,8 @@ func (s *claudeStack) upstream() []string {
 }
 
 // TestClaudeCode runs Claude Code through `llmguard serve` in front of the
-// mock: it answers on a healthy mock and through an overload burst (the
-// gateway absorbs the 529s).
+// mock: it answers on a healthy mock, runs a tool and answers its result,
+// and answers through an overload burst (the gateway absorbs the 529s).
 func TestClaudeCode(t *testing.T) {
 	claude, _ := claudeBinary(t)
 	for _, md := range models {
@@ -105,6 +107,27 @@ func TestClaudeCode(t *testing.T) {
 					}
 				}
 			})
+			// With Sonnet the user message names the tools, so the mock
+			// would call one on every turn: the round trip is the default
+			// model's.
+			if md.args == nil {
+				t.Run("tool-round-trip", func(t *testing.T) {
+					t.Parallel()
+					st := startClaudeStack(t, "healthy")
+					ws := newWorkspace(t)
+					if err := os.WriteFile(filepath.Join(ws.dir, "notes.txt"), []byte("hello notes\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					res, _ := ws.run(t, claude, st.rec, st.rec.URL, gatewayKey, 60*time.Second, "Please read notes.txt", "--tools", "Read", "--max-turns", "3")
+					ex := st.rec.take()
+					if res.IsError || res.NumTurns != 2 || !strings.Contains(res.Result, "the tool returned") {
+						t.Errorf("result %+v, want the mock's answer to the Read tool's result on turn 2; gateway statuses %v", res, statuses(ex))
+					}
+					if got := statuses(ex); len(got) != 2 || got[0] != 200 || got[1] != 200 {
+						t.Errorf("gateway statuses %v, want 200 for the tool call and for the answer", got)
+					}
+				})
+			}
 			t.Run("overload-burst", func(t *testing.T) {
 				t.Parallel()
 				st := startClaudeStack(t, "overload-burst")
