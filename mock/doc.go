@@ -89,7 +89,8 @@
 // Per scenario (Config.Scenario; ParseScenario reads YAML or JSON, see its
 // doc for the format): rules matched by provider, model glob, endpoint and
 // stream, each with a sequence, random faults with rates (seeded), and
-// latency (fixed, uniform min/max or log-normal median/p99). Built-in
+// latency (fixed, uniform min/max or log-normal median/p99), optionally
+// limited to a span of time (after, for, every). Built-in
 // scenarios (Builtin, LoadScenario):
 //
 //	healthy             every request succeeds
@@ -101,6 +102,9 @@
 //	gemini-daily-quota  Gemini gets the per-day 429 QuotaFailure; other providers are healthy
 //	midstream-error     every stream fails after 3 tokens; non-streaming requests succeed
 //	outage              every request gets the provider's 500
+//	brief-outage        healthy for 1s, then 500s for 3s, then healthy; repeats every 30s
+//	mixed               Anthropic 15% 429 (retry-after 1) and 15% 529, OpenAI 10% resets and 10% HTML 502,
+//	                    Gemini out of daily quota (seeded)
 //	slow                every request succeeds after 1.5s
 //
 // Every request is logged (Config.Logger, keys masked to their last 4

@@ -51,6 +51,23 @@ type Rule struct {
 	// counts its own requests), "model" (each provider+model) or "rule"
 	// (one counter for all requests the rule matches).
 	Per string
+	// After and For limit the rule to a span of time measured from when the
+	// server started (or was last Reset): it matches from After on, for For
+	// (zero: for ever). Every, when set, repeats the span with that period.
+	// The zero values make the rule match at all times.
+	After, For, Every time.Duration
+}
+
+// active reports whether the rule's time span includes elapsed, the time
+// since the server started.
+func (r *Rule) active(elapsed time.Duration) bool {
+	if r.Every > 0 {
+		elapsed %= r.Every
+	}
+	if elapsed < r.After {
+		return false
+	}
+	return r.For == 0 || elapsed < r.After+r.For
 }
 
 // Match selects requests. Empty fields match everything; the zero Match
@@ -209,6 +226,9 @@ type rawRule struct {
 	Faults   []rawWeighted `yaml:"faults"`
 	Latency  *rawLatency   `yaml:"latency"`
 	Per      string        `yaml:"per"`
+	After    string        `yaml:"after"`
+	For      string        `yaml:"for"`
+	Every    string        `yaml:"every"`
 }
 
 type rawWeighted struct {
@@ -235,6 +255,10 @@ type rawLatency struct {
 //	    fault: "429:2"                  # shorthand for faults: [{fault: "429:2", rate: 0.3}]
 //	    rate: 0.3
 //	    latency: {median: 80ms, p99: 1s}
+//	  - sequence: [server_error]        # an outage: 500s from 10s after start, for 5s,
+//	    after: 10s                      # and again every minute
+//	    for: 5s
+//	    every: 1m
 //
 // Errors are one line naming the field, e.g.
 // "rules[1].sequence[2]: unknown fault "52x" (...)".
@@ -303,12 +327,36 @@ func ParseScenario(data []byte) (*Scenario, error) {
 				return nil, err
 			}
 		}
+		if err := parseSpan(&r, &rr, at); err != nil {
+			return nil, err
+		}
 		if len(r.Sequence) == 0 && len(r.Faults) == 0 && r.Latency.zero() {
 			return nil, fmt.Errorf("%s: needs a sequence, fault/rate, faults or latency", at)
 		}
 		sc.Rules = append(sc.Rules, r)
 	}
 	return sc, nil
+}
+
+// parseSpan reads a rule's after, for and every.
+func parseSpan(r *Rule, rr *rawRule, at string) error {
+	for _, f := range []struct {
+		name, src string
+		dst       *time.Duration
+	}{{"after", rr.After, &r.After}, {"for", rr.For, &r.For}, {"every", rr.Every, &r.Every}} {
+		if f.src == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f.src)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%s.%s: %q is not a duration such as 5s", at, f.name, f.src)
+		}
+		*f.dst = d
+	}
+	if r.Every > 0 && (r.For == 0 || r.After+r.For > r.Every) {
+		return fmt.Errorf("%s.every: %v must be at least after+for (%v), and for must be set", at, r.Every, r.After+r.For)
+	}
+	return nil
 }
 
 func oneLine(s string) string {
@@ -452,6 +500,29 @@ description: Every streaming request fails after 3 tokens with the provider's in
 rules:
   - match: {stream: true}
     sequence: ["midstream:3"]
+`,
+		"brief-outage": `name: brief-outage
+description: Healthy for 1s, then every generation request gets the provider's 500 server error for 3s, then healthy again; the cycle repeats every 30s (an outage shorter than a route's deadline).
+rules:
+  - sequence: [server_error]
+    after: 1s
+    for: 3s
+    every: 30s
+`,
+		"mixed": `name: mixed
+description: Three providers failing at once, each its own way (seeded) - Anthropic 15% 429 with retry-after 1 and 15% 529 overloaded, OpenAI 10% connection resets and 10% HTML 502 pages, Gemini out of daily quota; other providers are healthy.
+seed: 1
+rules:
+  - match: {provider: anthropic}
+    faults:
+      - {fault: "rate_limit:1", rate: 0.15}
+      - {fault: overloaded, rate: 0.15}
+  - match: {provider: openai}
+    faults:
+      - {fault: reset, rate: 0.1}
+      - {fault: html_502, rate: 0.1}
+  - match: {provider: gemini}
+    sequence: [daily_quota]
 `,
 		"outage": `name: outage
 description: Every generation request gets the provider's 500 server error.

@@ -44,6 +44,8 @@ func TestBuiltinScenarios(t *testing.T) {
 		{"gemini-daily-quota", false, first{dialectGemini: {429, 429}, dialectAnthropic: {200}, dialectOpenAI: {200}}},
 		{"midstream-error", false, first{dialectAnthropic: {200}, dialectOpenAI: {200}, dialectGemini: {200}}},
 		{"outage", false, first{dialectAnthropic: {500}, dialectOpenAI: {500}, dialectGemini: {500}}},
+		{"brief-outage", false, first{dialectAnthropic: {200, 200}, dialectGemini: {200}}}, // the outage starts 1s in
+		{"mixed", false, first{dialectGemini: {429, 429}}},
 		// With seed 1: the first draws of the rate and flaky scenarios.
 		{"rate-limited", false, first{dialectOpenAI: {429, 200, 200, 200, 200, 200, 200, 200}}},
 		{"flaky-network", false, first{dialectAnthropic: {200, 200, 200, 200, 200, 502, 0, 200, 502, 502, 200, 200, 0, 200, 200, 200}}},
@@ -112,6 +114,32 @@ func TestBuiltinScenarios(t *testing.T) {
 }
 
 func noSleep(context.Context, time.Duration) error { return nil }
+
+// TestTimedRules checks after/for/every on a fake clock: brief-outage is
+// healthy for 1s, answers 500 for 3s, is healthy again, and repeats every
+// 30s; Reset restarts the clock.
+func TestTimedRules(t *testing.T) {
+	sc, _ := Builtin("brief-outage")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	srv, ts := newTS(t, &Config{Scenario: sc, Now: func() time.Time { return now }})
+	c := call{api: dialectOpenAI, model: "gpt-4.1", text: "hi"}
+	for _, tt := range []struct {
+		at   time.Duration
+		want int
+	}{{0, 200}, {999 * time.Millisecond, 200}, {time.Second, 500}, {3999 * time.Millisecond, 500}, {4 * time.Second, 200},
+		{30 * time.Second, 200}, {31 * time.Second, 500}, {34 * time.Second, 200}} {
+		now = t0.Add(tt.at)
+		if got := statuses(t, ts.URL, c, 1); got[0] != tt.want {
+			t.Errorf("at %v: status %d, want %d", tt.at, got[0], tt.want)
+		}
+	}
+	now = t0.Add(62 * time.Second) // 2s into the third cycle: an outage
+	srv.Reset()                    // now 0s into a fresh start: healthy
+	if got := statuses(t, ts.URL, c, 1); got[0] != 200 {
+		t.Errorf("after Reset: status %d, want 200", got[0])
+	}
+}
 
 func TestModels(t *testing.T) {
 	_, ts := newTS(t, nil)
@@ -198,6 +226,9 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"p99 below median", "rules:\n  - latency: {median: 1s, p99: 10ms}\n", "rules[0].latency.p99: 10ms is less than median 1s"},
 		{"empty rule", "rules:\n  - match: {provider: openai}\n", "rules[0]: needs a sequence"},
 		{"bad per", "rules:\n  - sequence: [529]\n    per: request\n", `rules[0].per: "request" is not provider, model or rule`},
+		{"bad after", "rules:\n  - sequence: [529]\n    after: soon\n", `rules[0].after: "soon" is not a duration`},
+		{"every without for", "rules:\n  - sequence: [529]\n    every: 10s\n", `rules[0].every: 10s must be at least after+for`},
+		{"every too short", "rules:\n  - sequence: [529]\n    after: 5s\n    for: 6s\n    every: 10s\n", `rules[0].every: 10s must be at least after+for (11s)`},
 		{"not yaml", "rules: [\n", "scenario: "},
 		{"wrong type", "seed: many\n", "scenario: "},
 		// goccy/go-yaml dereferences nil on a non-specific tag where a list

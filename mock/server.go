@@ -114,6 +114,7 @@ type Server struct {
 	closeOne  sync.Once
 
 	mu       sync.Mutex
+	start    time.Time // when the server started or was reset: rules' After/For/Every count from it
 	rng      *rand.Rand
 	counters map[string]int
 	log      []Request // a ring once full; head is the oldest entry
@@ -159,6 +160,7 @@ func New(cfg *Config) *Server {
 	if s.sleep == nil {
 		s.sleep = sleepCtx
 	}
+	s.start = s.now()
 	s.cat = newCatalog()
 	s.noKey = map[string]*errTemplate{}
 	for _, d := range []string{dialectAnthropic, dialectOpenAI, dialectAzure, dialectGemini} {
@@ -193,7 +195,8 @@ func (s *Server) Requests() []Request {
 }
 
 // Reset clears the request log, every sequence counter and the id counter,
-// and reseeds the random source, so the server answers as if new.
+// reseeds the random source and restarts the clock of timed rules (After,
+// For, Every), so the server answers as if new.
 func (s *Server) Reset() {
 	seed := s.cfg.Seed
 	if seed == 0 {
@@ -202,7 +205,9 @@ func (s *Server) Reset() {
 	if seed == 0 {
 		seed = 1
 	}
+	start := s.now()
 	s.mu.Lock()
+	s.start = start
 	s.log = nil
 	s.head = 0
 	s.seq = 0
@@ -481,10 +486,24 @@ func (s *Server) choose(rt *route, model, spec string, stream bool) (Step, error
 		s.mu.Unlock()
 		return steps[min(i, len(steps)-1)], nil
 	}
+	var elapsed time.Duration
+	timed := false
 	for ri := range s.sc.Rules {
 		rule := &s.sc.Rules[ri]
 		if !rule.Match.matches(rt.provider, rt.dialect, model, rt.endpoint, stream) {
 			continue
+		}
+		if rule.After > 0 || rule.For > 0 {
+			if !timed {
+				now := s.now()
+				s.mu.Lock()
+				elapsed = now.Sub(s.start)
+				s.mu.Unlock()
+				timed = true
+			}
+			if !rule.active(elapsed) {
+				continue
+			}
 		}
 		return s.next(ri, rule, rt.provider, model), nil
 	}
