@@ -1,0 +1,385 @@
+// Package chaos holds the "never worse than no gateway" chaos test: every
+// built-in `llmguard mock` scenario is run twice from a fresh, seeded mock,
+// once with clients calling the mock directly and once with the same
+// clients calling the gateway (real adapters, engine and breakers, default
+// policies) in front of it. The share of requests answered through the
+// gateway must be at least the share answered directly, and at least 95%
+// wherever a retry can help. Everything listens on 127.0.0.1; every phase
+// is bounded in time and in request count.
+package chaos
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/gateway"
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// Load: requests start at a steady rate (an open loop, so that time-based
+// scenarios see traffic throughout), at most inFlight at once; each client
+// sends one request, without retries of its own.
+const (
+	rate     = 100 // requests per second
+	inFlight = 64
+)
+
+// scenario is how one built-in scenario is driven.
+type scenario struct {
+	// targets is the gateway route's targets; direct lists the providers
+	// the direct clients take turns calling (the route's first when nil).
+	targets []string
+	direct  []string
+	// helps: a retry (or fallback) can help, so the gateway must answer at
+	// least 95%.
+	helps bool
+	// send is how long clients keep sending (default 2s).
+	send time.Duration
+}
+
+// scenarios covers every built-in: a built-in missing here fails the test.
+var scenarios = map[string]scenario{
+	"healthy":            {targets: []string{"openai/gpt-4o"}, helps: true},
+	"overload-burst":     {targets: []string{"anthropic/claude-sonnet-4-5"}, helps: true},
+	"rate-limited":       {targets: []string{"openai/gpt-4o"}, helps: true},
+	"flaky-network":      {targets: []string{"anthropic/claude-sonnet-4-5"}, helps: true},
+	"brief-outage":       {targets: []string{"openai/gpt-4o"}, helps: true, send: 5 * time.Second},
+	"quota-empty":        {targets: []string{"openai/gpt-4o"}},
+	"bad-key":            {targets: []string{"anthropic/claude-sonnet-4-5"}},
+	"outage":             {targets: []string{"openai/gpt-4o"}},
+	"midstream-error":    {targets: []string{"anthropic/claude-sonnet-4-5"}},
+	"slow":               {targets: []string{"gemini/gemini-2.5-flash"}, helps: true},
+	"gemini-daily-quota": {targets: []string{"gemini/gemini-2.5-flash", "openai/gpt-4o"}, direct: []string{"gemini"}, helps: true},
+	"mixed": {targets: []string{"gemini/gemini-2.5-flash", "anthropic/claude-sonnet-4-5", "openai/gpt-4o"},
+		direct: []string{"gemini", "anthropic", "openai"}, helps: true},
+}
+
+// result is what one phase measured.
+type result struct {
+	requests, ok int
+	attempts     int64 // generation requests the mock received
+	elapsed      time.Duration
+}
+
+func (r result) share() float64 { return float64(r.ok) / float64(max(r.requests, 1)) }
+func (r result) perRequest() float64 {
+	return float64(r.attempts) / float64(max(r.requests, 1))
+}
+
+func TestNeverWorseThanNoGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test: a few seconds per scenario")
+	}
+	for _, name := range mock.BuiltinNames() {
+		if _, ok := scenarios[name]; !ok {
+			t.Errorf("built-in scenario %q has no chaos case: add it to scenarios", name)
+		}
+	}
+	var mu sync.Mutex
+	var lines []string
+	t.Cleanup(func() {
+		t.Logf("%-20s %12s %12s %14s", "scenario", "direct", "gateway", "attempts/req")
+		for _, l := range lines {
+			t.Log(l)
+		}
+	})
+	for _, name := range mock.BuiltinNames() {
+		sc, ok := scenarios[name]
+		if !ok {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			direct := runPhase(t, name, sc, false)
+			gw := runPhase(t, name, sc, true)
+			mu.Lock()
+			lines = append(lines, fmt.Sprintf("%-20s %11.1f%% %11.1f%% %14.2f   (%d/%d direct, %d/%d gateway, %s)",
+				name, 100*direct.share(), 100*gw.share(), gw.perRequest(), direct.ok, direct.requests, gw.ok, gw.requests, gw.elapsed.Round(100*time.Millisecond)))
+			mu.Unlock()
+			if gw.share() < direct.share() {
+				t.Errorf("gateway answered %.1f%% (%d/%d), fewer than calling the mock directly: %.1f%% (%d/%d)",
+					100*gw.share(), gw.ok, gw.requests, 100*direct.share(), direct.ok, direct.requests)
+			}
+			if sc.helps && gw.share() < 0.95 {
+				t.Errorf("gateway answered %.1f%% (%d/%d); a retry can help here, want at least 95%%", 100*gw.share(), gw.ok, gw.requests)
+			}
+		})
+	}
+}
+
+const chaosConfig = `
+providers:
+  anthropic: {base_url: MOCK, api_key: chaos-ant-key}
+  openai: {base_url: MOCK/v1, api_key: chaos-oai-key}
+  gemini: {base_url: MOCK, api_key: chaos-gem-key}
+routes:
+  default:
+    timeout: 10s
+    targets: TARGETS
+`
+
+// runPhase runs one phase on a fresh mock: through the gateway when via is
+// set, else straight to the mock.
+func runPhase(t *testing.T, name string, sc scenario, via bool) result {
+	t.Helper()
+	msc, ok := mock.Builtin(name)
+	if !ok {
+		t.Fatalf("no built-in %q", name)
+	}
+	var attempts atomic.Int64
+	ms := mock.New(&mock.Config{Scenario: msc, HangLimit: 20 * time.Second})
+	mts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			attempts.Add(1)
+		}
+		ms.ServeHTTP(w, r)
+	}))
+	t.Cleanup(mts.Close)
+	t.Cleanup(ms.Close)
+	client := &http.Client{Timeout: 30 * time.Second}
+	var send func(i int) bool
+	if via {
+		base := startGateway(t, mts.URL, sc.targets)
+		send = func(i int) bool { return sendGateway(client, base, i) }
+	} else {
+		direct := sc.direct
+		if direct == nil {
+			direct = []string{strings.SplitN(sc.targets[0], "/", 2)[0]}
+		}
+		models := map[string]string{}
+		for _, tg := range sc.targets {
+			p, m, _ := strings.Cut(tg, "/")
+			models[p] = m
+		}
+		send = func(i int) bool {
+			p := direct[i%len(direct)]
+			return sendDirect(client, mts.URL, p, models[p], i)
+		}
+	}
+	dur := sc.send
+	if dur == 0 {
+		dur = 2 * time.Second
+	}
+	n := int(dur.Seconds() * rate)
+	slots := make(chan struct{}, inFlight)
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		// Pace the load generator (not a backoff): request i starts at i/rate.
+		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / rate)))
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if send(i) {
+				answered.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return result{requests: n, ok: int(answered.Load()), attempts: attempts.Load(), elapsed: time.Since(start)}
+}
+
+// startGateway starts the gateway over the mock at mockURL with one route,
+// "default", of targets: default policies but a 10s deadline.
+func startGateway(t *testing.T, mockURL string, targets []string) string {
+	t.Helper()
+	yaml := strings.ReplaceAll(chaosConfig, "MOCK", mockURL)
+	yaml = strings.ReplaceAll(yaml, "TARGETS", "["+strings.Join(targets, ", ")+"]")
+	cfg, err := config.Parse("chaos.yaml", []byte(yaml), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	adapters, err := registry.FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gts := httptest.NewServer(srv.Handler())
+	t.Cleanup(gts.Close)
+	return gts.URL
+}
+
+const prompt = "Say hello to the chaos test please"
+
+// sendGateway sends request i to the gateway: OpenAI and Anthropic
+// dialects in turn, every fourth streaming.
+func sendGateway(c *http.Client, base string, i int) bool {
+	stream := i%4 == 3
+	if i%2 == 0 {
+		return post(c, base+"/v1/chat/completions", nil, openAIBody("default", stream), "openai", stream)
+	}
+	return post(c, base+"/v1/messages", nil, anthropicBody("default", stream), "anthropic", stream)
+}
+
+// sendDirect sends request i straight to provider p of the mock, as that
+// provider's own client would.
+func sendDirect(c *http.Client, base, p, model string, i int) bool {
+	stream := i%4 == 3
+	switch p {
+	case "anthropic":
+		return post(c, base+"/v1/messages", http.Header{"X-Api-Key": {"chaos-ant-key"}, "Anthropic-Version": {"2023-06-01"}},
+			anthropicBody(model, stream), "anthropic", stream)
+	case "openai":
+		return post(c, base+"/v1/chat/completions", http.Header{"Authorization": {"Bearer chaos-oai-key"}},
+			openAIBody(model, stream), "openai", stream)
+	case "gemini":
+		path := base + "/v1beta/models/" + model + ":generateContent"
+		if stream {
+			path = base + "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+		}
+		body := `{"contents":[{"role":"user","parts":[{"text":"` + prompt + `"}]}]}`
+		return post(c, path, http.Header{"X-Goog-Api-Key": {"chaos-gem-key"}}, body, "gemini", stream)
+	}
+	panic("chaos: no direct client for " + p)
+}
+
+func openAIBody(model string, stream bool) string {
+	return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt)
+}
+
+func anthropicBody(model string, stream bool) string {
+	return fmt.Sprintf(`{"model":%q,"max_tokens":100,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt)
+}
+
+// post sends one request and reports whether it was answered: a 200 with
+// a complete answer in the dialect (a whole JSON body with text, or a
+// stream that reached its end without an error event).
+func post(c *http.Client, url string, hdr http.Header, body, dialect string, stream bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header = hdr.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return false
+	}
+	if stream {
+		return streamComplete(b, dialect)
+	}
+	return answered(b, dialect)
+}
+
+// answered reports whether b is a complete, successful answer with text.
+func answered(b []byte, dialect string) bool {
+	var v struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	switch dialect {
+	case "openai":
+		return len(v.Choices) > 0 && v.Choices[0].Message.Content != ""
+	case "anthropic":
+		return len(v.Content) > 0 && v.Content[0].Text != ""
+	case "gemini":
+		return len(v.Candidates) > 0 && len(v.Candidates[0].Content.Parts) > 0 && v.Candidates[0].Content.Parts[0].Text != ""
+	}
+	return false
+}
+
+// streamComplete reports whether an SSE body reached its end marker
+// without an error event and carried text.
+func streamComplete(b []byte, dialect string) bool {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var text, end bool
+	for sc.Scan() {
+		line := sc.Text()
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			if line == "event: error" {
+				return false
+			}
+			continue
+		}
+		switch dialect {
+		case "openai":
+			if data == "[DONE]" {
+				end = true
+				continue
+			}
+			if strings.Contains(data, `"error"`) {
+				return false
+			}
+			if strings.Contains(data, `"content":"`) {
+				text = true
+			}
+		case "anthropic":
+			if strings.Contains(data, `"type":"error"`) {
+				return false
+			}
+			if strings.Contains(data, `"text_delta"`) {
+				text = true
+			}
+			if strings.Contains(data, `"type":"message_stop"`) {
+				end = true
+			}
+		case "gemini":
+			if strings.Contains(data, `"error"`) {
+				return false
+			}
+			if strings.Contains(data, `"text"`) {
+				text = true
+			}
+			if strings.Contains(data, `"finishReason":"STOP"`) {
+				end = true
+			}
+		}
+	}
+	return sc.Err() == nil && text && end
+}
