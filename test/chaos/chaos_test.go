@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,7 @@ import (
 // sends one request, without retries of its own.
 const (
 	rate     = 100 // requests per second
-	inFlight = 64
+	inFlight = 256
 )
 
 // scenario is how one built-in scenario is driven.
@@ -62,7 +63,7 @@ var scenarios = map[string]scenario{
 	"brief-outage":       {targets: []string{"openai/gpt-4o"}, helps: true, send: 5 * time.Second},
 	"quota-empty":        {targets: []string{"openai/gpt-4o"}},
 	"bad-key":            {targets: []string{"anthropic/claude-sonnet-4-5"}},
-	"outage":             {targets: []string{"openai/gpt-4o"}},
+	"outage":             {targets: []string{"openai/gpt-4o"}, send: time.Second},
 	"midstream-error":    {targets: []string{"anthropic/claude-sonnet-4-5"}},
 	"slow":               {targets: []string{"gemini/gemini-2.5-flash"}, helps: true},
 	"gemini-daily-quota": {targets: []string{"gemini/gemini-2.5-flash", "openai/gpt-4o"}, direct: []string{"gemini"}, helps: true},
@@ -75,6 +76,28 @@ type result struct {
 	requests, ok int
 	attempts     int64 // generation requests the mock received
 	elapsed      time.Duration
+	why          map[string]int // failed requests by what they got
+}
+
+// top lists the commonest failures, for a failing test's message.
+func (r result) top() string {
+	type kv struct {
+		k string
+		n int
+	}
+	var all []kv
+	for k, n := range r.why {
+		all = append(all, kv{k, n})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].k < all[j].k })
+	var b strings.Builder
+	for i, e := range all {
+		if i == 5 {
+			break
+		}
+		fmt.Fprintf(&b, "\n\t%4d × %s", e.n, e.k)
+	}
+	return b.String()
 }
 
 func (r result) share() float64 { return float64(r.ok) / float64(max(r.requests, 1)) }
@@ -106,18 +129,28 @@ func TestNeverWorseThanNoGateway(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			direct := runPhase(t, name, sc, false)
-			gw := runPhase(t, name, sc, true)
+			// The two phases run at once, each on its own fresh mock.
+			dp, gp := newPhase(t, name, sc, false), newPhase(t, name, sc, true)
+			dur := sc.send
+			if dur == 0 {
+				dur = 2 * time.Second
+			}
+			var direct, gw result
+			var wg sync.WaitGroup
+			wg.Go(func() { direct = dp.run(dur) })
+			wg.Go(func() { gw = gp.run(dur) })
+			wg.Wait()
 			mu.Lock()
 			lines = append(lines, fmt.Sprintf("%-20s %11.1f%% %11.1f%% %14.2f   (%d/%d direct, %d/%d gateway, %s)",
 				name, 100*direct.share(), 100*gw.share(), gw.perRequest(), direct.ok, direct.requests, gw.ok, gw.requests, gw.elapsed.Round(100*time.Millisecond)))
 			mu.Unlock()
 			if gw.share() < direct.share() {
-				t.Errorf("gateway answered %.1f%% (%d/%d), fewer than calling the mock directly: %.1f%% (%d/%d)",
-					100*gw.share(), gw.ok, gw.requests, 100*direct.share(), direct.ok, direct.requests)
+				t.Errorf("gateway answered %.1f%% (%d/%d), fewer than calling the mock directly: %.1f%% (%d/%d); it failed with:%s",
+					100*gw.share(), gw.ok, gw.requests, 100*direct.share(), direct.ok, direct.requests, gw.top())
 			}
 			if sc.helps && gw.share() < 0.95 {
-				t.Errorf("gateway answered %.1f%% (%d/%d); a retry can help here, want at least 95%%", 100*gw.share(), gw.ok, gw.requests)
+				t.Errorf("gateway answered %.1f%% (%d/%d); a retry can help here, want at least 95%%; it failed with:%s",
+					100*gw.share(), gw.ok, gw.requests, gw.top())
 			}
 		})
 	}
@@ -134,15 +167,22 @@ routes:
     targets: TARGETS
 `
 
-// runPhase runs one phase on a fresh mock: through the gateway when via is
-// set, else straight to the mock.
-func runPhase(t *testing.T, name string, sc scenario, via bool) result {
+// phase is one run of a scenario on a fresh mock: send(i) sends request i
+// and says whether it was answered (and if not, what came back).
+type phase struct {
+	send     func(i int) (bool, string)
+	attempts *atomic.Int64 // generation requests the mock received
+}
+
+// newPhase starts a fresh mock for the built-in scenario name and, when via
+// is set, the gateway in front of it.
+func newPhase(t *testing.T, name string, sc scenario, via bool) *phase {
 	t.Helper()
 	msc, ok := mock.Builtin(name)
 	if !ok {
 		t.Fatalf("no built-in %q", name)
 	}
-	var attempts atomic.Int64
+	attempts := new(atomic.Int64)
 	ms := mock.New(&mock.Config{Scenario: msc, HangLimit: 20 * time.Second})
 	mts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -153,10 +193,10 @@ func runPhase(t *testing.T, name string, sc scenario, via bool) result {
 	t.Cleanup(mts.Close)
 	t.Cleanup(ms.Close)
 	client := &http.Client{Timeout: 30 * time.Second}
-	var send func(i int) bool
+	var send func(i int) (bool, string)
 	if via {
 		base := startGateway(t, mts.URL, sc.targets)
-		send = func(i int) bool { return sendGateway(client, base, i) }
+		send = func(i int) (bool, string) { return sendGateway(client, base, i) }
 	} else {
 		direct := sc.direct
 		if direct == nil {
@@ -167,18 +207,22 @@ func runPhase(t *testing.T, name string, sc scenario, via bool) result {
 			p, m, _ := strings.Cut(tg, "/")
 			models[p] = m
 		}
-		send = func(i int) bool {
+		send = func(i int) (bool, string) {
 			p := direct[i%len(direct)]
 			return sendDirect(client, mts.URL, p, models[p], i)
 		}
 	}
-	dur := sc.send
-	if dur == 0 {
-		dur = 2 * time.Second
-	}
+	return &phase{send: send, attempts: attempts}
+}
+
+// run sends rate requests a second for dur, waits for every answer and
+// returns what it measured.
+func (ph *phase) run(dur time.Duration) result {
 	n := int(dur.Seconds() * rate)
 	slots := make(chan struct{}, inFlight)
 	var answered atomic.Int64
+	var mu sync.Mutex
+	why := map[string]int{}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
@@ -187,13 +231,18 @@ func runPhase(t *testing.T, name string, sc scenario, via bool) result {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if send(i) {
+			ok, what := ph.send(i)
+			if ok {
 				answered.Add(1)
+				return
 			}
+			mu.Lock()
+			why[what]++
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	return result{requests: n, ok: int(answered.Load()), attempts: attempts.Load(), elapsed: time.Since(start)}
+	return result{requests: n, ok: int(answered.Load()), attempts: ph.attempts.Load(), elapsed: time.Since(start), why: why}
 }
 
 // startGateway starts the gateway over the mock at mockURL with one route,
@@ -230,9 +279,9 @@ func startGateway(t *testing.T, mockURL string, targets []string) string {
 const prompt = "Say hello to the chaos test please"
 
 // sendGateway sends request i to the gateway: OpenAI and Anthropic
-// dialects in turn, every fourth streaming.
-func sendGateway(c *http.Client, base string, i int) bool {
-	stream := i%4 == 3
+// dialects in turn, every sixteenth streaming.
+func sendGateway(c *http.Client, base string, i int) (bool, string) {
+	stream := i%16 == 15
 	if i%2 == 0 {
 		return post(c, base+"/v1/chat/completions", nil, openAIBody("default", stream), "openai", stream)
 	}
@@ -240,9 +289,9 @@ func sendGateway(c *http.Client, base string, i int) bool {
 }
 
 // sendDirect sends request i straight to provider p of the mock, as that
-// provider's own client would.
-func sendDirect(c *http.Client, base, p, model string, i int) bool {
-	stream := i%4 == 3
+// provider's own client would; every sixteenth streaming.
+func sendDirect(c *http.Client, base, p, model string, i int) (bool, string) {
+	stream := i%16 == 15
 	switch p {
 	case "anthropic":
 		return post(c, base+"/v1/messages", http.Header{"X-Api-Key": {"chaos-ant-key"}, "Anthropic-Version": {"2023-06-01"}},
@@ -271,13 +320,14 @@ func anthropicBody(model string, stream bool) string {
 
 // post sends one request and reports whether it was answered: a 200 with
 // a complete answer in the dialect (a whole JSON body with text, or a
-// stream that reached its end without an error event).
-func post(c *http.Client, url string, hdr http.Header, body, dialect string, stream bool) bool {
+// stream that reached its end without an error event). When not, what
+// says what came back instead.
+func post(c *http.Client, url string, hdr http.Header, body, dialect string, stream bool) (ok bool, what string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
-		return false
+		return false, err.Error()
 	}
 	req.Header = hdr.Clone()
 	if req.Header == nil {
@@ -286,17 +336,20 @@ func post(c *http.Client, url string, hdr http.Header, body, dialect string, str
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.Do(req)
 	if err != nil {
-		return false
+		return false, "no response"
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK {
-		return false
+	kind := map[bool]string{true: "stream", false: "body"}[stream]
+	switch {
+	case err != nil:
+		return false, fmt.Sprintf("%d, %s cut short", res.StatusCode, kind)
+	case res.StatusCode != http.StatusOK:
+		return false, fmt.Sprintf("%d %.160s", res.StatusCode, bytes.TrimSpace(b))
+	case stream && !streamComplete(b, dialect), !stream && !answered(b, dialect):
+		return false, fmt.Sprintf("200, incomplete %s", kind)
 	}
-	if stream {
-		return streamComplete(b, dialect)
-	}
-	return answered(b, dialect)
+	return true, ""
 }
 
 // answered reports whether b is a complete, successful answer with text.
