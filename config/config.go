@@ -129,7 +129,8 @@ type Retry struct {
 	MaxDelay time.Duration `yaml:"max_delay"`
 	// MaxWait: a server-requested wait longer than this moves on instead (default 60s).
 	MaxWait time.Duration `yaml:"max_wait"`
-	// Budget is the fraction of calls that may be retries, per target (default 0.2).
+	// Budget bounds the retry attempts in flight on a target to this
+	// fraction of its active calls (default 0.5).
 	Budget float64 `yaml:"budget"`
 	// MinRetryConcurrency retries are always allowed whatever the budget (default 3).
 	MinRetryConcurrency int `yaml:"min_retry_concurrency"`
@@ -145,19 +146,30 @@ type StreamPolicy struct {
 	HeaderTimeout time.Duration `yaml:"header_timeout"`
 }
 
-// Breaker is the circuit-breaker policy of a target. In a target override
-// a zero field inherits the route's.
+// Breaker is the circuit-breaker policy of a target. The breaker opens on a
+// failure rate over a sliding window, never on a run of failures: with at
+// least MinCalls calls in Window, at least Failures of them failed and a
+// failed share of at least FailureRatio. In a target override a zero field
+// inherits the route's.
 type Breaker struct {
-	// Failures in a row that open the breaker (default 5).
+	// Failures is the fewest failures in Window that open the breaker
+	// (default 5; 0: no floor beyond FailureRatio and MinCalls).
 	Failures int `yaml:"failures"`
-	// FailureRatio over Window that opens it (0 = off), with at least MinCalls calls.
+	// FailureRatio is the failed share of Window's calls that opens it
+	// (default 0.5; 0: never opens on ill health).
 	FailureRatio float64 `yaml:"failure_ratio"`
-	MinCalls     int     `yaml:"min_calls"`
-	// Window for the ratio (default 30s).
+	// MinCalls is the fewest calls in Window before it may open (default 20).
+	MinCalls int `yaml:"min_calls"`
+	// Window is the sliding window of the failure rate (default 10s).
 	Window time.Duration `yaml:"window"`
-	// Cooldown before half-open (default 60s).
+	// InitialCooldown is how long it stays open the first time before
+	// half-open (default 5s); each re-opening without a close doubles it.
+	InitialCooldown time.Duration `yaml:"initial_cooldown"`
+	// Cooldown is the longest it stays open (default 60s).
 	Cooldown time.Duration `yaml:"cooldown"`
-	// Probes admitted while half-open (default 1).
+	// Probes is the fewest calls admitted at once while half-open (default
+	// 3; more in proportion to the calls asking). The first to succeed
+	// closes the breaker; Probes failures without a success re-open it.
 	Probes int `yaml:"probes"`
 }
 

@@ -32,9 +32,10 @@
 //   - every policy field holds its effective value. Keys absent from the
 //     file take the documented defaults (DefaultRoute); an explicit value,
 //     0 included, is kept: retry.budget 0 allows no retries beyond
-//     min_retry_concurrency, breaker.failures 0 turns the consecutive-failure
-//     trigger off, hedge_after 0 and cache.ttl 0 are off, max_concurrency 0
-//     is unlimited;
+//     min_retry_concurrency, breaker.failures 0 sets no floor on the
+//     failures that open a breaker and breaker.failure_ratio 0 never opens
+//     it on ill health, hedge_after 0 and cache.ttl 0 are off,
+//     max_concurrency 0 is unlimited;
 //   - per-target overrides are merged by Route.TargetPolicy: each non-zero
 //     field of a target's retry or breaker object, and a non-zero
 //     max_concurrency, replaces the route's. The engine should call it rather

@@ -62,7 +62,7 @@ func TestLoadGood(t *testing.T) {
 				t.Errorf("default route (-want +got):\n%s", d)
 			}
 			p := c.Routes["cheap"].TargetPolicy(1)
-			if p.Target != "gemini/gemini-2.5-flash" || p.Breaker.Failures != 8 || p.Breaker.Cooldown != 45*time.Second || p.Breaker.Window != 30*time.Second || p.MaxConcurrency != 40 || p.Retry.MaxAttempts != 4 {
+			if p.Target != "gemini/gemini-2.5-flash" || p.Breaker.Failures != 8 || p.Breaker.Cooldown != 45*time.Second || p.Breaker.Window != DefaultBreakerWindow || p.MaxConcurrency != 40 || p.Retry.MaxAttempts != 4 {
 				t.Errorf("merged policy = %+v", p)
 			}
 			if p := c.Routes["cheap"].TargetPolicy(0); p.Breaker.Failures != 5 || p.MaxConcurrency != 0 {
@@ -371,7 +371,8 @@ func TestProvisionGoConfig(t *testing.T) {
 	if d := cmp.Diff([]string{"openai/gpt-4.1-nano", "openai/gpt-4.1"}, targets(x)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if x.Retry.MaxAttempts != 2 || x.Retry.Budget != DefaultBudget || x.Timeout != DefaultTimeout || x.Breaker.Probes != 1 {
+	if x.Retry.MaxAttempts != 2 || x.Retry.Budget != DefaultBudget || x.Timeout != DefaultTimeout || x.Breaker.Probes != DefaultBreakerProbes ||
+		x.Breaker.FailureRatio != DefaultBreakerFailureRatio || x.Breaker.InitialCooldown != DefaultBreakerInitialCooldown {
 		t.Errorf("zero fields not defaulted: %+v", *x)
 	}
 	if got := c.Routes["default"].Targets[0].Target; got != "sim/sim-1" {

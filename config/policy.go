@@ -49,6 +49,7 @@ func (r *Route) PolicyFor(t Target) TargetPolicy {
 		over(&p.Breaker.FailureRatio, o.FailureRatio)
 		over(&p.Breaker.MinCalls, o.MinCalls)
 		over(&p.Breaker.Window, o.Window)
+		over(&p.Breaker.InitialCooldown, o.InitialCooldown)
 		over(&p.Breaker.Cooldown, o.Cooldown)
 		over(&p.Breaker.Probes, o.Probes)
 	}

@@ -18,26 +18,28 @@ import (
 // Documented defaults. A route decoded from YAML starts from these, so a key
 // that is absent takes its default and an explicit value (0 included) is kept.
 const (
-	DefaultTimeout             = 60 * time.Second
-	DefaultMaxClientWait       = 30 * time.Second
-	DefaultMaxAttempts         = 4
-	DefaultMaxTotalAttempts    = 10
-	DefaultBaseDelay           = 500 * time.Millisecond
-	DefaultMaxDelay            = 30 * time.Second
-	DefaultMaxWait             = 60 * time.Second
-	DefaultBudget              = 0.2
-	DefaultMinRetryConcurrency = 3
-	DefaultFirstTokenTimeout   = 15 * time.Second
-	DefaultIdleTimeout         = 20 * time.Second
-	DefaultHeaderTimeout       = 30 * time.Second
-	DefaultBreakerFailures     = 5
-	DefaultBreakerMinCalls     = 10
-	DefaultBreakerWindow       = 30 * time.Second
-	DefaultBreakerCooldown     = 60 * time.Second
-	DefaultBreakerProbes       = 1
-	DefaultQueueTimeout        = 5 * time.Second
-	DefaultCacheMaxEntries     = 10000
-	DefaultCacheMaxBytes       = 64 << 20
+	DefaultTimeout                = 60 * time.Second
+	DefaultMaxClientWait          = 30 * time.Second
+	DefaultMaxAttempts            = 4
+	DefaultMaxTotalAttempts       = 10
+	DefaultBaseDelay              = 500 * time.Millisecond
+	DefaultMaxDelay               = 30 * time.Second
+	DefaultMaxWait                = 60 * time.Second
+	DefaultBudget                 = 0.5
+	DefaultMinRetryConcurrency    = 3
+	DefaultFirstTokenTimeout      = 15 * time.Second
+	DefaultIdleTimeout            = 20 * time.Second
+	DefaultHeaderTimeout          = 30 * time.Second
+	DefaultBreakerFailures        = 5
+	DefaultBreakerFailureRatio    = 0.5
+	DefaultBreakerMinCalls        = 20
+	DefaultBreakerWindow          = 10 * time.Second
+	DefaultBreakerInitialCooldown = 5 * time.Second
+	DefaultBreakerCooldown        = 60 * time.Second
+	DefaultBreakerProbes          = 3
+	DefaultQueueTimeout           = 5 * time.Second
+	DefaultCacheMaxEntries        = 10000
+	DefaultCacheMaxBytes          = 64 << 20
 	// DefaultFile is the config file LoadDefault looks for in the working directory.
 	DefaultFile = "llmguard.yaml"
 	// SourceEnvironment is Config.Source for the zero-config built by FromEnv.
@@ -58,8 +60,9 @@ func DefaultRoute() Route {
 		},
 		Stream: StreamPolicy{FirstTokenTimeout: DefaultFirstTokenTimeout, IdleTimeout: DefaultIdleTimeout, HeaderTimeout: DefaultHeaderTimeout},
 		Breaker: Breaker{
-			Failures: DefaultBreakerFailures, MinCalls: DefaultBreakerMinCalls, Window: DefaultBreakerWindow,
-			Cooldown: DefaultBreakerCooldown, Probes: DefaultBreakerProbes,
+			Failures: DefaultBreakerFailures, FailureRatio: DefaultBreakerFailureRatio, MinCalls: DefaultBreakerMinCalls,
+			Window: DefaultBreakerWindow, InitialCooldown: DefaultBreakerInitialCooldown, Cooldown: DefaultBreakerCooldown,
+			Probes: DefaultBreakerProbes,
 		},
 		QueueTimeout: DefaultQueueTimeout,
 		Cache:        Cache{MaxEntries: DefaultCacheMaxEntries, MaxBytes: DefaultCacheMaxBytes},
@@ -154,8 +157,12 @@ func (r *Route) fillZero() {
 	setDur(&r.Stream.IdleTimeout, d.Stream.IdleTimeout)
 	setDur(&r.Stream.HeaderTimeout, d.Stream.HeaderTimeout)
 	setInt(&r.Breaker.Failures, d.Breaker.Failures)
+	if r.Breaker.FailureRatio == 0 {
+		r.Breaker.FailureRatio = d.Breaker.FailureRatio
+	}
 	setInt(&r.Breaker.MinCalls, d.Breaker.MinCalls)
 	setDur(&r.Breaker.Window, d.Breaker.Window)
+	setDur(&r.Breaker.InitialCooldown, d.Breaker.InitialCooldown)
 	setDur(&r.Breaker.Cooldown, d.Breaker.Cooldown)
 	setInt(&r.Breaker.Probes, d.Breaker.Probes)
 	setDur(&r.QueueTimeout, d.QueueTimeout)

@@ -326,7 +326,7 @@ func (v *validator) retry(path string, r Retry) {
 
 func (v *validator) breaker(path string, b Breaker) {
 	if b.Failures < 0 {
-		v.add(path+".failures", "must not be negative (0 = off)")
+		v.add(path+".failures", "must not be negative (0 = no floor)")
 	}
 	if b.FailureRatio < 0 || b.FailureRatio > 1 {
 		v.add(path+".failure_ratio", "must be in [0,1]")
@@ -337,6 +337,7 @@ func (v *validator) breaker(path string, b Breaker) {
 	if b.FailureRatio > 0 {
 		v.positive(path+".window", b.Window)
 	}
+	v.positive(path+".initial_cooldown", b.InitialCooldown)
 	v.positive(path+".cooldown", b.Cooldown)
 	if b.Probes < 1 {
 		v.add(path+".probes", "must be at least 1")

@@ -15,18 +15,21 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
+// TestHalfOpenAdmitsOnlyProbes: a half-open breaker lets its probes
+// through and holds the other callers (their route has no other target and
+// time to wait) until a probe's success closes it; then they are answered.
 func TestHalfOpenAdmitsOnlyProbes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, map[string]*config.Route{
 			"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1},
-				Breaker: config.Breaker{Failures: 1, Cooldown: 10 * time.Second, Probes: 2}},
-		}, nil)
+				Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1, InitialCooldown: 10 * time.Second, Probes: 2}},
+		}, realClock)
 		gate := make(chan struct{})
 		h.ads["a"].on("m1", reply{err: errOverloaded}, reply{block: gate})
 		if _, err := h.chat("default"); err == nil {
 			t.Fatal("first call should fail")
 		}
-		h.clock.Advance(10 * time.Second)
+		time.Sleep(10 * time.Second)
 		const callers = 6
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -46,14 +49,17 @@ func TestHalfOpenAdmitsOnlyProbes(t *testing.T) {
 				}
 			})
 		}
-		synctest.Wait() // every caller has either returned or is blocked upstream
+		synctest.Wait() // every caller is blocked upstream or waiting for a recheck
 		if got := h.ads["a"].Calls("m1") - 1; got != 2 {
 			t.Errorf("half-open let %d calls through, want 2 probes", got)
 		}
 		close(gate)
 		wg.Wait()
-		if okN != 2 || refused != callers-2 {
-			t.Errorf("ok %d, refused %d", okN, refused)
+		if okN != callers || refused != 0 {
+			t.Errorf("ok %d, refused %d; want every caller answered once a probe succeeded", okN, refused)
+		}
+		if got := h.ads["a"].Calls("m1") - 1; got != callers {
+			t.Errorf("%d upstream calls for %d callers", got, callers)
 		}
 		if st := statusOf(h.eng, "a/m1"); st.Breaker != "closed" {
 			t.Errorf("after successful probes: %+v", st)
@@ -376,6 +382,86 @@ func TestConcurrencyLimitQueue(t *testing.T) {
 		close(gate)
 		if r := <-done; r == nil || r.Target != "a/m1" {
 			t.Errorf("first call: %+v", r)
+		}
+	})
+}
+
+// TestHoldForABreaker: a call whose only target is refused until a known
+// moment that fits its deadline waits for it instead of failing (an outage
+// shorter than the deadline costs time, not the answer); a key's breaker
+// (bad key, no credit) and a wait longer than the time left fail at once.
+func TestHoldForABreaker(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration
+		first   *provider.Error
+		wantErr error
+		wantMin time.Duration // the call's time, at least
+	}{
+		{"open target breaker: wait, then the probe answers", 0, errServer, nil, 5 * time.Second},
+		{"key breaker: no wait", 0, quota(time.Time{}), ErrNoTarget, 0},
+		{"wait longer than the time left: no wait", 3 * time.Second, errServer, ErrNoTarget, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, map[string]*config.Route{
+					"default": {Targets: targets("a/m1"), Timeout: tt.timeout, Retry: config.Retry{MaxAttempts: 1},
+						Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1, InitialCooldown: 5 * time.Second}},
+				}, realClock)
+				h.ads["a"].on("m1", reply{err: tt.first}, reply{})
+				if _, err := h.chat("default"); err == nil {
+					t.Fatal("first call should fail")
+				}
+				start := time.Now()
+				res, err := h.chat("default")
+				took := time.Since(start)
+				if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+					t.Fatalf("res=%+v err=%v, want %v", res, err, tt.wantErr)
+				}
+				if took < tt.wantMin || took > tt.wantMin+holdSpread {
+					t.Errorf("took %v, want %v (+ at most %v)", took, tt.wantMin, holdSpread)
+				}
+				if err == nil && (res.Attempts != 1 || res.Waited < 5*time.Second) {
+					t.Errorf("res=%+v: want one attempt after a 5s wait", res)
+				}
+				if err != nil && h.ads["a"].Calls("m1") != 1 {
+					t.Errorf("upstream called %d times", h.ads["a"].Calls("m1"))
+				}
+			})
+		})
+	}
+}
+
+// TestBackoffHoldsNoRetrySlot: calls waiting out a server's retry-after do
+// not use up the retry budget: ten calls in flight that all got a 429 all
+// retry, though the budget allows two retry attempts at once. (The budget
+// is asked when an attempt fails and counts the retry attempts then on the
+// wire; with sleeping calls holding slots, eight of these would fail.)
+func TestBackoffHoldsNoRetrySlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*config.Route{
+			"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 2, Budget: 0.2, MinRetryConcurrency: -1}},
+		}, realClock)
+		var rs []reply
+		for range 10 {
+			rs = append(rs, reply{err: rateLimited(2 * time.Second), delay: 100 * time.Millisecond})
+		}
+		h.ads["a"].on("m1", append(rs, reply{})...)
+		var wg sync.WaitGroup
+		errs := make(chan error, 10)
+		for range 10 {
+			wg.Go(func() {
+				_, err := h.chat("default")
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
 		}
 	})
 }

@@ -151,7 +151,7 @@ func TestDeadlineCutIsNotIllHealth(t *testing.T) {
 				h := newHarness(t, map[string]*config.Route{"default": {
 					Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: config.Retry{MaxAttempts: 1},
 					Stream:  config.StreamPolicy{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second},
-					Breaker: config.Breaker{Failures: 1},
+					Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1}, // one failure would open it
 				}}, realClock)
 				h.ads["a"].on("m1", tt.rep, reply{})
 				ctx := context.Background()

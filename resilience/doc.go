@@ -24,7 +24,7 @@
 //     b. Breakers: the provider key's breaker, then the target's; an open
 //     breaker or a rate-limit cooldown skips the target at zero cost (its
 //     end counts towards RouteError.RetryAt); a half-open one admits at
-//     most `probes` calls.
+//     least `probes` calls at once, more in proportion to the calls asking.
 //     c. Concurrency limit: a slot of the target's semaphore, waiting at most
 //     queue_timeout (counted against the deadline). The limit is per
 //     target, shared by every route: the smallest non-zero max_concurrency
@@ -39,15 +39,23 @@
 //     the time left. Only the full configured timeout is the target's
 //     timeout; an attempt cut short by the caller's context or the call's
 //     deadline ends the call with ErrDeadline and counts nothing (step f).
-//     f. Outcome to the breaker by scope: model → target breaker; key →
-//     every target on that key (quota until its reset); provider → key
-//     breaker counted; rate-limited → cooldown, not ill health; request →
-//     nothing.
+//     f. Outcome to the breaker by scope: model and provider (transport
+//     failures) → the target's failure-rate window; key (auth, quota,
+//     billing) → the key's breaker opens at once, for every target on the
+//     key (quota until its reset); rate-limited → counted, not ill health,
+//     and a cooldown for all callers only when most of the target's recent
+//     calls were rate limited; request → nothing. See breaker.go.
 //     g. Retry on the same target only for retryable verdicts other than
-//     timeouts, within max_attempts, max_total_attempts and the retry budget,
+//     timeouts, within max_attempts, max_total_attempts and the retry budget
+//     (asked when the attempt fails; a call in backoff holds no share),
 //     after full-jitter exponential backoff never below the server's wait. A
 //     wait above max_wait or beyond the deadline moves on at once.
-//  4. Static fallback: when every target failed, a route's canned answer,
+//  4. Hold: when a pass over the targets ends with each spent and one of
+//     them refused the call until a known moment (its breaker open or
+//     half-open, a rate-limit cooldown; never a key's breaker) within the
+//     deadline and its max_wait, the call waits for it, spread over half a
+//     second, and walks the route again.
+//  5. Static fallback: when every target failed, a route's canned answer,
 //     labelled Result.Static and Target "static".
 //
 // Every step emits an Event (Options.OnEvent, then Call.OnEvent).

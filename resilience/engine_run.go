@@ -435,6 +435,16 @@ func (e *Engine) jitter(n int, p retryPolicy, hint time.Duration) time.Duration 
 	return backoff(n, p.base, p.maxDelay, hint, e.rnd)
 }
 
+// randDuration is uniform in [0, d).
+func (e *Engine) randDuration(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	e.randMu.Lock()
+	defer e.randMu.Unlock()
+	return time.Duration(e.rnd.Int64N(int64(d)))
+}
+
 // Chat runs a non-streaming call over its route. On failure it returns a
 // *RouteError (or the static fallback, labelled, when the route has one).
 func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,10 +258,16 @@ func statusOf(e *Engine, target string) TargetStatus {
 	return TargetStatus{}
 }
 
+// openAfter is a breaker that opens once n calls in the window all failed
+// (failure_ratio 1 has no margin for chance), for cooldown.
+func openAfter(n int, cooldown time.Duration) config.Breaker {
+	return config.Breaker{FailureRatio: 1, MinCalls: n, Failures: n, InitialCooldown: cooldown, Cooldown: cooldown}
+}
+
 func TestModelBreakerOpensAndSkipsAtZeroCost(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
 		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
-			Breaker: config.Breaker{Failures: 2, Cooldown: 30 * time.Second}},
+			Breaker: openAfter(2, 30*time.Second)},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errOverloaded}, reply{err: errOverloaded}, reply{})
 	for range 2 {
@@ -301,12 +305,13 @@ func TestModelBreakerOpensAndSkipsAtZeroCost(t *testing.T) {
 	}
 }
 
-// TestKeySuccessResetsFailures: provider-scope failures (a network blip)
-// count on the provider key's breaker, and a success on the key ends the
-// run: isolated blips among many successes never open the key's targets.
-func TestKeySuccessResetsFailures(t *testing.T) {
+// TestTransportFailuresCountOnTheTarget: transport failures (scope
+// provider: resets, EOFs) count in the target's window, never on the key:
+// isolated blips among successes open nothing, and a target whose calls all
+// fail is opened alone while its key's other targets keep serving.
+func TestTransportFailuresCountOnTheTarget(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "a/m2", "b/m3"), Breaker: config.Breaker{Failures: 3}},
+		"default": {Targets: targets("a/m1", "a/m2", "b/m3"), Breaker: openAfter(3, 30*time.Second)},
 	}, nil)
 	netErr := perr(classify.Network, 0, classify.ScopeProvider, true, true, 0)
 	// Every other call meets one blip, then its retry succeeds.
@@ -321,7 +326,7 @@ func TestKeySuccessResetsFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Target != "a/m1" {
-			t.Fatalf("call %d answered by %s; key a: %+v", i, res.Target, statusOf(h.eng, "a/m1"))
+			t.Fatalf("call %d answered by %s: %+v", i, res.Target, statusOf(h.eng, "a/m1"))
 		}
 	}
 	for _, ev := range h.Events() {
@@ -329,13 +334,26 @@ func TestKeySuccessResetsFailures(t *testing.T) {
 			t.Errorf("breaker event %+v", ev)
 		}
 	}
-	// Three blips in a row still open the key.
+	// Later a/m1 fails every call: its own breaker opens; a/m2, on the
+	// same key, still answers.
+	h.clock.Advance(time.Minute)
 	h.ads["a"].mu.Lock()
 	h.ads["a"].script["m1"], h.ads["a"].calls["m1"] = []reply{{err: netErr}}, 0
 	h.ads["a"].mu.Unlock()
-	res, err := h.chat("default")
-	if err != nil || res.Target != "b/m3" {
-		t.Fatalf("after 3 blips in a row: res=%+v err=%v", res, err)
+	for range 2 {
+		if res, err := h.chat("default"); err != nil || res.Target != "a/m2" {
+			t.Fatalf("res=%+v err=%v", res, err)
+		}
+	}
+	if st := statusOf(h.eng, "a/m1"); st.Breaker != "open" {
+		t.Fatalf("a/m1 after its calls all failed: %+v", st)
+	}
+	before := h.ads["a"].Calls("m1")
+	if res, err := h.chat("default"); err != nil || res.Target != "a/m2" || res.Attempts != 1 || h.ads["a"].Calls("m1") != before {
+		t.Fatalf("open target not skipped, or its key shut: res=%+v err=%v", res, err)
+	}
+	if b, _ := h.eng.store.Breaker(context.Background(), keyKey("a")); breakerState(&b) != "closed" || b.WindowCalls != 0 {
+		t.Errorf("transport failures reached the key's breaker: %+v", b)
 	}
 }
 
@@ -366,33 +384,54 @@ func TestFallbackEventNamesTheFailure(t *testing.T) {
 	}
 }
 
+// TestRateLimitIsCooldownNotIllHealth: a 429 holds back the call that got
+// it (it moves on or waits the hint) but does not shut the target for the
+// other callers; only when most of the target's recent calls are rate
+// limited is it skipped until the hint ends (one paced call per second
+// excepted), and a rate limit never opens the breaker.
 func TestRateLimitIsCooldownNotIllHealth(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
 		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
-			Breaker: config.Breaker{Failures: 1}},
+			Breaker: config.Breaker{FailureRatio: 1, MinCalls: 3}},
 	}, nil)
-	h.ads["a"].on("m1", reply{err: rateLimited(5 * time.Second)}, reply{})
+	h.ads["a"].on("m1", reply{err: rateLimited(5 * time.Second)}, reply{}, reply{}, reply{},
+		reply{err: rateLimited(5 * time.Second)}, reply{err: rateLimited(5 * time.Second)}, reply{err: rateLimited(5 * time.Second)}, reply{})
 	if res, err := h.chat("default"); err != nil || res.Target != "b/m2" {
 		t.Fatalf("res=%+v err=%v", res, err)
 	}
+	// One 429 among successes: the next callers still get a/m1.
+	for i := range 3 {
+		if res, err := h.chat("default"); err != nil || res.Target != "a/m1" {
+			t.Fatalf("call %d after one 429: res=%+v err=%v", i, res, err)
+		}
+	}
+	// Three in a row make 4 of 7 calls rate limited: a cooldown for all.
+	for range 3 {
+		if res, err := h.chat("default"); err != nil || res.Target != "b/m2" {
+			t.Fatalf("res=%+v err=%v", res, err)
+		}
+	}
 	if st := statusOf(h.eng, "a/m1"); st.Breaker != "closed" {
-		t.Errorf("a rate limit opened the breaker: %+v", st)
+		t.Errorf("rate limits opened the breaker: %+v", st)
 	}
-	// Within the hinted time the target is skipped...
-	h.clock.Advance(4 * time.Second)
-	if res, err := h.chat("default"); err != nil || res.Target != "b/m2" {
-		t.Fatalf("during cooldown: res=%+v err=%v", res, err)
+	calls := h.ads["a"].Calls("m1")
+	h.clock.Advance(500 * time.Millisecond)
+	if res, err := h.chat("default"); err != nil || res.Target != "b/m2" || h.ads["a"].Calls("m1") != calls {
+		t.Fatalf("during cooldown: res=%+v err=%v, a/m1 called %d more times", res, err, h.ads["a"].Calls("m1")-calls)
 	}
-	// ...and after it, used again.
+	// A second on, one paced call goes through; it succeeds and ends the
+	// cooldown.
 	h.clock.Advance(time.Second)
-	if res, err := h.chat("default"); err != nil || res.Target != "a/m1" {
-		t.Fatalf("after cooldown: res=%+v err=%v", res, err)
+	for i := range 2 {
+		if res, err := h.chat("default"); err != nil || res.Target != "a/m1" {
+			t.Fatalf("call %d after the paced call: res=%+v err=%v", i, res, err)
+		}
 	}
 }
 
 func TestRequestScopeCountsNothing(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1"), Breaker: config.Breaker{Failures: 1}},
+		"default": {Targets: targets("a/m1"), Breaker: openAfter(1, time.Minute)},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errInvalid}, reply{err: errInvalid}, reply{})
 	for range 2 {
@@ -467,29 +506,24 @@ func TestRetryBudget(t *testing.T) {
 }
 
 func TestBudgetUnderConcurrency(t *testing.T) {
-	// 10 calls in flight on one target, budget 20%, no floor: at most 2
-	// retries may run at once.
+	// 10 calls in flight on one target, budget 20%, no floor: a retry
+	// may start while fewer than 2 retry attempts run.
 	rt := &targetRuntime{}
 	tp := &targetPlan{rt: rt, retry: retryPolicy{budget: 0.2}}
 	rt.active.Store(10)
-	var wg sync.WaitGroup
-	var granted atomic.Int64
-	for range 10 {
-		wg.Go(func() {
-			if acquireRetry(tp) {
-				granted.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if granted.Load() != 2 {
-		t.Errorf("granted %d concurrent retries, want 2", granted.Load())
+	for running, want := range []bool{true, true, false} {
+		rt.retrying.Store(int64(running))
+		if got := retryRoom(tp); got != want {
+			t.Errorf("with %d retries running: room %v, want %v", running, got, want)
+		}
 	}
 	tp.retry.minConcurrency = 3
-	if !acquireRetry(tp) {
+	rt.retrying.Store(2)
+	if !retryRoom(tp) {
 		t.Error("floor of 3 not honoured")
 	}
-	if acquireRetry(tp) {
+	rt.retrying.Store(3)
+	if retryRoom(tp) {
 		t.Error("a 4th concurrent retry passed a floor of 3")
 	}
 }
@@ -626,11 +660,11 @@ func TestPerTargetOverridesAndStatus(t *testing.T) {
 	h := newHarness(t, map[string]*config.Route{
 		"default": {
 			Targets: []config.Target{
-				{Target: "a/m1", Retry: &config.Retry{MaxAttempts: 1}, Breaker: &config.Breaker{Failures: 1}},
+				{Target: "a/m1", Retry: &config.Retry{MaxAttempts: 1}, Breaker: &config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1}},
 				{Target: "b/m2"},
 			},
 			Retry:   config.Retry{MaxAttempts: 4},
-			Breaker: config.Breaker{Failures: 5},
+			Breaker: config.Breaker{MinCalls: 5},
 		},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errServer})

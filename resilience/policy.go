@@ -12,26 +12,28 @@ import (
 
 // Defaults applied to zero config values: config's documented defaults.
 const (
-	DefaultTimeout             = config.DefaultTimeout
-	DefaultMaxClientWait       = config.DefaultMaxClientWait
-	DefaultMaxAttempts         = config.DefaultMaxAttempts
-	DefaultMaxTotalAttempts    = config.DefaultMaxTotalAttempts
-	DefaultBaseDelay           = config.DefaultBaseDelay
-	DefaultMaxDelay            = config.DefaultMaxDelay
-	DefaultMaxWait             = config.DefaultMaxWait
-	DefaultBudget              = config.DefaultBudget
-	DefaultMinRetryConcurrency = config.DefaultMinRetryConcurrency
-	DefaultFirstTokenTimeout   = config.DefaultFirstTokenTimeout
-	DefaultIdleTimeout         = config.DefaultIdleTimeout
-	DefaultHeaderTimeout       = config.DefaultHeaderTimeout
-	DefaultBreakerFailures     = config.DefaultBreakerFailures
-	DefaultBreakerMinCalls     = config.DefaultBreakerMinCalls
-	DefaultBreakerWindow       = config.DefaultBreakerWindow
-	DefaultBreakerCooldown     = config.DefaultBreakerCooldown
-	DefaultBreakerProbes       = config.DefaultBreakerProbes
-	DefaultQueueTimeout        = config.DefaultQueueTimeout
-	DefaultCacheMaxEntries     = config.DefaultCacheMaxEntries
-	DefaultCacheMaxBytes       = config.DefaultCacheMaxBytes
+	DefaultTimeout                = config.DefaultTimeout
+	DefaultMaxClientWait          = config.DefaultMaxClientWait
+	DefaultMaxAttempts            = config.DefaultMaxAttempts
+	DefaultMaxTotalAttempts       = config.DefaultMaxTotalAttempts
+	DefaultBaseDelay              = config.DefaultBaseDelay
+	DefaultMaxDelay               = config.DefaultMaxDelay
+	DefaultMaxWait                = config.DefaultMaxWait
+	DefaultBudget                 = config.DefaultBudget
+	DefaultMinRetryConcurrency    = config.DefaultMinRetryConcurrency
+	DefaultFirstTokenTimeout      = config.DefaultFirstTokenTimeout
+	DefaultIdleTimeout            = config.DefaultIdleTimeout
+	DefaultHeaderTimeout          = config.DefaultHeaderTimeout
+	DefaultBreakerFailures        = config.DefaultBreakerFailures
+	DefaultBreakerFailureRatio    = config.DefaultBreakerFailureRatio
+	DefaultBreakerMinCalls        = config.DefaultBreakerMinCalls
+	DefaultBreakerWindow          = config.DefaultBreakerWindow
+	DefaultBreakerInitialCooldown = config.DefaultBreakerInitialCooldown
+	DefaultBreakerCooldown        = config.DefaultBreakerCooldown
+	DefaultBreakerProbes          = config.DefaultBreakerProbes
+	DefaultQueueTimeout           = config.DefaultQueueTimeout
+	DefaultCacheMaxEntries        = config.DefaultCacheMaxEntries
+	DefaultCacheMaxBytes          = config.DefaultCacheMaxBytes
 	// DefaultIdempotencyTTL keeps results of calls with an explicit
 	// IdempotencyKey when their route has no cache TTL.
 	DefaultIdempotencyTTL = 10 * time.Minute
@@ -46,14 +48,15 @@ type retryPolicy struct {
 	minConcurrency        int
 }
 
-// breakerPolicy is a resolved config.Breaker.
+// breakerPolicy is a resolved config.Breaker (see breaker.go).
 type breakerPolicy struct {
-	failures int
-	ratio    float64
-	minCalls int
+	failures int     // fewest failures in the window that open it
+	ratio    float64 // failed share of the window's calls that opens it (0: never)
+	minCalls int     // fewest calls in the window before it may open
 	window   time.Duration
-	cooldown time.Duration
-	probes   int
+	initial  time.Duration // the first opening's cooldown
+	cooldown time.Duration // the longest cooldown
+	probes   int           // fewest probes at once while half-open
 }
 
 // targetPlan is one target of a route with its resolved policies.
@@ -153,15 +156,27 @@ func clientWait(d time.Duration, provisioned bool) time.Duration {
 	return d
 }
 
-func resolveBreaker(b config.Breaker) breakerPolicy {
-	return breakerPolicy{
-		failures: intOr(b.Failures, DefaultBreakerFailures),
+// resolveBreaker applies defaults. As for the retry budget, a zero Failures
+// or FailureRatio is explicit in a loaded config (no floor; never opens on
+// ill health) and means the default in a Config built in Go.
+func resolveBreaker(b config.Breaker, provisioned bool) breakerPolicy {
+	p := breakerPolicy{
+		failures: b.Failures,
 		ratio:    b.FailureRatio,
 		minCalls: intOr(b.MinCalls, DefaultBreakerMinCalls),
 		window:   durOr(b.Window, DefaultBreakerWindow),
+		initial:  durOr(b.InitialCooldown, DefaultBreakerInitialCooldown),
 		cooldown: durOr(b.Cooldown, DefaultBreakerCooldown),
 		probes:   intOr(b.Probes, DefaultBreakerProbes),
 	}
+	if !provisioned {
+		p.failures = intOr(p.failures, DefaultBreakerFailures)
+		if p.ratio == 0 {
+			p.ratio = DefaultBreakerFailureRatio
+		}
+	}
+	p.failures = max(p.failures, 0)
+	return p
 }
 
 // newRoutePlan resolves a route: r.Targets, then extra (a call's named
@@ -184,7 +199,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		fallbackOnFilter:  r.FallbackOnContentFilter,
 		static:            r.StaticFallback,
 		retry:             resolveRetry(r.Retry, e.provisioned),
-		breaker:           resolveBreaker(r.Breaker),
+		breaker:           resolveBreaker(r.Breaker, e.provisioned),
 		maxConcurrency:    r.MaxConcurrency,
 		cfgRoute:          r,
 		cacheMaxEntries:   int64(intOr(r.Cache.MaxEntries, DefaultCacheMaxEntries)),
@@ -224,7 +239,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		}
 		pol := r.PolicyFor(ct)
 		tp.retry = resolveRetry(pol.Retry, e.provisioned)
-		tp.breaker = resolveBreaker(pol.Breaker)
+		tp.breaker = resolveBreaker(pol.Breaker, e.provisioned)
 		tp.window = e.cfg.Model(prov, model).ContextWindow
 		tp.price, tp.priced = e.cfg.Price(prov, model)
 		tp.rt = e.runtime(tname, pol.MaxConcurrency)

@@ -23,7 +23,8 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 		targets []string
 		// prime scripts the adapters; one primed call then sets the state.
 		prime func(h *harness)
-		// advance is fake time between the primed call and the measured one.
+		// advance is fake time between the primed call and the measured one
+		// (under a second for cooldowns: then one paced call goes through).
 		advance     time.Duration
 		wantRetryAt time.Time
 		wantAllRL   bool
@@ -33,7 +34,7 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 		name:    "target cooldown",
 		targets: []string{"a/m1"},
 		prime:   func(h *harness) { h.ads["a"].on("m1", reply{err: rateLimited(7 * time.Second)}) },
-		advance: 2 * time.Second, wantRetryAt: t0.Add(7 * time.Second), wantAllRL: true,
+		advance: 500 * time.Millisecond, wantRetryAt: t0.Add(7 * time.Second), wantAllRL: true,
 		wantSkipped: []Skip{{Target: "a/m1", Reason: "rate-limit cooldown", Until: t0.Add(7 * time.Second), RateLimited: true}},
 		wantErr:     ErrNoTarget,
 	}, {
@@ -43,7 +44,7 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 			h.ads["a"].on("m1", reply{err: rateLimited(7 * time.Second)})
 			h.ads["b"].on("m2", reply{err: rateLimited(3 * time.Second)})
 		},
-		advance: time.Second, wantRetryAt: t0.Add(3 * time.Second), wantAllRL: true,
+		advance: 500 * time.Millisecond, wantRetryAt: t0.Add(3 * time.Second), wantAllRL: true,
 		wantSkipped: []Skip{
 			{Target: "a/m1", Reason: "rate-limit cooldown", Until: t0.Add(7 * time.Second), RateLimited: true},
 			{Target: "b/m2", Reason: "rate-limit cooldown", Until: t0.Add(3 * time.Second), RateLimited: true},
@@ -53,7 +54,7 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 		name:    "key-wide cooldown",
 		targets: []string{"a/m1"},
 		prime:   func(h *harness) { h.ads["a"].on("m1", reply{err: keyRL}) },
-		advance: 4 * time.Second, wantRetryAt: t0.Add(9 * time.Second), wantAllRL: true,
+		advance: 500 * time.Millisecond, wantRetryAt: t0.Add(9 * time.Second), wantAllRL: true,
 		wantSkipped: []Skip{{Target: "a/m1", Reason: "key a: rate-limit cooldown", Until: t0.Add(9 * time.Second), RateLimited: true}},
 		wantErr:     ErrNoTarget,
 	}, {
@@ -79,7 +80,7 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 			h.ads["a"].on("m1", reply{err: rateLimited(50 * time.Second)})
 			h.ads["b"].on("m2", reply{err: errServer})
 		},
-		advance: time.Second, wantRetryAt: t0.Add(30 * time.Second), wantAllRL: false,
+		advance: 500 * time.Millisecond, wantRetryAt: t0.Add(30 * time.Second), wantAllRL: false,
 		wantSkipped: []Skip{
 			{Target: "a/m1", Reason: "rate-limit cooldown", Until: t0.Add(50 * time.Second), RateLimited: true},
 			{Target: "b/m2", Reason: "breaker open", Until: t0.Add(30 * time.Second)},
@@ -98,8 +99,12 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, map[string]*config.Route{"default": {
 				Targets: targets(tt.targets...),
+				// Too short a deadline to wait for any of the refusals: the
+				// call says when to come back instead.
+				Timeout: time.Second,
 				Retry:   config.Retry{MaxAttempts: 1},
-				Breaker: config.Breaker{Failures: 1, Cooldown: 30 * time.Second},
+				// One failure (or one rate limit of one call) is enough.
+				Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1, InitialCooldown: 30 * time.Second, Cooldown: 30 * time.Second},
 			}}, nil)
 			tt.prime(h)
 			if _, err := h.chat("default"); err == nil {

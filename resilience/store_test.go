@@ -32,7 +32,7 @@ func TestEngineToleratesOptimisticStore(t *testing.T) {
 	st := &optimisticStore{Store: memstore.New()}
 	h := newHarness(t, map[string]*config.Route{
 		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
-			Breaker: config.Breaker{Failures: 2, Cooldown: 10 * time.Second, Probes: 1}},
+			Breaker: config.Breaker{FailureRatio: 1, MinCalls: 2, Failures: 2, InitialCooldown: 10 * time.Second, Probes: 1}},
 	}, func(o *Options) { o.Store = st })
 	h.ads["a"].on("m1", reply{err: errOverloaded}, reply{err: errOverloaded}, reply{})
 	for range 2 {

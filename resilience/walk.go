@@ -31,7 +31,11 @@ type callState struct {
 	fallbacks int
 	waited    time.Duration
 	retryAt   time.Time
-	lastErr   error // the RouteError once the walk failed
+	// holdAt is the earliest moment a target that turned this pass away
+	// (its breaker open or half-open, a rate-limit cooldown) takes calls
+	// again, when that is within the target's max_wait; zero when none.
+	holdAt  time.Time
+	lastErr error // the RouteError once the walk failed
 	// hedgedTo holds the targets a hedge has tried; the walker does not
 	// try them again. Only the walker's goroutine uses it.
 	hedgedTo map[*targetPlan]bool
@@ -100,12 +104,15 @@ func (cs *callState) skip(t *targetPlan, reason string) {
 }
 
 // refusal is why admission turned a target away: reason (empty when it
-// admitted), until when the refusal lasts (zero when unknown) and whether it
-// is a rate-limit cooldown.
+// admitted), until when the refusal lasts (zero when unknown), whether it
+// is a rate-limit cooldown, and whether the call may wait for it (hold: the
+// target's own breaker or a cooldown, never a key's breaker on a bad key or
+// an empty balance).
 type refusal struct {
 	reason      string
 	until       time.Time
 	rateLimited bool
+	hold        bool
 	// fault is the key fault the refusing breaker holds (see keyFault),
 	// first seen at since; ineligible marks a fallback the rules forbid.
 	fault      *provider.Error
@@ -114,7 +121,8 @@ type refusal struct {
 }
 
 // refused records a target the call did not try; a refusal that ends at a
-// known time counts towards the call's RetryAt.
+// known time counts towards the call's RetryAt, and one the call may wait
+// for within the target's max_wait towards its holdAt.
 // A key fault's breaker ends only when the key is tried again: that
 // counts only when the provider said when the fault ends (a quota reset).
 func (cs *callState) refused(t *targetPlan, r refusal) {
@@ -124,6 +132,10 @@ func (cs *callState) refused(t *targetPlan, r refusal) {
 	cs.mu.Lock()
 	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: r.reason, Until: r.until, RateLimited: r.rateLimited,
 		Fault: r.fault, Since: r.since, Ineligible: r.ineligible})
+	if r.hold && !r.until.IsZero() && r.until.Sub(cs.e.now()) <= t.retry.maxWait &&
+		(cs.holdAt.IsZero() || r.until.Before(cs.holdAt)) {
+		cs.holdAt = r.until
+	}
 	cs.mu.Unlock()
 	cs.emit(Event{Kind: EventSkip, Target: t.name, Reason: r.reason})
 }
@@ -135,9 +147,13 @@ type outcome struct {
 	emb    *provider.EmbedResponse
 }
 
-// ticket records what admission granted, for the outcome report.
+// ticket records what admission granted, for the outcome report: whether
+// the call is a half-open probe of the key's or the target's breaker, and
+// the generation of the half-open state it probes (a report from an older
+// state is not a probe's).
 type ticket struct {
 	keyProbe, targetProbe bool
+	keyGen, targetGen     uint64
 }
 
 // fallbackOK says whether, after failure pe on from, the call may move to to.
@@ -187,7 +203,69 @@ func (cs *callState) fail(sentinel error) error {
 // walk runs the route: attempts, retries, fallbacks. For streams ctx is the
 // caller's (the deadline is enforced by per-attempt timers, so the returned
 // stream can outlive it); for Chat it carries the deadline.
+//
+// When a pass over the targets ends with every target spent and one of them
+// turned the call away until a known moment (its breaker open, half-open
+// with its probes out, a rate-limit cooldown) that fits the call's time left
+// and the target's max_wait, the call waits for it and walks again: an
+// outage shorter than the deadline costs the caller time, not the answer.
 func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPlan, error) {
+	for pass := 0; ; pass++ {
+		if pass > 0 {
+			cs.mu.Lock()
+			cs.skipped, cs.retryAt = nil, time.Time{} // the earlier pass's, out of date
+			cs.mu.Unlock()
+			cs.hedgedTo = nil
+		}
+		out, winner, err := cs.pass(ctx, stream)
+		if err == nil {
+			return out, winner, nil
+		}
+		if err == ErrExhausted {
+			if held, herr := cs.hold(ctx); herr != nil {
+				err = herr
+			} else if held {
+				continue
+			}
+		}
+		return outcome{}, nil, cs.fail(err)
+	}
+}
+
+// holdSpread spreads the wake-ups of calls held until the same moment.
+const holdSpread = 500 * time.Millisecond
+
+// hold waits until the pass's holdAt when it fits the time left (and the
+// call's max_total_attempts leaves an attempt), reporting whether it did.
+// err is ErrDeadline when the caller went away while waiting.
+func (cs *callState) hold(ctx context.Context) (bool, error) {
+	cs.mu.Lock()
+	at, total := cs.holdAt, cs.total
+	cs.holdAt = time.Time{}
+	cs.mu.Unlock()
+	if at.IsZero() || total >= cs.rp.maxTotal || cs.over(ctx) {
+		return false, nil
+	}
+	// Calls held for the same moment wake spread over holdSpread, so a
+	// recovering target is not met by all of them at once.
+	d := max(at.Sub(cs.e.now()), time.Millisecond)
+	if spread := d + cs.e.randDuration(holdSpread); spread < cs.left() {
+		d = spread
+	} else if d >= cs.left() {
+		return false, nil
+	}
+	if err := cs.e.sleep(ctx, d); err != nil {
+		return false, ErrDeadline
+	}
+	cs.mu.Lock()
+	cs.waited += d
+	cs.mu.Unlock()
+	return true, nil
+}
+
+// pass walks the route's targets once. It returns the winning outcome and
+// target, or the sentinel the call would fail with.
+func (cs *callState) pass(ctx context.Context, stream bool) (outcome, *targetPlan, error) {
 	rp := cs.rp
 	if cs.unservable() {
 		return outcome{}, nil, cs.fail(ErrUnservable)
@@ -208,7 +286,7 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 			if !ok {
 				cs.refused(t, refusal{reason: why, ineligible: true})
 				if stop {
-					return outcome{}, nil, cs.fail(ErrRejected)
+					return outcome{}, nil, ErrRejected
 				}
 				continue
 			}
@@ -221,21 +299,21 @@ func (cs *callState) walk(ctx context.Context, stream bool) (outcome, *targetPla
 			last, lastT = pe, t
 		}
 		if done != nil {
-			return outcome{}, nil, cs.fail(done)
+			return outcome{}, nil, done
 		}
 	}
 	if cs.over(ctx) {
-		return outcome{}, nil, cs.fail(ErrDeadline)
+		return outcome{}, nil, ErrDeadline
 	}
 	if last != nil {
 		// The last failure may forbid any other target (invalid_request,
 		// content_filtered without opt-in, no fallback): say so even when
 		// no target was left to refuse.
 		if _, stop, _ := cs.fallbackOK(last, lastT, lastT); stop {
-			return outcome{}, nil, cs.fail(ErrRejected)
+			return outcome{}, nil, ErrRejected
 		}
 	}
-	return outcome{}, nil, cs.fail(ErrExhausted)
+	return outcome{}, nil, ErrExhausted
 }
 
 // onTarget runs the attempts on target i. prev is the failure on prevT that
@@ -247,7 +325,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 	rp, e := cs.rp, cs.e
 	t := rp.targets[i]
 	t.rt.active.Add(1)
-	holdsRetry := false // a retry-budget slot, held from the backoff to the end of the retry
+	holdsRetry := false // a retry-budget slot, held for the retry attempt
 	defer func() {
 		if holdsRetry {
 			t.rt.retrying.Add(-1)
@@ -317,12 +395,11 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 			cs.skip(t, fmt.Sprintf("server asked to wait %s, more than max_wait %s", v.Wait, t.retry.maxWait))
 			return outcome{}, nil, last, nil
 		}
-		if !acquireRetry(t) {
+		if !retryRoom(t) {
 			cs.noteRetryAt(retryAtOf(e.now(), v))
 			cs.skip(t, "retry budget exhausted")
 			return outcome{}, nil, last, nil
 		}
-		holdsRetry = true
 		d := e.jitter(n, t.retry, v.Wait)
 		if d >= cs.left() {
 			cs.noteRetryAt(retryAtOf(e.now(), v))
@@ -337,6 +414,11 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 		cs.mu.Lock()
 		cs.waited += d
 		cs.mu.Unlock()
+		// The budget was asked when the attempt failed; the slot is taken
+		// for the retry itself, since a call waiting out its backoff puts
+		// no load on the upstream.
+		t.rt.retrying.Add(1)
+		holdsRetry = true
 	}
 }
 
@@ -359,22 +441,17 @@ func retryAtOf(now time.Time, v *classify.Verdict) time.Time {
 	return time.Time{}
 }
 
-// acquireRetry takes a slot of t's retry budget if one is free: the retries
-// in flight (backoff included) stay below max(min_retry_concurrency,
-// budget × calls active on t). The caller releases it with retrying.Add(-1).
-func acquireRetry(t *targetPlan) bool {
-	allowed := int64(t.retry.budget * float64(t.rt.active.Load()))
-	allowed = max(allowed, int64(t.retry.minConcurrency))
-	for {
-		cur := t.rt.retrying.Load()
-		if cur >= allowed {
-			return false
-		}
-		if t.rt.retrying.CompareAndSwap(cur, cur+1) {
-			return true
-		}
-	}
+// retryAllowed is how many retry attempts may be in flight on t at once:
+// max(min_retry_concurrency, budget × calls active on t). A call waiting out
+// its backoff holds no slot: it puts no load on the upstream.
+func retryAllowed(t *targetPlan) int64 {
+	return max(int64(t.retry.budget*float64(t.rt.active.Load())), int64(t.retry.minConcurrency))
 }
+
+// retryRoom reports whether t's retry budget has a free slot now. It is
+// asked when an attempt fails; the retry takes its slot after the backoff
+// (retrying.Add(1)) and gives it back when the attempt ends.
+func retryRoom(t *targetPlan) bool { return t.rt.retrying.Load() < retryAllowed(t) }
 
 // attempt makes one upstream attempt on t: concurrency slot, timeouts, the
 // adapter call, breaker and statistics. skip != "" means no attempt was made
@@ -563,64 +640,60 @@ func hasContent(c *provider.Chunk) bool {
 
 // admit asks both breakers (the provider key's, then the target's) whether
 // a call may go to t. A refusal with a reason means no; it says until when
-// the breaker refuses (a cooldown's end, an open breaker's OpenUntil) when
-// that is known.
+// the breaker refuses (an open breaker's OpenUntil, a probe recheck, a
+// cooldown's next paced call) when that is known.
 func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (ticket, refusal) {
 	var tk ticket
-	kk, tkey := t.kkey, t.tkey
-	kb, err := e.store.Breaker(ctx, kk)
-	if err != nil {
-		return tk, refusal{reason: "state store: " + err.Error()}
-	}
-	if !breakerQuiet(&kb, now) {
-		var ok bool
-		var no refusal
-		from := breakerState(&kb)
-		after, err := e.store.UpdateBreaker(ctx, kk, func(b *state.Breaker) bool {
-			var changed bool
-			ok, tk.keyProbe, changed, no.reason = breakerAllow(b, t.breaker, now)
-			no.until, no.rateLimited = refusedUntil(b, now)
-			return changed
-		})
-		if err != nil {
-			return tk, refusal{reason: "state store: " + err.Error()}
-		}
-		cs.breakerEvent(t.name, from, breakerState(&after), t.keyLabel)
-		if !ok {
+	ok, probe, kb, no := e.ask(ctx, cs, t, t.kkey, t.keyLabel, now)
+	if !ok {
+		if no.reason != "" && !strings.HasPrefix(no.reason, "state store: ") {
 			no.reason = "key " + t.provider + ": " + no.reason
 			if !no.rateLimited {
-				no.fault, no.since = faultError(t, after.Fault)
+				no.fault, no.since = faultError(t, kb.Fault)
 			}
-			return tk, no
 		}
+		// A key's breaker opens on a bad key or an empty balance: not
+		// worth waiting for. Its rate-limit cooldown is.
+		no.hold = no.rateLimited
+		return tk, no
 	}
-	tb, err := e.store.Breaker(ctx, tkey)
-	if err != nil {
+	tk.keyProbe, tk.keyGen = probe, kb.Generation
+	ok, probe, tb, no := e.ask(ctx, cs, t, t.tkey, "", now)
+	if !ok {
 		e.release(t, tk)
-		return ticket{}, refusal{reason: "state store: " + err.Error()}
+		no.hold = !strings.HasPrefix(no.reason, "state store: ")
+		return ticket{}, no
 	}
-	if !breakerQuiet(&tb, now) {
-		var ok bool
-		var no refusal
-		from := breakerState(&tb)
-		after, err := e.store.UpdateBreaker(ctx, tkey, func(b *state.Breaker) bool {
-			var changed bool
-			ok, tk.targetProbe, changed, no.reason = breakerAllow(b, t.breaker, now)
-			no.until, no.rateLimited = refusedUntil(b, now)
-			return changed
-		})
-		if err == nil {
-			cs.breakerEvent(t.name, from, breakerState(&after), "")
-		}
-		if err != nil || !ok {
-			e.release(t, ticket{keyProbe: tk.keyProbe})
-			if err != nil {
-				return ticket{}, refusal{reason: "state store: " + err.Error()}
-			}
-			return ticket{}, no
-		}
-	}
+	tk.targetProbe, tk.targetGen = probe, tb.Generation
 	return tk, refusal{}
+}
+
+// ask asks the breaker at key whether a call may start at now, and returns
+// its record as the answer left it. A quiet record (closed, no cooldown)
+// admits without a write.
+func (e *Engine) ask(ctx context.Context, cs *callState, t *targetPlan, key, label string, now time.Time) (ok, probe bool, after state.Breaker, no refusal) {
+	b, err := e.store.Breaker(ctx, key)
+	if err != nil {
+		return false, false, b, refusal{reason: "state store: " + err.Error()}
+	}
+	if breakerQuiet(&b, now) {
+		return true, false, b, refusal{}
+	}
+	from := breakerState(&b)
+	after, err = e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
+		var changed bool
+		ok, probe, changed, no.reason = breakerAllow(b, t.breaker, now)
+		no.until, no.rateLimited = refusedUntil(b, now)
+		return changed
+	})
+	if err != nil {
+		return false, false, after, refusal{reason: "state store: " + err.Error()}
+	}
+	cs.breakerEvent(t.name, from, breakerState(&after), label)
+	if !ok {
+		return false, false, after, no
+	}
+	return true, probe, after, refusal{}
 }
 
 func (cs *callState) breakerEvent(target, from, to, reason string) {
@@ -633,50 +706,62 @@ func (cs *callState) breakerEvent(target, from, to, reason string) {
 // outcome must be recorded even when the caller has gone.
 func storeCtx() context.Context { return context.Background() }
 
+// update applies fn to the breaker at key and reports a change of state:
+// to cs's events, or (cs nil: a stream that failed after its call returned)
+// to the engine's hook under route.
+func (e *Engine) update(cs *callState, t *targetPlan, key, label, route string, fn func(b *state.Breaker) bool) {
+	var from, to string
+	_, err := e.store.UpdateBreaker(storeCtx(), key, func(b *state.Breaker) bool {
+		from = breakerState(b)
+		ch := fn(b)
+		to = breakerState(b)
+		return ch
+	})
+	if err != nil {
+		e.log.Warn("llmguard: breaker update failed", "key", key, "err", err)
+		return
+	}
+	if cs != nil {
+		cs.breakerEvent(t.name, from, to, label)
+	} else if from != to && e.onEvent != nil {
+		e.onEvent(Event{Kind: EventBreaker, Time: e.now(), Route: route, Target: t.name, From: from, To: to, Reason: label})
+	}
+}
+
 // release returns half-open probe slots without an outcome.
 func (e *Engine) release(t *targetPlan, tk ticket) {
-	ctx := storeCtx()
 	if tk.keyProbe {
-		_, _ = e.store.UpdateBreaker(ctx, t.kkey, breakerRelease)
+		e.update(nil, t, t.kkey, t.keyLabel, "", func(b *state.Breaker) bool { return b.Generation == tk.keyGen && breakerRelease(b) })
 	}
 	if tk.targetProbe {
-		_, _ = e.store.UpdateBreaker(ctx, t.tkey, breakerRelease)
+		e.update(nil, t, t.tkey, "", "", func(b *state.Breaker) bool { return b.Generation == tk.targetGen && breakerRelease(b) })
 	}
 }
 
-// succeeded records a success on t's breakers: on the provider key's too,
-// which ends a run of provider-scope failures (network blips) there. The
-// common case (both closed, no failures counted, no ratio window) reads each
-// record and writes nothing.
+// succeeded records a success: in the target's window (which ends a
+// rate-limit cooldown), and as the probe's verdict where the call was one.
+// The key's breaker only learns of a probe: a key is judged by key-scope
+// verdicts alone.
 func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 	t.rt.successes.Add(1)
-	ctx := storeCtx()
-	update := func(key, label string, probe bool) {
-		if !probe && t.breaker.ratio == 0 {
-			b, err := e.store.Breaker(ctx, key)
-			if err != nil || (b.Failures == 0 && breakerState(&b) == state.Closed) {
-				return
-			}
-		}
-		var from, to string
-		now := e.now()
-		_, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
-			from = breakerState(b)
-			ch := breakerSuccess(b, t.breaker, now)
-			to = breakerState(b)
-			return ch
+	now := e.now()
+	if tk.keyProbe {
+		e.update(cs, t, t.kkey, t.keyLabel, "", func(b *state.Breaker) bool {
+			return breakerSuccess(b, t.breaker, now, b.Generation == tk.keyGen)
 		})
-		if err == nil && cs != nil {
-			cs.breakerEvent(t.name, from, to, label)
-		}
 	}
-	update(t.kkey, t.keyLabel, tk.keyProbe)
-	update(t.tkey, "", tk.targetProbe)
+	e.update(cs, t, t.tkey, "", "", func(b *state.Breaker) bool {
+		return breakerSuccess(b, t.breaker, now, tk.targetProbe && b.Generation == tk.targetGen)
+	})
 }
 
-// failed records a failure on the breaker its scope names.
-// route names the route for events when cs is nil (a stream that failed
-// after the call returned).
+// failed records a failure on the breaker its verdict names. Only auth,
+// quota and billing verdicts (scope key) reach the key's breaker, which
+// opens at once; a target's ill health, transport failures included (a
+// reset, an EOF, an HTML 5xx page from a proxy, a truncated body, a
+// timeout: scope model or provider), counts in the target's window; a
+// rate limit is not ill health. route names the route for events when cs
+// is nil (a stream that failed after the call returned).
 func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Error, route string) {
 	v := &pe.Verdict
 	now := e.now()
@@ -684,66 +769,33 @@ func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Er
 	t.rt.mu.Lock()
 	t.rt.lastErr, t.rt.lastFailed = pe.Error(), now
 	t.rt.mu.Unlock()
-	ctx := storeCtx()
-	apply := func(key, label string, fn func(b *state.Breaker) bool) {
-		var from, to string
-		_, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
-			from = breakerState(b)
-			ch := fn(b)
-			to = breakerState(b)
-			return ch
-		})
-		if err != nil {
-			e.log.Warn("llmguard: breaker update failed", "key", key, "err", err)
-			return
-		}
-		if cs != nil {
-			cs.breakerEvent(t.name, from, to, label)
-		} else if from != to && e.onEvent != nil {
-			e.onEvent(Event{Kind: EventBreaker, Time: now, Route: route, Target: t.name, From: from, To: to, Reason: label})
-		}
-	}
-	kk, tkey := t.kkey, t.tkey
-	keyLabel := "key " + t.provider
+	keyProbe := func(b *state.Breaker) bool { return tk.keyProbe && b.Generation == tk.keyGen }
+	targetProbe := func(b *state.Breaker) bool { return tk.targetProbe && b.Generation == tk.targetGen }
 	reason := pe.Error()
 	switch {
+	case v.Class == classify.RateLimited && v.Scope == classify.ScopeKey:
+		e.release(t, ticket{targetProbe: tk.targetProbe, targetGen: tk.targetGen})
+		e.update(cs, t, t.kkey, t.keyLabel, route, func(b *state.Breaker) bool {
+			return breakerRateLimited(b, t.breaker, now, v.Wait, keyProbe(b))
+		})
 	case v.Class == classify.RateLimited:
-		// A rate-limit wait is a cooldown, not ill health.
-		if tk.keyProbe || tk.targetProbe {
-			e.release(t, tk)
-		}
-		if v.Wait > 0 {
-			key := tkey
-			if v.Scope == classify.ScopeKey {
-				key = kk
-			}
-			until := now.Add(v.Wait)
-			apply(key, keyLabel, func(b *state.Breaker) bool { return breakerCooldown(b, until) })
-		}
+		e.release(t, ticket{keyProbe: tk.keyProbe, keyGen: tk.keyGen})
+		e.update(cs, t, t.tkey, "", route, func(b *state.Breaker) bool {
+			return breakerRateLimited(b, t.breaker, now, v.Wait, targetProbe(b))
+		})
 	case v.Scope == classify.ScopeKey:
-		until := v.Until
-		if !until.After(now) {
-			until = now.Add(t.breaker.cooldown)
-		}
-		if tk.targetProbe {
-			apply(tkey, "", breakerRelease)
-		}
+		e.release(t, ticket{targetProbe: tk.targetProbe, targetGen: tk.targetGen})
 		f := keyFault(v, now)
-		apply(kk, keyLabel, func(b *state.Breaker) bool {
+		e.update(cs, t, t.kkey, t.keyLabel, route, func(b *state.Breaker) bool {
 			prev := b.Fault
-			ch := breakerOpenUntil(b, until, reason)
+			ch := breakerOpenKey(b, t.breaker, now, v.Until, reason)
 			return keepFault(b, prev, f) || ch
 		})
-	case v.Scope == classify.ScopeProvider:
-		if tk.targetProbe {
-			apply(tkey, "", breakerRelease)
-		}
-		apply(kk, keyLabel, func(b *state.Breaker) bool { return breakerFailure(b, t.breaker, now, reason) })
-	case v.Scope == classify.ScopeModel:
-		if tk.keyProbe {
-			apply(kk, keyLabel, breakerRelease)
-		}
-		apply(tkey, "", func(b *state.Breaker) bool { return breakerFailure(b, t.breaker, now, reason) })
+	case v.Scope == classify.ScopeModel || v.Scope == classify.ScopeProvider:
+		e.release(t, ticket{keyProbe: tk.keyProbe, keyGen: tk.keyGen})
+		e.update(cs, t, t.tkey, "", route, func(b *state.Breaker) bool {
+			return breakerFailure(b, t.breaker, now, reason, targetProbe(b))
+		})
 	default: // request scope (or unknown): the target is healthy
 		e.release(t, tk)
 	}

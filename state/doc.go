@@ -9,7 +9,7 @@
 //
 //	st := memstore.New()
 //	b, err := st.UpdateBreaker(ctx, "target/openai/gpt-4.1", func(b *state.Breaker) bool {
-//		b.Failures++
+//		b.WindowCalls++
 //		return true
 //	})
 package state

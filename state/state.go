@@ -19,20 +19,36 @@ const (
 type Breaker struct {
 	// State is Closed (or ""), Open or HalfOpen.
 	State string `json:"state,omitempty"`
-	// Failures counts ill-health failures in a row since the last success.
-	Failures int `json:"failures,omitempty"`
-	// WindowStart begins the current failure-ratio window; WindowCalls and
-	// WindowFailures count outcomes inside it.
-	WindowStart    time.Time `json:"window_start,omitzero"`
-	WindowCalls    int       `json:"window_calls,omitempty"`
-	WindowFailures int       `json:"window_failures,omitempty"`
+	// WindowStart begins the current bucket of the sliding window (each
+	// bucket is one window long). WindowCalls counts the outcomes reported
+	// in it, WindowFailures those that were ill health and
+	// WindowRateLimited the rate limits; the Prev fields hold the bucket
+	// before. The window's counts at a moment are the current bucket's plus
+	// the previous bucket's weighted by the share of it still inside the window.
+	WindowStart       time.Time `json:"window_start,omitzero"`
+	WindowCalls       int       `json:"window_calls,omitempty"`
+	WindowFailures    int       `json:"window_failures,omitempty"`
+	WindowRateLimited int       `json:"window_rate_limited,omitempty"`
+	PrevCalls         int       `json:"prev_calls,omitempty"`
+	PrevFailures      int       `json:"prev_failures,omitempty"`
+	PrevRateLimited   int       `json:"prev_rate_limited,omitempty"`
 	// OpenUntil is when an open breaker becomes half-open.
 	OpenUntil time.Time `json:"open_until,omitzero"`
-	// Probes counts half-open probe calls admitted and not yet reported.
-	Probes int `json:"probes,omitempty"`
-	// CooldownUntil is a rate-limit cooldown: the target is skipped until then
-	// without the breaker counting it as ill health.
+	// Trips counts the openings since the breaker last closed; each one
+	// doubles the cooldown.
+	Trips int `json:"trips,omitempty"`
+	// Probes counts half-open probe calls admitted and not yet reported;
+	// Asked counts the calls that asked to go through while half-open
+	// (probes are admitted in proportion to them) and ProbeFailures the
+	// probes that failed.
+	Probes        int `json:"probes,omitempty"`
+	Asked         int `json:"asked,omitempty"`
+	ProbeFailures int `json:"probe_failures,omitempty"`
+	// CooldownUntil is a rate-limit cooldown for every caller: the target
+	// is skipped until then without the breaker counting it as ill health,
+	// except for one call per interval, the next at PaceAt.
 	CooldownUntil time.Time `json:"cooldown_until,omitzero"`
+	PaceAt        time.Time `json:"pace_at,omitzero"`
 	// Generation increases on every state change, so a late report from a
 	// call admitted under an older state can be recognised.
 	Generation uint64 `json:"generation,omitempty"`

@@ -13,7 +13,7 @@ import (
 )
 
 func fail(reason string) func(b *state.Breaker) bool {
-	return func(b *state.Breaker) bool { b.Failures++; b.Reason = reason; return true }
+	return func(b *state.Breaker) bool { b.WindowCalls++; b.Reason = reason; return true }
 }
 
 // 20,000 targets a client invented leave at most MaxRecords records (the
@@ -65,7 +65,7 @@ func TestRecordsExpire(t *testing.T) {
 			return true
 		})
 		time.Sleep(2 * time.Hour)
-		if b, _ := st.Breaker(ctx, "target/p/idle"); b.Failures != 0 {
+		if b, _ := st.Breaker(ctx, "target/p/idle"); b.WindowCalls != 0 {
 			t.Errorf("idle record survived its TTL: %+v", b)
 		}
 		for i := range 5000 {

@@ -18,10 +18,10 @@ func Example() {
 	st := memstore.New()
 	ctx := context.Background()
 	b, _ := st.UpdateBreaker(ctx, "target/openai/gpt-4.1", func(b *state.Breaker) bool {
-		b.Failures++
+		b.WindowCalls++
 		return true
 	})
-	fmt.Println(b.Failures)
+	fmt.Println(b.WindowCalls)
 	// Output: 1
 }
 

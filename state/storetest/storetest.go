@@ -25,8 +25,9 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 	full := state.Breaker{
-		State: state.Open, Failures: 5, WindowStart: t0, WindowCalls: 10, WindowFailures: 6,
-		OpenUntil: t0.Add(time.Minute), Probes: 1, CooldownUntil: t0.Add(1500 * time.Millisecond),
+		State: state.Open, WindowStart: t0, WindowCalls: 10, WindowFailures: 6, WindowRateLimited: 2,
+		PrevCalls: 30, PrevFailures: 4, PrevRateLimited: 3, OpenUntil: t0.Add(time.Minute), Trips: 2,
+		Probes: 1, Asked: 12, ProbeFailures: 1, CooldownUntil: t0.Add(1500 * time.Millisecond), PaceAt: t0.Add(time.Second),
 		Generation: 7, Reason: "529 overloaded_error: Overloaded",
 		Fault: state.Fault{Status: 401, Class: "auth", ProviderType: "authentication_error", RequestID: "req_1",
 			Message: "401 authentication_error: invalid x-api-key (request-id req_1)", Since: t0, Until: t0.Add(time.Hour)},
@@ -77,33 +78,33 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 
 	t.Run("FalseDoesNotStore", func(t *testing.T) {
 		st := newStore(t)
-		if _, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.Failures = 1; return true }); err != nil {
+		if _, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.WindowCalls = 1; return true }); err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.Failures = 99; return false })
+		got, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.WindowCalls = 99; return false })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Failures != 1 {
-			t.Errorf("UpdateBreaker returned Failures=%d after fn returned false, want 1", got.Failures)
+		if got.WindowCalls != 1 {
+			t.Errorf("UpdateBreaker returned WindowCalls=%d after fn returned false, want 1", got.WindowCalls)
 		}
 		read, _ := st.Breaker(ctx, "k")
-		if read.Failures != 1 {
-			t.Errorf("stored Failures=%d after fn returned false, want 1", read.Failures)
+		if read.WindowCalls != 1 {
+			t.Errorf("stored WindowCalls=%d after fn returned false, want 1", read.WindowCalls)
 		}
 	})
 
 	t.Run("KeysAreIndependent", func(t *testing.T) {
 		st := newStore(t)
 		for i, k := range []string{"target/a/m", "target/b/m", "key/a"} {
-			if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { b.Failures = i + 1; return true }); err != nil {
+			if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { b.WindowCalls = i + 1; return true }); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i, k := range []string{"target/a/m", "target/b/m", "key/a"} {
 			b, _ := st.Breaker(ctx, k)
-			if b.Failures != i+1 {
-				t.Errorf("%s: Failures=%d, want %d", k, b.Failures, i+1)
+			if b.WindowCalls != i+1 {
+				t.Errorf("%s: WindowCalls=%d, want %d", k, b.WindowCalls, i+1)
 			}
 		}
 		keys, err := st.BreakerKeys(ctx)
@@ -125,7 +126,7 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
-					if _, err := st.UpdateBreaker(ctx, "hot", func(b *state.Breaker) bool { b.Failures++; return true }); err != nil {
+					if _, err := st.UpdateBreaker(ctx, "hot", func(b *state.Breaker) bool { b.WindowCalls++; return true }); err != nil {
 						t.Error(err)
 						return
 					}
@@ -134,8 +135,8 @@ func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 		}
 		wg.Wait()
 		b, _ := st.Breaker(ctx, "hot")
-		if b.Failures != workers*each {
-			t.Errorf("Failures=%d after %d concurrent increments: updates are not atomic", b.Failures, workers*each)
+		if b.WindowCalls != workers*each {
+			t.Errorf("WindowCalls=%d after %d concurrent increments: updates are not atomic", b.WindowCalls, workers*each)
 		}
 	})
 
