@@ -29,6 +29,7 @@ type anStream struct {
 	pending   bool // start was called; message_start not written yet
 	rawDelta  bool // the upstream's message_delta went out
 	rawStop   bool // the upstream's message_stop went out
+	lastRaw   *provider.RawEvent
 }
 
 func (s *anStream) emit(name string, b []byte) error {
@@ -183,6 +184,10 @@ func (s *anStream) chunk(c *provider.Chunk) error {
 		s.stopSeq = c.StopSequence
 	}
 	if c.Raw != nil {
+		if c.Raw == s.lastRaw {
+			return nil // another chunk of the event already written
+		}
+		s.lastRaw = c.Raw
 		return s.relay(c.Raw)
 	}
 	if err := s.head(); err != nil {

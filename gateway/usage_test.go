@@ -136,8 +136,18 @@ func TestUsageCarried(t *testing.T) {
 			if d := diffAny(oaWant[route], dig(last, "usage")); d != "" {
 				t.Errorf("usage chunk (-want +got):\n%s", d)
 			}
-			if route == "oai" && dig(evs[0].Data, "id") != "chatcmpl-FixedUpstream" {
-				t.Errorf("chunk id = %v, want the upstream's", dig(evs[0].Data, "id"))
+			if route == "oai" && string(r.body) != fixedOAStream {
+				t.Errorf("relayed stream\n got %q\nwant %q", r.body, fixedOAStream)
+			}
+			// Without include_usage the client gets no usage chunk, though
+			// the gateway asked for one.
+			r = s.post(t, "/v1/chat/completions", oaBody(route, true, ""))
+			_, end, evs = streamText(t, DialectOpenAI, r.body)
+			if end != "done" || dig(evs[len(evs)-2].Data, "usage") != nil {
+				t.Errorf("stream without include_usage ends %q with %v", end, evs[len(evs)-2].Data)
+			}
+			if route == "oai" && !strings.HasPrefix(string(r.body), fixedOAStream[:strings.Index(fixedOAStream, "\n\n")]) {
+				t.Errorf("relayed stream starts %q", r.body)
 			}
 		})
 	}

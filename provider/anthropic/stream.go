@@ -24,8 +24,8 @@ type decoder struct {
 	relay bool
 }
 
-// Decode implements wire.Decoder: decode, plus each event verbatim on its
-// first chunk (or a chunk of its own) when relaying.
+// Decode implements wire.Decoder: decode, plus each event verbatim on the
+// chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
 	if !d.relay || err != nil {
@@ -35,7 +35,9 @@ func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if len(chunks) == 0 {
 		return []provider.Chunk{{Raw: raw}}, done, nil
 	}
-	chunks[0].Raw = raw
+	for i := range chunks {
+		chunks[i].Raw = raw // one event: its chunks share it
+	}
 	return chunks, done, nil
 }
 

@@ -198,7 +198,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	if err != nil {
 		return nil, err
 	}
-	dec := &decoder{call: call, h: resp.Header}
+	dec := &decoder{call: call, h: resp.Header, relay: a.q.verbatim && chatRelayed(req)}
 	return call.OpenStream(ctx, resp, dec, requestID(resp.Header))
 }
 

@@ -95,10 +95,30 @@ type decoder struct {
 	call    wire.Call
 	h       http.Header
 	started bool
+	// relay: the request was the client's own body and the answer is
+	// OpenAI's, so every event also goes back verbatim (Chunk.Raw).
+	relay bool
 }
 
-// Decode implements wire.Decoder.
+// Decode implements wire.Decoder: decode, plus each event verbatim on the
+// chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
+	chunks, done, err := d.decode(ev)
+	if !d.relay || err != nil {
+		return chunks, done, err
+	}
+	raw := &provider.RawEvent{Name: ev.Name, Data: bytes.Clone(bytes.TrimSpace(ev.Data))}
+	if len(chunks) == 0 {
+		return []provider.Chunk{{Raw: raw}}, done, nil
+	}
+	for i := range chunks {
+		chunks[i].Raw = raw
+	}
+	return chunks, done, nil
+}
+
+// decode turns one event into canonical chunks.
+func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	data := bytes.TrimSpace(ev.Data)
 	if bytes.Equal(data, done) {
 		return nil, true, nil
