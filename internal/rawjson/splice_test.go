@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -41,4 +42,50 @@ func TestSplice(t *testing.T) {
 			t.Errorf("Splice(%q) = nil error", bad)
 		}
 	}
+}
+
+// FuzzSplice checks Splice against encoding/json: on any object it gives
+// valid JSON whose decoded value is the object with the fields applied.
+func FuzzSplice(f *testing.F) {
+	for _, s := range []string{`{"model":"x","stream":true,"a":[1,{"b":null}]}`, `{}`, ` { "fallbacks" : ["a"] } `,
+		`{"model":1,"model":2}`, `{"max_tokens":0,"\u00e9":"\n"}`} {
+		f.Add([]byte(s))
+	}
+	fields := []Field{{Key: "model", Value: []byte(`"m"`)}, {Key: "stream", Value: []byte(`false`), Mode: Replace},
+		{Key: "max_tokens", Value: []byte(`9`), Mode: Default}, {Key: "fallbacks", Mode: Delete}}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		var want map[string]json.RawMessage
+		if json.Unmarshal(obj, &want) != nil || want == nil {
+			return
+		}
+		got, err := Splice(nil, obj, fields)
+		if err != nil {
+			t.Fatalf("Splice(%s): %v", obj, err)
+		}
+		for _, f := range fields {
+			_, has := want[f.Key]
+			switch {
+			case f.Mode == Delete:
+				delete(want, f.Key)
+			case f.Mode == Set, f.Mode == Replace && has, f.Mode == Default && !has:
+				want[f.Key] = f.Value
+			}
+		}
+		var gotMap map[string]json.RawMessage
+		if err := json.Unmarshal(got, &gotMap); err != nil {
+			t.Fatalf("Splice(%s) = %s: %v", obj, got, err)
+		}
+		norm := func(m map[string]json.RawMessage) map[string]any {
+			out := map[string]any{}
+			for k, v := range m {
+				var x any
+				_ = json.Unmarshal(v, &x)
+				out[k] = x
+			}
+			return out
+		}
+		if a, b := norm(want), norm(gotMap); !reflect.DeepEqual(a, b) {
+			t.Fatalf("Splice(%s) = %s, want %v", obj, got, a)
+		}
+	})
 }
