@@ -353,3 +353,28 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// Errors of one dialect's own fields, in the user's terms.
+func TestDecodeErrorsPerDialect(t *testing.T) {
+	const msgs = `"messages":[{"role":"user","content":"x"}]`
+	tests := []struct {
+		dialect, body, want string
+	}{
+		{"openai", `{"model":"m",` + msgs + `,"stop":5}`, `invalid "stop": expected a string or an array of strings, got a number`},
+		{"openai", `{"model":"m",` + msgs + `,"tools":{"a":1}}`, `invalid "tools": expected an array, got an object`},
+		{"openai", `{"model":"m",` + msgs + `,"response_format":{"type":7}}`, `invalid "response_format.type": expected a string, got a number`},
+		{"anthropic", `{"model":"m",` + msgs + `,"stop_sequences":[1]}`, `invalid "stop_sequences[0]": expected a string, got a number`},
+		{"anthropic", `{"model":"m",` + msgs + `,"system":5}`, `invalid "system": expected a string or an array of text blocks, got a number`},
+		{"anthropic", `{"model":"m",` + msgs + `,"tools":[{"name":5,"input_schema":{}}]}`, `invalid "tools[0].name": expected a string, got a number`},
+		{"anthropic", `{"model":"m",` + msgs + `,"tool_choice":5}`, `invalid "tool_choice": expected an object such as {"type":"auto"}, got a number`},
+	}
+	for _, tt := range tests {
+		dec := decodeOpenAI
+		if tt.dialect == "anthropic" {
+			dec = decodeAnthropic
+		}
+		if _, err := dec([]byte(tt.body)); err == nil || err.Error() != tt.want {
+			t.Errorf("%s %s: err = %v, want %s", tt.dialect, tt.body, err, tt.want)
+		}
+	}
+}

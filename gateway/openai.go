@@ -137,12 +137,21 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 		return nil, nil
 	}
 	if v[0] == '"' {
-		var s string
-		err := json.Unmarshal(v, &s)
+		s, err := rawjson.String(v)
 		return []string{s}, err
 	}
+	if v[0] != '[' {
+		return nil, typeError("", "a string or an array of strings", v)
+	}
 	var l []string
-	err := json.Unmarshal(v, &l)
+	err := rawjson.EachElement(v, func(el []byte) error {
+		s, err := rawjson.String(el)
+		if err != nil || rawjson.IsNull(el) {
+			return typeError(fmt.Sprintf("[%d]", len(l)), "a string", el)
+		}
+		l = append(l, s)
+		return nil
+	})
 	return l, err
 }
 
