@@ -103,7 +103,7 @@ func TestAnthropicSystemMessages(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("status %d: %s", r.status, r.body)
 		}
-		want := jsonOf(t, strings.ReplaceAll(body, "MODEL", "claude-sonnet-4-5"))
+		want := asStreamed(jsonOf(t, strings.ReplaceAll(body, "MODEL", "claude-sonnet-4-5")), false)
 		if d := cmp.Diff(want, any(s.upstream(t))); d != "" {
 			t.Errorf("upstream body differs (-client +upstream):\n%s", d)
 		}
@@ -161,7 +161,7 @@ func TestSameDialectUnknownShapes(t *testing.T) {
 			}
 			want := jsonOf(t, tt.body).(map[string]any)
 			want["model"] = strings.TrimPrefix(want["model"].(string), "openai/")
-			if d := cmp.Diff(any(want), any(s.upstream(t))); d != "" {
+			if d := cmp.Diff(asStreamed(want, tt.path == "/v1/chat/completions"), any(s.upstream(t))); d != "" {
 				t.Errorf("upstream body differs (-client +upstream):\n%s", d)
 			}
 		})
@@ -170,19 +170,20 @@ func TestSameDialectUnknownShapes(t *testing.T) {
 
 // The body of a request that stays in its dialect reaches the provider
 // byte for byte, except the model (a route name becomes the target's model)
-// and llmguard's own routing fields.
+// and llmguard's own routing fields, and a non-streaming one is asked for
+// as a stream (the engine assembles the answer).
 func TestSameDialectBytes(t *testing.T) {
 	s := newRecStack(t, nil)
 	tests := []struct{ name, path, body, want string }{
 		{"anthropic", "/v1/messages",
 			`{"model":"ant","max_tokens":64,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"h\u00e9 \"x\"\n"}]}],"fallbacks":["oai"],"speed":"fast","z":1.50}`,
-			`{"model":"claude-sonnet-4-5","max_tokens":64,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"h\u00e9 \"x\"\n"}]}],"speed":"fast","z":1.50}`},
+			`{"model":"claude-sonnet-4-5","max_tokens":64,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"h\u00e9 \"x\"\n"}]}],"speed":"fast","z":1.50,"stream":true}`},
 		{"anthropic stream", "/v1/messages",
 			`{"model":"claude-sonnet-4-5","stream":true,"max_tokens":64,"messages":[{"role":"system","content":"x"},{"role":"user","content":"hi"}]}`,
 			`{"model":"claude-sonnet-4-5","stream":true,"max_tokens":64,"messages":[{"role":"system","content":"x"},{"role":"user","content":"hi"}]}`},
 		{"openai", "/v1/chat/completions",
 			`{"model":"oai","messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"}],"max_completion_tokens":20,"seed":7,"response_format":{"type":"json_object"},"models":["ant"]}`,
-			`{"model":"gpt-4o","messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"}],"max_completion_tokens":20,"seed":7,"response_format":{"type":"json_object"}}`},
+			`{"model":"gpt-4o","messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"}],"max_completion_tokens":20,"seed":7,"response_format":{"type":"json_object"},"stream":true,"stream_options":{"include_usage":true}}`},
 		{"openai stream", "/v1/chat/completions",
 			`{"model":"openai/gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`,
 			`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`},

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -165,7 +166,7 @@ func TestResponsesTranslated(t *testing.T) {
 		route, target, model, path, system, limit string
 	}{
 		{"ant", "anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", "/v1/messages", `"system":"Be brief.`, `"max_tokens":64`},
-		{"gem", "gemini/gemini-2.5-flash", "gemini-2.5-flash", "/v1beta/models/gemini-2.5-flash:generateContent", `"systemInstruction"`, `"maxOutputTokens":64`},
+		{"gem", "gemini/gemini-2.5-flash", "gemini-2.5-flash", "/v1beta/models/gemini-2.5-flash:streamGenerateContent", `"systemInstruction"`, `"maxOutputTokens":64`},
 		{"ds", "deepseek/deepseek-chat", "deepseek-chat", "/deepseek/v1/chat/completions", `{"role":"system","content":"Be brief.`, `"max_tokens":64`},
 	}
 	for _, tt := range tests {
@@ -205,9 +206,11 @@ func TestResponsesTranslated(t *testing.T) {
 	}
 }
 
-// An OpenAI target gets the client's body unchanged but for the model, and
-// the client gets OpenAI's body unchanged: nothing the gateway does not
-// know is lost either way.
+// An OpenAI target gets the client's body unchanged but for the model (and
+// the stream flag: the engine streams a non-streaming call upstream), and
+// the client gets OpenAI's response object unchanged (the one its
+// response.completed event carries): nothing the gateway does not know is
+// lost either way.
 func TestResponsesRelayedLossless(t *testing.T) {
 	st := newRsStack(t)
 	body := `{"model":"oai","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi there"},{"type":"input_image","image_url":"https://example.com/a.png","detail":"low"}]}],"include":["reasoning.encrypted_content"],"store":false,"reasoning":{"effort":"low","summary":"auto"},"text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"},"strict":true}},"prompt_cache_key":"k1","future_field":{"a":[1,2]},"fallbacks":["ant"]}`
@@ -217,21 +220,43 @@ func TestResponsesRelayedLossless(t *testing.T) {
 	}
 	up := st.up.last(t)
 	want := strings.Replace(strings.Replace(body, `,"fallbacks":["ant"]`, "", 1), `"model":"oai"`, `"model":"gpt-4o"`, 1)
+	want = strings.TrimSuffix(want, "}") + `,"stream":true}`
 	if up.path != "/v1/responses" || string(up.req) != want {
 		t.Errorf("upstream %s got\n%s\nwant\n%s", up.path, up.req, want)
 	}
-	if !bytes.Equal(rep.body, up.resp) {
-		t.Errorf("client got\n%s\nupstream sent\n%s", rep.body, up.resp)
+	if final := completedResponse(t, up.resp); !bytes.Equal(rep.body, final) {
+		t.Errorf("client got\n%s\nupstream's response.completed carries\n%s", rep.body, final)
 	}
 	if rep.header.Get("X-Llmguard-Target") != "openai/gpt-4o" || rep.header.Get("X-Request-Id") == "" || rep.header.Get("X-Llmguard-Dropped") != "" {
 		t.Errorf("headers %v", rep.header)
 	}
 	// A body that already names the target's model goes out byte for byte.
-	exact := `{"model":"openai/gpt-4o","input":"x"}`
+	exact := `{"model":"openai/gpt-4o","input":"x","stream":false}`
 	st.post(t, "/v1/responses", exact)
-	if got := st.up.last(t).req; string(got) != `{"model":"gpt-4o","input":"x"}` {
+	if got := st.up.last(t).req; string(got) != `{"model":"gpt-4o","input":"x","stream":true}` {
 		t.Errorf("upstream got %s", got)
 	}
+}
+
+// completedResponse is the response object of a Responses API stream's
+// response.completed event.
+func completedResponse(t *testing.T, stream []byte) []byte {
+	t.Helper()
+	for _, line := range bytes.Split(stream, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok || !bytes.Contains(data, []byte(`"type":"response.completed"`)) {
+			continue
+		}
+		var e struct {
+			Response json.RawMessage `json:"response"`
+		}
+		if err := json.Unmarshal(data, &e); err != nil {
+			t.Fatal(err)
+		}
+		return e.Response
+	}
+	t.Fatalf("no response.completed in %s", stream)
+	return nil
 }
 
 // Tools round trip through a translating target: the call comes back as a

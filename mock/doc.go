@@ -74,6 +74,9 @@
 //	stall[:N]           200 at once, then keep-alives every Config.KeepAlive (SSE ": keep-alive"
 //	                    comments in streams, blank lines before a JSON body, as DeepSeek does under
 //	                    load): N of them, then the answer; without N until the client gives up
+//	long[:N]            an answer that takes N seconds to generate (default 40), as a real long
+//	                    answer does: a non-streaming request gets it (headers included) after N s;
+//	                    a stream sends its first delta at once and the rest spread over N s
 //
 // ARG after a status (e.g. "503:10") adds retry-after; @LATENCY ("200@300ms")
 // waits before answering.

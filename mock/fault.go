@@ -31,13 +31,14 @@ const (
 	KindMidstream         = "midstream"          // a stream that fails after N tokens (arg: N, default 3)
 	KindStall             = "stall"              // 200, then keep-alives (N of them, then the answer; no N: until the client gives up)
 	KindStuck             = "stuck"              // a stream that goes silent after N tokens (default 3) until the client gives up
+	KindLong              = "long"               // a long answer: N seconds of generation (default 40), streamed as it is generated
 )
 
 // kindNames lists every named kind, for validation and messages.
 func kindNames() []string {
 	return []string{KindOK, KindOverloaded, KindRateLimit, KindInsufficientQuota, KindCreditLow,
 		KindDailyQuota, KindBadKey, KindPermission, KindNotFound, KindInvalidRequest, KindContextOverflow,
-		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindTruncated, KindMidstream, KindStall, KindStuck}
+		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindTruncated, KindMidstream, KindStall, KindStuck, KindLong}
 }
 
 // Step is one scripted answer, written KIND[:ARG][@LATENCY]: "529",

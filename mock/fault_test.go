@@ -493,3 +493,35 @@ func TestStuck(t *testing.T) {
 		t.Errorf("%d requests logged", n)
 	}
 }
+
+// A long answer takes its generation time: all of it before a
+// non-streaming answer, spread between the deltas of a stream (the first
+// at once), in every dialect.
+func TestLongAnswer(t *testing.T) {
+	for _, api := range []string{dialectAnthropic, dialectOpenAI, dialectGemini} {
+		for _, stream := range []bool{false, true} {
+			var mu sync.Mutex
+			var slept []time.Duration
+			sleep := func(ctx context.Context, d time.Duration) error {
+				mu.Lock()
+				slept = append(slept, d)
+				mu.Unlock()
+				return nil
+			}
+			_, ts := newTS(t, &Config{Sleep: sleep})
+			res, body := do(t, ts.URL, call{api: api, model: "m", text: "tell me a long story about the sea", stream: stream, header: "long:40"})
+			if res.StatusCode != 200 || !strings.Contains(string(body), "Mock") {
+				t.Fatalf("%s stream=%v: %d %s", api, stream, res.StatusCode, body)
+			}
+			mu.Lock()
+			var total time.Duration
+			for _, d := range slept {
+				total += d
+			}
+			if (!stream && (len(slept) != 1 || total != 40*time.Second)) || (stream && (len(slept) < 5 || total < 30*time.Second || total > 40*time.Second)) {
+				t.Errorf("%s stream=%v: slept %v (total %v)", api, stream, slept, total)
+			}
+			mu.Unlock()
+		}
+	}
+}

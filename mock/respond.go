@@ -169,7 +169,7 @@ func (x *exchange) serve(st Step) {
 		kind = KindOK
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated, KindStall, KindStuck:
+	case KindOK, KindMidstream, KindTruncated, KindStall, KindStuck, KindLong:
 		x.s.record(x, st.String(), http.StatusOK)
 	case KindReset, KindHang:
 		x.s.record(x, st.String(), 0)
@@ -183,7 +183,7 @@ func (x *exchange) serve(st Step) {
 		}
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated, KindStuck:
+	case KindOK, KindMidstream, KindTruncated, KindStuck, KindLong:
 		if x.rt.endpoint == endpointModels {
 			x.setHeaders(ctJSON)
 			x.w.Write(x.s.models[x.rt.dialect])
@@ -260,7 +260,11 @@ func (x *exchange) success(kind string, st Step) {
 			text = answerText(c)
 		}
 	}
+	long := time.Duration(st.arg(40)) * time.Second // KindLong's generation time
 	if !x.stream {
+		if kind == KindLong && x.s.sleep(x.r.Context(), long) != nil {
+			return
+		}
 		var body []byte
 		switch {
 		case x.emb != nil:
@@ -303,6 +307,15 @@ func (x *exchange) success(kind string, st Step) {
 		cut = st.arg(3)
 	}
 	s := &streamer{x: x, cut: cut, fail: kind == KindMidstream, stuck: kind == KindStuck}
+	if kind == KindLong {
+		// One delta per token (a tool call: three), then the end: the
+		// first at once, the others spread over the generation time.
+		n := 3
+		if tl == nil {
+			n = countTokens(text)
+		}
+		s.pace = long / time.Duration(max(n, 1))
+	}
 	switch x.rt.dialect {
 	case dialectAnthropic:
 		s.anthropic(text, tl)
@@ -328,7 +341,8 @@ type streamer struct {
 	stuck bool // at the cut, go silent instead of failing
 	array bool // Gemini without alt=sse: a JSON array
 	first bool
-	seq   int // the next sequence_number of a Responses API stream
+	seq   int           // the next sequence_number of a Responses API stream
+	pace  time.Duration // KindLong: the wait before each delta after the first
 }
 
 // delta reports whether another content delta may be sent; at the cut it
@@ -337,6 +351,11 @@ func (s *streamer) delta() bool {
 	if s.cut >= 0 && s.sent >= s.cut {
 		s.stop()
 		return false
+	}
+	if s.pace > 0 && s.sent > 0 {
+		if err := s.x.s.sleep(s.x.r.Context(), s.pace); err != nil {
+			panic(http.ErrAbortHandler) // the client gave up
+		}
 	}
 	s.sent++
 	return true

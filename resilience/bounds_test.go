@@ -22,6 +22,9 @@ func (failAll) Name() string { return "c" }
 func (failAll) Chat(context.Context, *provider.Request) (*provider.Response, error) {
 	return nil, perr(classify.NotFound, 404, classify.ScopeModel, false, true, 0)
 }
+func (failAll) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	return nil, perr(classify.NotFound, 404, classify.ScopeModel, false, true, 0)
+}
 
 func inventingHarness(t *testing.T) *harness {
 	return newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1}}},

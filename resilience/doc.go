@@ -34,9 +34,12 @@
 //     breakers of step b) too, if max_total_attempts leaves room; first
 //     success wins. A primary failure that forbids falling back to the
 //     hedge's target cancels it; a target a hedge tried is not tried again.
-//     e. Attempt, with per-attempt timeouts: header timeout (the whole
-//     response for Chat), first-token timeout for streams, each shortened to
-//     the time left. Only the full configured timeout is the target's
+//     e. Attempt, with per-attempt timeouts: header timeout, first-token
+//     timeout, each shortened to the time left, then the idle timeout. Chat
+//     asks the upstream for a stream too and assembles the answer, which
+//     runs to the call's deadline (a plain Chat, under the header timeout,
+//     only for an adapter that cannot stream). Only the full configured
+//     timeout is the target's
 //     timeout; an attempt cut short by the caller's context or the call's
 //     deadline ends the call with ErrDeadline and counts nothing (step f).
 //     f. Outcome to the breaker by scope: model and provider (transport

@@ -197,6 +197,9 @@ func (f *fakeAdapter) Stream(ctx context.Context, req *provider.Request) (provid
 		return nil, r.err
 	}
 	chunks := r.chunks
+	if chunks == nil && r.text != "" {
+		chunks = []string{r.text}
+	}
 	if chunks == nil {
 		chunks = []string{"ok ", "from ", req.Model}
 	}
@@ -213,6 +216,7 @@ type fakeStream struct {
 	model      string
 	meta       bool
 	finish     string
+	ended      bool
 	closed     bool
 }
 
@@ -236,6 +240,16 @@ func (s *fakeStream) Recv() (provider.Chunk, error) {
 	}
 	if s.midErr != nil {
 		return provider.Chunk{}, s.midErr
+	}
+	if !s.ended {
+		// The end, as providers send it: the finish reason and the usage
+		// (Chat's answer has the same).
+		s.ended = true
+		c := provider.Chunk{Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}
+		if s.finish == "" {
+			c.FinishReason = provider.FinishStop
+		}
+		return c, nil
 	}
 	return provider.Chunk{}, io.EOF
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,10 +195,8 @@ type recordStream struct {
 	t   *targetPlan
 
 	mu      sync.Mutex
-	text    strings.Builder
-	resp    provider.Response
-	tools   map[int]int // tool call index → position in resp.ToolCalls
-	discard bool        // stored already, or not to be stored
+	answer  *assembler
+	discard bool // stored already, or not to be stored
 }
 
 func (e *Engine) recordStream(s provider.Stream, rp *routePlan, key string, t *targetPlan) *recordStream {
@@ -207,8 +204,7 @@ func (e *Engine) recordStream(s provider.Stream, rp *routePlan, key string, t *t
 	if ttl <= 0 {
 		ttl = DefaultIdempotencyTTL
 	}
-	return &recordStream{Stream: s, e: e, key: rp.name + "\x00" + key, ttl: ttl, t: t,
-		resp: provider.Response{Provider: t.provider, Model: t.model}}
+	return &recordStream{Stream: s, e: e, key: rp.name + "\x00" + key, ttl: ttl, t: t, answer: newAssembler(t)}
 }
 
 func (s *recordStream) Recv() (provider.Chunk, error) {
@@ -229,7 +225,7 @@ func (s *recordStream) Recv() (provider.Chunk, error) {
 // Close stores an answer that got its finish reason, then closes the stream.
 func (s *recordStream) Close() error {
 	s.mu.Lock()
-	if s.resp.FinishReason != "" {
+	if s.answer.resp.FinishReason != "" {
 		s.store()
 	}
 	s.discard = true
@@ -243,59 +239,18 @@ func (s *recordStream) store() {
 		return
 	}
 	s.discard = true
-	s.resp.Text = s.text.String()
-	s.resp.RequestID = s.Stream.RequestID()
-	r := &Result{Response: &s.resp, Target: s.t.name, Cost: cost(s.t, s.resp.Usage)}
+	resp := s.answer.response(s.Stream.RequestID())
+	r := &Result{Response: resp, Target: s.t.name, Cost: cost(s.t, resp.Usage)}
 	s.e.cache.put(s.key, r, s.e.now().Add(s.ttl))
 }
 
-// add adds a chunk to the answer. s.mu is held.
+// add adds a chunk to the answer; an answer with thinking blocks is not
+// stored (see streamCached). s.mu is held.
 func (s *recordStream) add(c *provider.Chunk) {
 	if s.discard {
 		return
 	}
-	if c.Thinking != nil {
+	if c.Thinking != nil || !s.answer.add(c) {
 		s.discard = true
-		return
-	}
-	if c.Model != "" {
-		s.resp.Model = c.Model
-	}
-	if c.ID != "" {
-		s.resp.ID = c.ID
-	}
-	s.text.WriteString(c.Text)
-	if d := c.ToolCall; d != nil {
-		if s.tools == nil {
-			s.tools = make(map[int]int)
-		}
-		i, ok := s.tools[d.Index]
-		if !ok {
-			i = len(s.resp.ToolCalls)
-			s.tools[d.Index] = i
-			s.resp.ToolCalls = append(s.resp.ToolCalls, provider.ToolCall{})
-		}
-		tc := &s.resp.ToolCalls[i]
-		if d.ID != "" {
-			tc.ID = d.ID
-		}
-		if d.Name != "" {
-			tc.Name = d.Name
-		}
-		if d.Extra != nil {
-			tc.Extra = d.Extra
-		}
-		tc.Arguments = append(tc.Arguments, d.Arguments...)
-	}
-	if c.FinishReason != "" {
-		s.resp.FinishReason = c.FinishReason
-	}
-	if u := c.Usage; u != nil {
-		if u.InputTokens > 0 {
-			s.resp.Usage.InputTokens = u.InputTokens
-		}
-		if u.OutputTokens > 0 {
-			s.resp.Usage.OutputTokens = u.OutputTokens
-		}
 	}
 }

@@ -136,7 +136,8 @@ func TestStreamFirstTokenIsContent(t *testing.T) {
 			}
 			got = append(got, c)
 		}
-		want := []provider.Chunk{{Model: "m1-20261130", ID: "msg_fake"}, {Text: "hi"}}
+		want := []provider.Chunk{{Model: "m1-20261130", ID: "msg_fake"}, {Text: "hi"},
+			{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("chunks (-want +got):\n%s", diff)
 		}

@@ -533,32 +533,6 @@ var (
 	errIdleTimeout       = errors.New("idle timeout")
 )
 
-// chatAttempt makes a non-streaming attempt, bounded by the header timeout
-// or the time left, whichever is shorter. cut reports a failure caused by
-// the caller's context or by the time left ending the attempt before the
-// full header timeout: the call is out of time, and the target not to blame.
-func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
-	limit := min(cs.rp.headerTimeout, left)
-	actx := ctx
-	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
-		// The per-attempt cap comes first: it needs a timer of its own.
-		// Otherwise the caller's deadline bounds the attempt already (and
-		// context.WithTimeout would arm no timer either): skip the child.
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
-		defer cancel()
-	}
-	resp, err := t.adapter.Chat(actx, req)
-	if err == nil && resp != nil {
-		return outcome{resp: resp}, nil, false
-	}
-	if err == nil {
-		err = errors.New("adapter returned no response and no error")
-	}
-	pe, cut := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
-	return outcome{}, pe, cut
-}
-
 // attemptError is the failure of an attempt whose context actx (a child of
 // ctx) was given the per-attempt limit: min(full, the time left). When the
 // timer (cause) fired after the full timeout, a timeout verdict. When the

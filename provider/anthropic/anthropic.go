@@ -131,6 +131,9 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		return nil, err
 	}
 	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}, relay: relayed(req)}
+	if dec.relay {
+		dec.log = &messageLog{}
+	}
 	return call.OpenStream(ctx, resp, dec, resp.Header.Get("request-id"))
 }
 

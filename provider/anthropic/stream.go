@@ -22,6 +22,8 @@ type decoder struct {
 	// relay: the request was the client's own body, so every event also
 	// goes back verbatim (Chunk.Raw) for a client of this dialect.
 	relay bool
+	// log rebuilds the Message of a relayed request (nil otherwise).
+	log *messageLog
 }
 
 // Decode implements wire.Decoder: decode, plus each event verbatim on the
@@ -58,10 +60,27 @@ type wireEvent struct {
 	Usage *wireUsage `json:"usage"`
 }
 
+// DecodeWhole implements wire.WholeDecoder: a non-streaming answer to a
+// streaming request (relayed as it is when the request is).
+func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
+	r, err := Decode(body)
+	if err == nil && d.relay {
+		r.Raw = body
+	}
+	return r, err
+}
+
+// RawAnswer implements provider.RawAnswerer: the Message rebuilt from the
+// events of a relayed request.
+func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
+
 // decode turns one event into canonical chunks.
 func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if ev.Name == "error" {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+	}
+	if d.log != nil {
+		d.log.add(ev.Data)
 	}
 	var e wireEvent
 	if err := json.Unmarshal(ev.Data, &e); err != nil {

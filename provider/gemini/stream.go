@@ -19,6 +19,10 @@ type decoder struct {
 	calls   int
 }
 
+// DecodeWhole implements wire.WholeDecoder: a non-streaming answer to a
+// streaming request.
+func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) { return Decode(body) }
+
 // Decode implements wire.Decoder.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	var r wireResponse

@@ -209,8 +209,24 @@ type respEvent struct {
 type respDecoder struct {
 	call  wire.Call
 	h     http.Header
-	tools map[int]int // output_index of a function_call item -> tool index
+	tools map[int]int     // output_index of a function_call item -> tool index
+	final json.RawMessage // the response object of response.completed/incomplete
 }
+
+// DecodeWhole implements wire.WholeDecoder: a whole response object for a
+// streaming request, relayed as it is.
+func (d *respDecoder) DecodeWhole(body []byte) (*provider.Response, error) {
+	r, err := DecodeResponse(body)
+	if err == nil {
+		r.Raw = body
+	}
+	return r, err
+}
+
+// RawAnswer implements provider.RawAnswerer: the response object that
+// response.completed (or response.incomplete) carries is the one a
+// non-streaming request gets.
+func (d *respDecoder) RawAnswer() json.RawMessage { return d.final }
 
 // Decode implements wire.Decoder. The stream ends after response.completed
 // or response.incomplete; response.failed and error events are classified
@@ -252,6 +268,12 @@ func (d *respDecoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 			c.ToolCall = &provider.ToolCallDelta{Index: i, Arguments: e.Delta}
 		}
 	case "response.completed", "response.incomplete":
+		_ = rawjson.EachField(data, func(k, v []byte) error {
+			if string(k) == "response" {
+				d.final = v
+			}
+			return nil
+		})
 		status := "completed"
 		if e.Type == "response.incomplete" {
 			status = "incomplete"

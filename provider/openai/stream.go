@@ -98,7 +98,23 @@ type decoder struct {
 	// relay: the request was the client's own body and the answer is
 	// OpenAI's, so every event also goes back verbatim (Chunk.Raw).
 	relay bool
+	// log rebuilds the chat.completion of a relayed request (nil otherwise).
+	log *completionLog
 }
+
+// DecodeWhole implements wire.WholeDecoder: a non-streaming answer to a
+// streaming request (relayed as it is when the request is).
+func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
+	r, err := Decode(body)
+	if err == nil && d.relay {
+		r.Raw = body
+	}
+	return r, err
+}
+
+// RawAnswer implements provider.RawAnswerer: the chat.completion rebuilt
+// from the chunks of a relayed request.
+func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
 
 // Decode implements wire.Decoder: decode, plus each event verbatim on the
 // chunks decoded from it (or a chunk of its own) when relaying.
@@ -122,6 +138,9 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	data := bytes.TrimSpace(ev.Data)
 	if bytes.Equal(data, done) {
 		return nil, true, nil
+	}
+	if d.log != nil && ev.Name != "error" {
+		d.log.add(data)
 	}
 	if ev.Name == "error" {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,26 +59,76 @@ func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, r
 	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID}
 }
 
+// WholeDecoder is a Decoder that also reads the dialect's non-streaming
+// answer, for an upstream that answers a streaming request with a whole
+// JSON body (a server that does not stream).
+type WholeDecoder interface {
+	DecodeWhole(body []byte) (*provider.Response, error)
+}
+
 // OpenStream is NewStream for a 2xx response to a streaming request, except
-// that a JSON body (a proxy or an API answering an error, or a whole
-// answer, without streaming) is read, at most MaxErrorBody, and returned as
-// a classified error instead of a stream that would end truncated.
+// for a JSON body: a whole answer (from an upstream that does not stream;
+// dec must be a WholeDecoder, and the body at most MaxBody) is returned as
+// a stream of its chunks, and anything else (a proxy or an API answering an
+// error) as a classified error instead of a stream that would end truncated.
 func (c Call) OpenStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) (provider.Stream, error) {
 	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+		wd, whole := dec.(WholeDecoder)
+		limit := int64(MaxErrorBody)
+		if whole {
+			limit = MaxBody
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 		resp.Body.Close()
 		if err != nil {
 			return nil, c.Transport(ctx, resp.Header, fmt.Errorf("reading response body: %w", err))
 		}
-		return nil, c.BadBody(resp, body, errNotStream)
+		if whole {
+			if r, err := wd.DecodeWhole(body); err == nil {
+				r.Dropped = c.Dropped
+				return &wholeStream{chunks: r.Chunks(), reqID: requestID, raw: r.Raw}, nil
+			}
+		}
+		return nil, c.BadBody(resp, body[:min(len(body), MaxErrorBody)], errNotStream)
 	}
 	return c.NewStream(ctx, resp, dec, requestID), nil
 }
+
+// wholeStream streams the chunks of a whole answer; raw is the body when
+// the adapter relays it (see provider.RawAnswerer).
+type wholeStream struct {
+	chunks []provider.Chunk
+	reqID  string
+	raw    json.RawMessage
+}
+
+func (s *wholeStream) RawAnswer() json.RawMessage { return s.raw }
+
+func (s *wholeStream) Recv() (provider.Chunk, error) {
+	if len(s.chunks) == 0 {
+		return provider.Chunk{}, io.EOF
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+
+func (s *wholeStream) Close() error      { s.chunks = nil; return nil }
+func (s *wholeStream) RequestID() string { return s.reqID }
 
 var errNotStream = errors.New("a JSON body where an event stream was expected")
 
 // RequestID implements provider.Stream.
 func (s *Stream) RequestID() string { return s.reqID }
+
+// RawAnswer implements provider.RawAnswerer for a decoder that rebuilds the
+// answer of a relayed request (nil for the others).
+func (s *Stream) RawAnswer() json.RawMessage {
+	if r, ok := s.dec.(provider.RawAnswerer); ok {
+		return r.RawAnswer()
+	}
+	return nil
+}
 
 // Recv implements provider.Stream.
 func (s *Stream) Recv() (provider.Chunk, error) {

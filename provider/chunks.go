@@ -1,0 +1,42 @@
+package provider
+
+import "encoding/json"
+
+// Chunks returns r as the chunks of a stream that says the same, so that a
+// stream of them assembles back into r: the model and id, each thinking
+// block whole, the text, each tool call whole, then the finish reason and
+// stop sequence with the usage. Dropped rides on the first chunk.
+func (r *Response) Chunks() []Chunk {
+	out := make([]Chunk, 0, len(r.Thinking)+len(r.ToolCalls)+3)
+	out = append(out, Chunk{Model: r.Model, ID: r.ID, Dropped: r.Dropped})
+	for i, p := range r.Thinking {
+		d := &ThinkingDelta{Index: i, Type: p.Type}
+		str := func(k string) string {
+			var s string
+			_ = json.Unmarshal(p.Extra[k], &s) // absent or not a string: ""
+			return s
+		}
+		d.Thinking, d.Signature, d.Data = str("thinking"), str("signature"), str("data")
+		out = append(out, Chunk{Thinking: d})
+	}
+	if r.Text != "" {
+		out = append(out, Chunk{Text: r.Text})
+	}
+	for i, tc := range r.ToolCalls {
+		out = append(out, Chunk{ToolCall: &ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name,
+			Arguments: string(tc.Arguments), Extra: tc.Extra}})
+	}
+	u := r.Usage
+	return append(out, Chunk{FinishReason: r.FinishReason, StopSequence: r.StopSequence, Usage: &u})
+}
+
+// RawAnswerer is implemented by a Stream that can give, once it has
+// delivered its finish reason, the upstream's answer as a non-streaming
+// call gets it (Response.Raw): the stream of an adapter relaying the
+// request's Passthrough body rebuilds it from the events, so that a
+// non-streaming call made as a stream still relays the provider's answer.
+// RawAnswer is nil when the adapter does not relay the request or the
+// answer is not complete.
+type RawAnswerer interface {
+	RawAnswer() json.RawMessage
+}

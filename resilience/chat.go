@@ -1,0 +1,150 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// The Chat path. A non-streaming call is made upstream as a stream and
+// assembled: a non-streaming upstream sends its headers only when the whole
+// answer is done, so a long answer (30-120 s are common) would have to be
+// cut by the header timeout, the only way to tell it from silence. As a
+// stream, silence is caught by the header, first-token and idle timeouts,
+// and a long answer runs to the call's deadline. A relaying adapter's
+// stream rebuilds the provider's own answer (provider.RawAnswerer), which
+// the answer carries as Response.Raw. Only an adapter that cannot stream
+// (its Stream fails with errors.ErrUnsupported, as the MCP sampling adapter
+// does) is called with Chat.
+
+// errCallDeadline ends the assembly of an answer at the call's deadline.
+var errCallDeadline = errors.New("call deadline")
+
+// finalGrace is how long a complete answer's stream is read on for its
+// terminator.
+const finalGrace = time.Second
+
+// chatAttempt makes one non-streaming attempt: a stream up to its first
+// token (see streamAttempt), then the rest of it assembled into the answer
+// (see collect). cut reports a failure caused by the caller's context or by
+// the call's time running out: the call is out of time, and the target not
+// to blame.
+func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
+	sreq := *req
+	sreq.Stream = true
+	out, pe, cut := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
+	if pe != nil && errors.Is(pe, errors.ErrUnsupported) && ctx.Err() == nil {
+		return cs.plainChat(ctx, t, req, cs.left())
+	}
+	if pe != nil {
+		return outcome{}, pe, cut
+	}
+	resp, pe, cut := cs.collect(ctx, t, out.stream)
+	if pe != nil {
+		return outcome{}, pe, cut
+	}
+	return outcome{resp: resp}, nil, false
+}
+
+// collect reads the rest of a stream whose first token has arrived into the
+// answer. The route's idle timeout bounds each wait and the call's time
+// left bounds the whole. Nothing has reached the client yet, so a failure
+// here is the attempt's like any other (retried or fallen back from), not a
+// broken stream. A stream that delivered its finish reason with usage is
+// complete without its terminator: it is read on for at most finalGrace
+// (so that the connection ends cleanly and is reused), then closed.
+func (cs *callState) collect(ctx context.Context, t *targetPlan, es *engineStream) (*provider.Response, *provider.Error, bool) {
+	defer es.finish()
+	resp, pe, cut := cs.assemble(ctx, t, es)
+	if resp != nil {
+		if ra, ok := es.s.(provider.RawAnswerer); ok {
+			resp.Raw = ra.RawAnswer()
+		}
+	}
+	return resp, pe, cut
+}
+
+func (cs *callState) assemble(ctx context.Context, t *targetPlan, es *engineStream) (*provider.Response, *provider.Error, bool) {
+	a := newAssembler(t)
+	for i := range es.meta {
+		a.add(&es.meta[i])
+	}
+	if es.hasFirst {
+		a.add(&es.first)
+	}
+	if es.eof {
+		return a.response(es.s.RequestID()), nil, false
+	}
+	deadline := time.AfterFunc(max(cs.left(), 0), func() { es.cancel(errCallDeadline) })
+	defer deadline.Stop()
+	wait := func() time.Duration {
+		if a.final {
+			return min(cs.rp.idleTimeout, finalGrace)
+		}
+		return cs.rp.idleTimeout
+	}
+	idle := time.AfterFunc(wait(), func() { es.cancel(errIdleTimeout) })
+	defer idle.Stop()
+	for {
+		c, err := es.s.Recv()
+		fired := !idle.Stop()
+		if err == nil {
+			if !a.add(&c) {
+				return nil, tooLong(t), false
+			}
+			idle.Reset(wait())
+			continue
+		}
+		if err == io.EOF || a.resp.FinishReason != "" {
+			return a.response(es.s.RequestID()), nil, false
+		}
+		switch cause := context.Cause(es.actx); {
+		case ctx.Err() != nil:
+			return nil, asProviderError(t, err), true
+		case cause == errCallDeadline:
+			return nil, timeoutError(t, "answer not complete within the call's deadline", false), true
+		case cause == errIdleTimeout && fired:
+			return nil, timeoutError(t, "stream idle for "+cs.rp.idleTimeout.String()+" during the answer", false), false
+		}
+		pe := *asProviderError(t, err)
+		pe.AfterFirstToken = false // the client has seen nothing
+		return nil, &pe, false
+	}
+}
+
+// tooLong is the failure of an answer longer than maxAnswer.
+func tooLong(t *targetPlan) *provider.Error {
+	return &provider.Error{Provider: t.provider, Model: t.model, Verdict: classify.Verdict{
+		Class: classify.Unknown, Scope: classify.ScopeRequest,
+		Message: "unknown: the answer exceeds 32 MiB",
+	}}
+}
+
+// plainChat makes a non-streaming upstream call (for an adapter that
+// cannot stream), bounded by the header timeout or the time left,
+// whichever is shorter. cut is as for chatAttempt.
+func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
+	limit := min(cs.rp.headerTimeout, left)
+	actx := ctx
+	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
+		// The per-attempt cap comes first: it needs a timer of its own.
+		// Otherwise the caller's deadline bounds the attempt already (and
+		// context.WithTimeout would arm no timer either): skip the child.
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
+		defer cancel()
+	}
+	resp, err := t.adapter.Chat(actx, req)
+	if err == nil && resp != nil {
+		return outcome{resp: resp}, nil, false
+	}
+	if err == nil {
+		err = errors.New("adapter returned no response and no error")
+	}
+	pe, cut := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
+	return outcome{}, pe, cut
+}
