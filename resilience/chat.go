@@ -15,7 +15,10 @@ import (
 // answer is done, so a long answer (30-120 s are common) would have to be
 // cut by the header timeout, the only way to tell it from silence. As a
 // stream, silence is caught by the header, first-token and idle timeouts,
-// and a long answer runs to the call's deadline. A relaying adapter's
+// and a long answer runs to the call's deadline. When a stream breaks during
+// the answer, the answer is asked for whole at once, and Chats to that
+// target stay plain for its breaker cooldown: a provider whose streams
+// break may still answer whole. A relaying adapter's
 // stream rebuilds the provider's own answer (provider.RawAnswerer), which
 // the answer carries as Response.Raw. Only an adapter that cannot stream
 // (its Stream fails with errors.ErrUnsupported, as the MCP sampling adapter
@@ -33,7 +36,10 @@ const finalGrace = time.Second
 // (see collect). cut reports a failure caused by the caller's context or by
 // the call's time running out: the call is out of time, and the target not
 // to blame.
-func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
+func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
+	if cs.e.now().UnixNano() < t.rt.wholeUntil.Load() {
+		return cs.plainChat(ctx, t, req, left)
+	}
 	sreq := *req
 	sreq.Stream = true
 	out, pe, cut := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
@@ -44,6 +50,23 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 		return outcome{}, pe, cut
 	}
 	resp, pe, cut := cs.collect(ctx, t, out.stream)
+	if pe != nil && !cut && pe.Verdict.Class != classify.Timeout && ctx.Err() == nil {
+		// The stream broke during the answer, and nothing reached the
+		// client: ask for the answer whole, now and for the target's
+		// breaker cooldown, in case its streams break where its answers
+		// do not. The broken stream is not held against the target; the
+		// whole answer's outcome is. It counts as an attempt of its own.
+		now := cs.e.now()
+		t.rt.wholeUntil.Store(now.Add(t.breaker.cooldown).UnixNano())
+		v := pe.Verdict
+		cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe,
+			Reason: "stream broke during the answer; asking for it whole"})
+		cs.mu.Lock()
+		cs.total++
+		cs.mu.Unlock()
+		cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
+		return cs.plainChat(ctx, t, req, cs.left())
+	}
 	if pe != nil {
 		return outcome{}, pe, cut
 	}

@@ -42,10 +42,11 @@ func TestChatThroughStream(t *testing.T) {
 		attempts  int
 		took      time.Duration
 		aFailures int64
+		requestID string // of the answer: "req_ok" for a plain Chat
 	}{
-		{"silence during the answer moves on", []reply{{chunks: []string{"he", "llo"}, stallAfter: 1}}, 0, nil, "b/m2", 2, 5 * time.Second, 1},
-		{"a failure during the answer is retried", []reply{{chunks: []string{"he"}, midErr: midErr}, {}}, 0, nil, "a/m1", 2, 0, 1},
-		{"the call's deadline ends the answer", []reply{{chunks: []string{"he", "llo"}, stallAfter: 1}}, 3 * time.Second, ErrDeadline, "", 1, 3 * time.Second, 0},
+		{"silence during the answer moves on", []reply{{chunks: []string{"he", "llo"}, stallAfter: 1}}, 0, nil, "b/m2", 2, 5 * time.Second, 1, "req_stream"},
+		{"a stream broken during the answer is asked for whole", []reply{{chunks: []string{"he"}, midErr: midErr}, {}}, 0, nil, "a/m1", 2, 0, 0, "req_ok"},
+		{"the call's deadline ends the answer", []reply{{chunks: []string{"he", "llo"}, stallAfter: 1}}, 3 * time.Second, ErrDeadline, "", 1, 3 * time.Second, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +62,8 @@ func TestChatThroughStream(t *testing.T) {
 					}
 				} else if err != nil || res.Target != tt.target || res.Attempts != tt.attempts {
 					t.Fatalf("res %+v err %v; want %s after %d attempts", res, err, tt.target, tt.attempts)
+				} else if want := tt.requestID; want != "" && res.Response.RequestID != want {
+					t.Errorf("answered by request id %q, want %q", res.Response.RequestID, want)
 				}
 				if took < tt.took || took > tt.took+time.Second {
 					t.Errorf("took %v, want %v", took, tt.took)
@@ -71,6 +74,25 @@ func TestChatThroughStream(t *testing.T) {
 			})
 		})
 	}
+	t.Run("after a broken stream, Chats to the target go whole for its cooldown", func(t *testing.T) {
+		h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1"), Breaker: config.Breaker{Cooldown: 30 * time.Second}}}, nil)
+		h.ads["a"].on("m1", reply{chunks: []string{"he"}, midErr: midErr}, reply{}, reply{}, reply{chunks: []string{"x"}})
+		for i, want := range []string{"req_ok", "req_ok", "req_stream"} {
+			if i == 2 {
+				h.clock.Advance(31 * time.Second)
+			}
+			res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
+			if err != nil || res.Response.RequestID != want {
+				t.Fatalf("call %d: res %+v err %v; want an answer from %s", i+1, res, err, want)
+			}
+		}
+		if n := h.ads["a"].Calls("m1"); n != 4 {
+			t.Errorf("%d upstream calls, want 4 (broken stream, whole, whole, stream again)", n)
+		}
+		if st := statusOf(h.eng, "a/m1"); st.Failures != 0 {
+			t.Errorf("the broken stream was held against a/m1: %+v", st)
+		}
+	})
 	t.Run("an adapter that cannot stream is called with Chat", func(t *testing.T) {
 		h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, func(o *Options) {
 			o.Adapters["a"] = noStream{o.Adapters["a"].(*fakeAdapter)}

@@ -65,6 +65,10 @@ type targetRuntime struct {
 
 	successes, failures, retries, fallbacks atomic.Int64
 
+	// wholeUntil (Unix ns): until then Chats to this target ask for the
+	// answer whole, as a stream broke during an answer (see chatAttempt).
+	wholeUntil atomic.Int64
+
 	// used is when a call was last planned on the target (Unix ns on the
 	// engine's clock): an invented target idle for inventedTTL is dropped.
 	used atomic.Int64

@@ -494,7 +494,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 	case stream:
 		out, pe, cut = cs.streamAttempt(ctx, t, req, release, left)
 	default:
-		out, pe, cut = cs.chatAttempt(ctx, t, req, left)
+		out, pe, cut = cs.chatAttempt(ctx, t, req, n, left)
 		release()
 	}
 	if pe != nil && context.Cause(ctx) == errHedgeCancelled {
