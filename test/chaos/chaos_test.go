@@ -52,6 +52,9 @@ type scenario struct {
 	helps bool
 	// send is how long clients keep sending (default 2s).
 	send time.Duration
+	// timeout is the route's deadline (default 30s, shorter than the
+	// default minute so that a phase ends soon after its last request).
+	timeout time.Duration
 }
 
 // scenarios covers every built-in: a built-in missing here fails the test.
@@ -63,7 +66,7 @@ var scenarios = map[string]scenario{
 	"brief-outage":       {targets: []string{"openai/gpt-4o"}, helps: true, send: 5 * time.Second},
 	"quota-empty":        {targets: []string{"openai/gpt-4o"}},
 	"bad-key":            {targets: []string{"anthropic/claude-sonnet-4-5"}},
-	"outage":             {targets: []string{"openai/gpt-4o"}, send: time.Second},
+	"outage":             {targets: []string{"openai/gpt-4o"}, send: time.Second, timeout: 10 * time.Second},
 	"midstream-error":    {targets: []string{"anthropic/claude-sonnet-4-5"}},
 	"slow":               {targets: []string{"gemini/gemini-2.5-flash"}, helps: true},
 	"gemini-daily-quota": {targets: []string{"gemini/gemini-2.5-flash", "openai/gpt-4o"}, direct: []string{"gemini"}, helps: true},
@@ -164,7 +167,7 @@ providers:
   gemini: {base_url: MOCK, api_key: chaos-gem-key}
 routes:
   default:
-    timeout: 10s
+    timeout: TIMEOUT
     targets: TARGETS
 `
 
@@ -193,10 +196,10 @@ func newPhase(t *testing.T, name string, sc scenario, via bool) *phase {
 	}))
 	t.Cleanup(mts.Close)
 	t.Cleanup(ms.Close)
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Timeout: time.Minute}
 	var send func(i int) (bool, string)
 	if via {
-		base := startGateway(t, mts.URL, sc.targets)
+		base := startGateway(t, mts.URL, sc)
 		send = func(i int) (bool, string) { return sendGateway(client, base, i) }
 	} else {
 		direct := sc.direct
@@ -247,11 +250,16 @@ func (ph *phase) run(dur time.Duration) result {
 }
 
 // startGateway starts the gateway over the mock at mockURL with one route,
-// "default", of targets: default policies but a 10s deadline.
-func startGateway(t *testing.T, mockURL string, targets []string) string {
+// "default", of sc's targets: default policies but sc's deadline.
+func startGateway(t *testing.T, mockURL string, sc scenario) string {
 	t.Helper()
 	yaml := strings.ReplaceAll(chaosConfig, "MOCK", mockURL)
-	yaml = strings.ReplaceAll(yaml, "TARGETS", "["+strings.Join(targets, ", ")+"]")
+	yaml = strings.ReplaceAll(yaml, "TARGETS", "["+strings.Join(sc.targets, ", ")+"]")
+	timeout := sc.timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	yaml = strings.ReplaceAll(yaml, "TIMEOUT", timeout.String())
 	cfg, err := config.Parse("chaos.yaml", []byte(yaml), os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +332,7 @@ func anthropicBody(model string, stream bool) string {
 // stream that reached its end without an error event). When not, what
 // says what came back instead.
 func post(c *http.Client, url string, hdr http.Header, body, dialect string, stream bool) (ok bool, what string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
