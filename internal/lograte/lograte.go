@@ -162,12 +162,11 @@ func (s *store) flush(key string) {
 		s.mu.Unlock()
 		return
 	}
-	r, next, n := k.take()
-	if n > 0 {
+	// The count is written under the lock, so that when Flush returns every
+	// count is out, also one a timer was writing at that moment.
+	defer s.mu.Unlock()
+	if r, next, n := k.take(); n > 0 {
 		k.end = time.Now().Add(s.interval)
-	}
-	s.mu.Unlock()
-	if n > 0 {
 		emit(next, r, n, s.interval)
 	}
 }
