@@ -43,7 +43,7 @@ const npmRoutes = `  default:
   oai-embed:
     targets: ["openai/text-embedding-3-small+fault=503,200"]
   slow:
-    targets: ["openai/gpt-4o-slow+fault=200@40s"]
+    targets: ["openai/gpt-4o-slow+fault=long:40"]
 `
 
 // npmClients are the clients of contract.test.mjs.
@@ -57,7 +57,7 @@ var npmClients = []harness.ContractClient{
 }
 
 // npmFiles are the node test files, run in parallel.
-var npmFiles = []string{"openai.test.mjs", "anthropic.test.mjs", "contract.test.mjs", "responses.test.mjs"}
+var npmFiles = []string{"openai.test.mjs", "anthropic.test.mjs", "contract.test.mjs", "responses.test.mjs", "long.test.mjs"}
 
 // TestNodeSDKs runs the official openai and @anthropic-ai/sdk clients
 // (test/gateway-npm, pinned in its lockfile, default retry settings) against
