@@ -197,7 +197,7 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	cls, str := Unknown, none
 	weakCls := Unknown
 	matched := ""
-	for i := 0; i < f.nids; i++ {
+	for i := range f.ids {
 		c, s := idClass(f.ids[i])
 		if s == strong {
 			cls, str, matched = c, strong, f.ids[i]
@@ -366,7 +366,7 @@ func containsAny(s string, subs ...string) bool {
 }
 
 func hasID(f *facts, id string) bool {
-	for i := 0; i < f.nids; i++ {
+	for i := range f.ids {
 		if f.ids[i] == id {
 			return true
 		}

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,12 +34,10 @@ type errObj struct {
 	Type, Message, Code, Status string
 	InnerCode                   string // Azure innererror.code
 	DetailsErrorCode            string // Anthropic error.details.error_code
-	Details                     [6]gDetail
-	nDetails                    int
+	Details                     []gDetail
 	Meta                        orMeta
 	hasMeta                     bool
-	Reasons                     [4]string // legacy Google errors[].reason
-	nReasons                    int
+	Reasons                     []string // legacy Google errors[].reason
 }
 
 // orMeta is OpenRouter's error.metadata.
@@ -50,8 +49,7 @@ type orMeta struct {
 type gDetail struct {
 	Type, Reason, RetryDelay                                   string
 	QuotaLimit, QuotaLimitValue, QuotaResetDelay, QuotaResetAt string
-	QuotaIDs                                                   [6]string
-	nQuota                                                     int
+	QuotaIDs                                                   []string
 	zeroQuota                                                  bool
 }
 
@@ -156,12 +154,8 @@ func decodeErrObj(p *scanner, e *errObj) {
 				})
 			case '[':
 				p.array(func(int) {
-					if e.nDetails == len(e.Details) {
-						p.skip()
-						return
-					}
-					decodeGDetail(p, &e.Details[e.nDetails])
-					e.nDetails++
+					e.Details = append(e.Details, gDetail{})
+					decodeGDetail(p, &e.Details[len(e.Details)-1])
 				})
 			default:
 				p.skip()
@@ -206,9 +200,8 @@ func decodeErrObj(p *scanner, e *errObj) {
 		case "errors":
 			p.array(func(int) {
 				p.object(func(k string) {
-					if k == "reason" && e.nReasons < len(e.Reasons) {
-						e.Reasons[e.nReasons] = p.text()
-						e.nReasons++
+					if k == "reason" {
+						e.Reasons = append(e.Reasons, p.text())
 					} else {
 						p.skip()
 					}
@@ -249,12 +242,7 @@ func decodeGDetail(p *scanner, d *gDetail) {
 				p.object(func(k string) {
 					switch k {
 					case "quotaId":
-						if d.nQuota < len(d.QuotaIDs) {
-							d.QuotaIDs[d.nQuota] = p.text()
-							d.nQuota++
-						} else {
-							p.skip()
-						}
+						d.QuotaIDs = append(d.QuotaIDs, p.text())
 					case "quotaValue":
 						if p.text() == "0" {
 							d.zeroQuota = true
@@ -287,8 +275,7 @@ type facts struct {
 	shape  string // provider family guessed from the body's shape
 	// ids are the provider's identifiers in decreasing specificity:
 	// details error_code, ErrorInfo reasons, code, innererror code, type, status.
-	ids      [8]string
-	nids     int
+	ids      []string
 	ptype    string // the provider type shown in messages
 	bodyCode int    // numeric error code inside the body (Google, OpenRouter)
 	message  string
@@ -311,16 +298,10 @@ type facts struct {
 }
 
 func (f *facts) addID(s string) {
-	if s == "" || f.nids == len(f.ids) {
+	if s == "" || slices.Contains(f.ids, s) {
 		return
 	}
-	for i := 0; i < f.nids; i++ {
-		if f.ids[i] == s {
-			return
-		}
-	}
-	f.ids[f.nids] = s
-	f.nids++
+	f.ids = append(f.ids, s)
 }
 
 // prependID puts s first among the identifiers (a header that names the
@@ -329,10 +310,7 @@ func (f *facts) prependID(s string) {
 	if s == "" {
 		return
 	}
-	n := min(f.nids, len(f.ids)-1)
-	copy(f.ids[1:n+1], f.ids[:n])
-	f.ids[0] = s
-	f.nids = n + 1
+	f.ids = slices.Insert(f.ids, 0, s)
 }
 
 // parseBody extracts facts from a response body. It never panics and
@@ -478,11 +456,11 @@ func fromErrObj(e *errObj, f *facts, depth int) {
 		f.bodyCode, _ = strconv.Atoi(e.Code)
 	}
 	f.addID(e.DetailsErrorCode)
-	for i := 0; i < e.nDetails; i++ {
+	for i := range e.Details {
 		fromGDetail(&e.Details[i], f)
 	}
-	for i := 0; i < e.nReasons; i++ {
-		f.addID(e.Reasons[i])
+	for _, r := range e.Reasons {
+		f.addID(r)
 	}
 	if !isNumeric(e.Code) {
 		f.addID(e.Code)
@@ -544,10 +522,8 @@ func mergeInner(raw string, f *facts, depth int) {
 		return
 	}
 	// Inner identifiers go first: they are the upstream's own words.
-	var ids [8]string
-	n := copy(ids[:], in.ids[:in.nids])
-	outer := f.ids[:f.nids]
-	f.ids, f.nids = ids, n
+	outer := f.ids
+	f.ids = in.ids
 	for _, s := range outer {
 		f.addID(s)
 	}
@@ -598,8 +574,8 @@ func fromGDetail(d *gDetail, f *facts) {
 			}
 		}
 	case strings.HasSuffix(d.Type, "QuotaFailure"):
-		for i := 0; i < d.nQuota; i++ {
-			markQuotaID(d.QuotaIDs[i], f)
+		for _, id := range d.QuotaIDs {
+			markQuotaID(id, f)
 		}
 		if d.zeroQuota {
 			f.limitZero = true
@@ -648,7 +624,7 @@ func salvageJSON(t []byte, f *facts) {
 		f.message = s
 	}
 	f.reqID = scanStringField(s, "request_id")
-	f.isError = f.nids > 0 || f.message != ""
+	f.isError = len(f.ids) > 0 || f.message != ""
 }
 
 // scanStringField finds `"key": "value"` in s and returns value (possibly

@@ -57,7 +57,7 @@ func GuessProvider(h http.Header, body []byte) string {
 	case "problem":
 		return ""
 	case "":
-		if f.nids > 0 {
+		if len(f.ids) > 0 {
 			return "openai-compatible"
 		}
 		return ""
