@@ -223,16 +223,7 @@ func (p *scanner) strSlow(start int) string {
 				return ""
 			}
 			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if p.i+1 < len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
-					p.i += 2
-					if x, ok := p.hex4(); ok {
-						r2 = x
-					} else {
-						return ""
-					}
-				}
-				r = utf16.DecodeRune(r, r2)
+				r = p.lowSurrogate(r)
 			}
 			b.WriteRune(r)
 		default:
@@ -242,6 +233,25 @@ func (p *scanner) strSlow(start int) string {
 	}
 	p.fail()
 	return ""
+}
+
+// lowSurrogate completes the surrogate r with the \u escape at the cursor
+// when the two make a pair; otherwise r is U+FFFD and the cursor stays (the
+// next escape is a character of its own), as encoding/json decodes it.
+func (p *scanner) lowSurrogate(r rune) rune {
+	if p.i+6 > len(p.s) || p.s[p.i] != '\\' || p.s[p.i+1] != 'u' {
+		return utf8.RuneError
+	}
+	q := scanner{s: p.s[:p.i+6], i: p.i + 2}
+	r2, ok := q.hex4()
+	if !ok {
+		return utf8.RuneError
+	}
+	if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+		p.i += 6
+		return dec
+	}
+	return utf8.RuneError
 }
 
 func (p *scanner) hex4() (rune, bool) {
