@@ -314,3 +314,77 @@ func (p *scanner) raw() string {
 	}
 	return v
 }
+
+// salvageJSON pulls the obvious fields out of a truncated or malformed
+// JSON body with plain string scanning.
+func salvageJSON(t []byte, f *facts) {
+	s := string(t)
+	for _, k := range [...]string{"error_code", "reason", "code", "type", "status"} {
+		rest := s
+		for n := 0; n < 4; n++ {
+			v, next := scanStringFieldFrom(rest, k)
+			if next < 0 {
+				break
+			}
+			rest = rest[next:]
+			if v != "" && v != "error" {
+				f.addID(v)
+				if f.ptype == "" {
+					f.ptype = v
+				}
+			}
+		}
+	}
+	f.message = scanStringField(s, "message")
+	if f.message == "" {
+		f.message = s
+	}
+	f.reqID = scanStringField(s, "request_id")
+	f.isError = len(f.ids) > 0 || f.message != ""
+}
+
+// scanStringField finds `"key": "value"` in s and returns value (possibly
+// cut short when s is truncated).
+func scanStringField(s, key string) string {
+	v, _ := scanStringFieldFrom(s, key)
+	return v
+}
+
+// scanStringFieldFrom is scanStringField that also returns the offset just
+// past the key it matched, or -1 when the key does not occur.
+func scanStringFieldFrom(s, key string) (string, int) {
+	pat := `"` + key + `"`
+	i := strings.Index(s, pat)
+	if i < 0 {
+		return "", -1
+	}
+	next := i + len(pat)
+	s = strings.TrimLeft(s[next:], " \t\r\n")
+	if !strings.HasPrefix(s, ":") {
+		return "", next
+	}
+	s = strings.TrimLeft(s[1:], " \t\r\n")
+	if !strings.HasPrefix(s, `"`) {
+		return "", next
+	}
+	s = s[1:]
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '"' {
+			break
+		}
+		if c == '\\' && i+1 < len(s) {
+			i++
+			switch s[i] {
+			case 'n', 'r', 't':
+				b.WriteByte(' ')
+			default:
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), next
+}
