@@ -13,6 +13,12 @@ const maxDepth = 64
 // the classifier asks for, without reflection. Strings without escapes are
 // returned as substrings of the input, so a typical error body decodes
 // without allocating. A malformed document sets bad and stops the scan.
+//
+// It is written here rather than taken from the JSON library because an
+// error body is evidence, not input to reject: it tolerates raw control
+// characters in strings and keeps invalid UTF-8 as sent, and what it cannot
+// read goes to salvageJSON. On valid documents it reads what the library
+// reads (FuzzScanner).
 type scanner struct {
 	s     string
 	i     int
