@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Defaults used when a Config field is empty.
@@ -41,7 +41,7 @@ type Config struct {
 // create it with New.
 type Adapter struct {
 	name, url, model string
-	hdr, hdrStream   wire.Headers
+	hdr, hdrStream   httpcall.Headers
 	client           *http.Client
 }
 
@@ -63,7 +63,7 @@ func New(cfg *Config) *Adapter {
 	if c.Client == nil {
 		c.Client = provider.NewHTTPClient(nil)
 	}
-	hdr := wire.NewHeaders("x-api-key", c.APIKey, "anthropic-version", c.Version)
+	hdr := httpcall.NewHeaders("x-api-key", c.APIKey, "anthropic-version", c.Version)
 	return &Adapter{name: c.Name, url: strings.TrimRight(c.BaseURL, "/") + "/v1/messages", model: c.Model,
 		hdr: hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
 }
@@ -75,12 +75,12 @@ func (a *Adapter) Relays(dialect string) bool { return dialect == Dialect }
 // Name implements provider.Adapter.
 func (a *Adapter) Name() string { return a.name }
 
-func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, wire.Call, error) {
+func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := req.Model
 	if model == "" {
 		model = a.model
 	}
-	call := wire.Call{Provider: a.name, Model: model}
+	call := httpcall.Call{Provider: a.name, Model: model}
 	body, dropped, err := encode(req, model, stream)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
@@ -90,7 +90,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := wire.NewRequest(ctx, a.url, body, hdr)
+	hr, err := httpcall.NewRequest(ctx, a.url, body, hdr)
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Dialect is the value of provider.Request.Dialect for requests that arrived
@@ -105,7 +105,7 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 		body, err := splice(req.Passthrough.Body, model, stream)
 		return body, nil, err
 	}
-	var drops wire.Drops
+	var drops httpcall.Drops
 	w := wireRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System,
 		Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.Stop, Stream: stream}
 	if w.MaxTokens <= 0 {
@@ -137,14 +137,14 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 	}
 	w.TopK = req.TopK
 	if req.Seed != nil {
-		drops.Add(wire.FieldName(req.Dialect, "seed"))
+		drops.Add(httpcall.FieldName(req.Dialect, "seed"))
 	}
 	if rf := req.ResponseFormat; rf != nil {
 		if rf.Type == "json_schema" && len(rf.Schema) > 0 {
 			w.OutputConfig = &wireOutput{}
 			w.OutputConfig.Format.Type, w.OutputConfig.Format.Schema = "json_schema", rf.Schema
 		} else {
-			drops.Add(wire.FieldName(req.Dialect, "response_format") + "(" + rf.Type + ")") // no schema-less JSON mode
+			drops.Add(httpcall.FieldName(req.Dialect, "response_format") + "(" + rf.Type + ")") // no schema-less JSON mode
 		}
 	}
 	for _, t := range req.Tools {
@@ -193,8 +193,8 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 		for i := range w.Messages {
 			extras[i] = w.Messages[i].extra
 		}
-		if body, err = wire.MessageExtras(body, extras); err == nil {
-			body, err = wire.MergeExtra(body, req.Extra, "model", "stream")
+		if body, err = httpcall.MessageExtras(body, extras); err == nil {
+			body, err = httpcall.MergeExtra(body, req.Extra, "model", "stream")
 		}
 	}
 	return body, drops.Names(), err
@@ -222,7 +222,7 @@ func splice(raw []byte, model string, stream bool) ([]byte, error) {
 // addMessage appends the blocks of m to w: a system message joins the
 // system prompt (from another dialect) or stays in place, a turn of the
 // same role as the one before joins it.
-func (w *wireRequest) addMessage(m *provider.Message, same bool, drops *wire.Drops) error {
+func (w *wireRequest) addMessage(m *provider.Message, same bool, drops *httpcall.Drops) error {
 	role := m.Role
 	switch role {
 	case provider.RoleTool:
@@ -246,13 +246,13 @@ func (w *wireRequest) addMessage(m *provider.Message, same bool, drops *wire.Dro
 		var b json.RawMessage
 		var err error
 		switch {
-		case wire.KnownPart(p):
+		case httpcall.KnownPart(p):
 			b, err = encodePart(p, same)
 			if !same {
 				drops.Extra("messages[].content[].", p.Extra)
 			}
 		case same:
-			b, err = wire.RawPart(p)
+			b, err = httpcall.RawPart(p)
 		default:
 			drops.Add("messages[].content[type=" + p.Type + "]")
 			continue // another dialect's block (thinking, document...)
@@ -331,7 +331,7 @@ func encodePart(p *provider.Part, same bool) (json.RawMessage, error) {
 		return nil, err
 	}
 	if same && len(p.Extra) > 0 {
-		return wire.MergeExtra(raw, p.Extra, "type")
+		return httpcall.MergeExtra(raw, p.Extra, "type")
 	}
 	return raw, nil
 }

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // FuzzDecode feeds arbitrary bytes to the response decoder and, as an event
@@ -27,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("Decode returned neither a response nor an error")
 		}
 		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(b))}
-		call := wire.Call{Provider: "anthropic", Model: "m"}
+		call := httpcall.Call{Provider: "anthropic", Model: "m"}
 		st := call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header, tools: map[int]int{}}, "")
 		for i := 0; ; i++ {
 			if _, err := st.Recv(); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 var _ provider.ModelLister = (*Adapter)(nil)
@@ -15,5 +15,5 @@ var _ provider.ModelLister = (*Adapter)(nil)
 // values, as from Chat.
 func (a *Adapter) Models(ctx context.Context) ([]string, error) {
 	u := strings.TrimSuffix(a.url, "/messages") + "/models"
-	return wire.Call{Provider: a.name}.ListModels(ctx, a.client, u, a.hdr, "data", "id")
+	return httpcall.Call{Provider: a.name}.ListModels(ctx, a.client, u, a.hdr, "data", "id")
 }

@@ -7,12 +7,12 @@ import (
 
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // decoder turns Messages API stream events into canonical chunks.
 type decoder struct {
-	call  wire.Call
+	call  httpcall.Call
 	h     http.Header
 	tools map[int]int // content block index -> tool call index
 	// thinking maps a content block index to its thinking block index
@@ -26,7 +26,7 @@ type decoder struct {
 	log *messageLog
 }
 
-// Decode implements wire.Decoder: decode, plus each event verbatim on the
+// Decode implements httpcall.Decoder: decode, plus each event verbatim on the
 // chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
@@ -60,7 +60,7 @@ type wireEvent struct {
 	Usage *wireUsage `json:"usage"`
 }
 
-// DecodeWhole implements wire.WholeDecoder: a non-streaming answer to a
+// DecodeWhole implements httpcall.WholeDecoder: a non-streaming answer to a
 // streaming request (relayed as it is when the request is).
 func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
 	r, err := Decode(body)

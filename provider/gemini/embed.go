@@ -10,7 +10,7 @@ import (
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // maxBatch is how many texts one batchEmbedContents call takes.
@@ -39,7 +39,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 }
 
 func (a *Adapter) embedBatch(ctx context.Context, model string, texts []string, dims int) ([][]float32, string, error) {
-	call := wire.Call{Provider: a.name, Model: model}
+	call := httpcall.Call{Provider: a.name, Model: model}
 	name := rawjson.AppendString(nil, "models/"+model)
 	body := append(make([]byte, 0, 64+48*len(texts)), `{"requests":[`...)
 	for i, s := range texts {
@@ -59,7 +59,7 @@ func (a *Adapter) embedBatch(ctx context.Context, model string, texts []string, 
 	}
 	body = append(body, "]}"...)
 	u := a.base + "/v1beta/models/" + url.PathEscape(model) + ":batchEmbedContents"
-	hr, err := wire.NewRequest(ctx, u, body, a.hdr)
+	hr, err := httpcall.NewRequest(ctx, u, body, a.hdr)
 	if err != nil {
 		return nil, "", call.Invalid(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Dialect is the value of provider.Request.Dialect for requests that arrived
@@ -111,7 +111,7 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 func encode(req *provider.Request, model string) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
 	needSig := needsSignature(model)
-	var drops wire.Drops
+	var drops httpcall.Drops
 	if !same {
 		drops.Request(req)
 		for k := range req.Metadata {
@@ -141,10 +141,10 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 		w.GenerationConfig = &g
 	}
 	if req.User != "" && !same {
-		drops.Add(wire.FieldName(req.Dialect, "user"))
+		drops.Add(httpcall.FieldName(req.Dialect, "user"))
 	}
 	if req.ParallelToolCalls != nil && !same {
-		drops.Add(wire.FieldName(req.Dialect, "parallel_tool_calls"))
+		drops.Add(httpcall.FieldName(req.Dialect, "parallel_tool_calls"))
 	}
 	if len(req.Tools) > 0 {
 		decls := make([]wireDecl, len(req.Tools))
@@ -195,7 +195,7 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 			part := &m.Content[j]
 			var p wirePart
 			switch {
-			case wire.KnownPart(part):
+			case httpcall.KnownPart(part):
 				var err error
 				if p, err = encodePart(part, names, needSig); err != nil {
 					return nil, nil, fmt.Errorf("message %d part %d: %w", i, j, err)
@@ -228,7 +228,7 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 		return nil, nil, err
 	}
 	if same {
-		body, err = wire.MergeExtra(body, req.Extra)
+		body, err = httpcall.MergeExtra(body, req.Extra)
 	}
 	return body, drops.Names(), err
 }
@@ -254,7 +254,7 @@ func (p wirePart) MarshalJSON() ([]byte, error) {
 	if err != nil || len(p.extra) == 0 {
 		return b, err
 	}
-	return wire.MergeExtra(b, p.extra)
+	return httpcall.MergeExtra(b, p.extra)
 }
 
 // SkipSignature is the thoughtSignature Google documents for function calls

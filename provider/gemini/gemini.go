@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // DefaultBaseURL is the Gemini API root; the adapter appends
@@ -38,7 +38,7 @@ type Config struct {
 // with New.
 type Adapter struct {
 	name, base, model string
-	hdr               wire.Headers
+	hdr               httpcall.Headers
 	client            *http.Client
 }
 
@@ -58,19 +58,19 @@ func New(cfg *Config) *Adapter {
 		c.Client = provider.NewHTTPClient(nil)
 	}
 	return &Adapter{name: c.Name, base: strings.TrimRight(c.BaseURL, "/"), model: c.Model,
-		hdr: wire.NewHeaders("x-goog-api-key", c.APIKey), client: c.Client}
+		hdr: httpcall.NewHeaders("x-goog-api-key", c.APIKey), client: c.Client}
 }
 
 // Name implements provider.Adapter.
 func (a *Adapter) Name() string { return a.name }
 
-func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, wire.Call, error) {
+func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := req.Model
 	if model == "" {
 		model = a.model
 	}
 	model = strings.TrimPrefix(model, "models/")
-	call := wire.Call{Provider: a.name, Model: model}
+	call := httpcall.Call{Provider: a.name, Model: model}
 	body, dropped, err := encode(req, model)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
@@ -82,7 +82,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	} else {
 		u += ":generateContent"
 	}
-	hr, err := wire.NewRequest(ctx, u, body, a.hdr)
+	hr, err := httpcall.NewRequest(ctx, u, body, a.hdr)
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}
@@ -91,7 +91,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 }
 
 func requestID(h http.Header) string {
-	return wire.FirstHeader(h, "x-request-id", "x-goog-request-id")
+	return httpcall.FirstHeader(h, "x-request-id", "x-goog-request-id")
 }
 
 // Chat implements provider.Adapter.

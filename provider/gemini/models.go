@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 var _ provider.ModelLister = (*Adapter)(nil)
@@ -15,7 +15,7 @@ var _ provider.ModelLister = (*Adapter)(nil)
 // removed from each name. Failures are classified *provider.Error values,
 // as from Chat.
 func (a *Adapter) Models(ctx context.Context) ([]string, error) {
-	names, err := wire.Call{Provider: a.name}.ListModels(ctx, a.client, a.base+"/v1beta/models", a.hdr, "models", "name")
+	names, err := httpcall.Call{Provider: a.name}.ListModels(ctx, a.client, a.base+"/v1beta/models", a.hdr, "models", "name")
 	for i, n := range names {
 		names[i] = strings.TrimPrefix(n, "models/")
 	}

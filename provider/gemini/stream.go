@@ -6,24 +6,24 @@ import (
 
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // decoder turns streamGenerateContent?alt=sse events into canonical chunks.
 // Gemini has no terminator: the last event carries finishReason and
 // usageMetadata, and the stream then ends.
 type decoder struct {
-	call    wire.Call
+	call    httpcall.Call
 	h       http.Header
 	started bool
 	calls   int
 }
 
-// DecodeWhole implements wire.WholeDecoder: a non-streaming answer to a
+// DecodeWhole implements httpcall.WholeDecoder: a non-streaming answer to a
 // streaming request.
 func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) { return Decode(body) }
 
-// Decode implements wire.Decoder.
+// Decode implements httpcall.Decoder.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	var r wireResponse
 	if err := json.Unmarshal(ev.Data, &r); err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Embed implements provider.Embedder: POST {base}/embeddings (Azure:
@@ -23,7 +23,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 	if model == "" {
 		model = a.model
 	}
-	call := wire.Call{Provider: a.name, Model: model}
+	call := httpcall.Call{Provider: a.name, Model: model}
 	body := make([]byte, 0, 64+len(model)+16*len(req.Input))
 	if !a.azure {
 		body = append(body, `{"model":`...)
@@ -53,7 +53,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 	if a.azure {
 		u = a.base + "/openai/deployments/" + url.PathEscape(model) + "/embeddings?api-version=" + url.QueryEscape(a.apiVersion)
 	}
-	hr, err := wire.NewRequest(ctx, u, body, a.hdr)
+	hr, err := httpcall.NewRequest(ctx, u, body, a.hdr)
 	if err != nil {
 		return nil, call.Invalid(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Dialect is the value of provider.Request.Dialect for requests that arrived
@@ -113,7 +113,7 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	if chatRelayed(req) {
 		return splice(req, model, stream, q)
 	}
-	var drops wire.Drops
+	var drops httpcall.Drops
 	w := wireRequest{Model: model, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop, Stream: stream}
 	if !same {
 		drops.Request(req)
@@ -144,7 +144,7 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	}
 	w.Seed, w.User = req.Seed, req.User
 	if req.TopK != nil {
-		drops.Add(wire.FieldName(req.Dialect, "top_k"))
+		drops.Add(httpcall.FieldName(req.Dialect, "top_k"))
 	}
 	if rf := req.ResponseFormat; rf != nil {
 		w.ResponseFormat = &wireFormat{Type: rf.Type}
@@ -208,9 +208,9 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	for i := range w.Messages {
 		extras[i] = w.Messages[i].extra
 	}
-	body, err := wire.MessageExtras(body, extras)
+	body, err := httpcall.MessageExtras(body, extras)
 	if err == nil {
-		body, err = wire.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
+		body, err = httpcall.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
 	}
 	return body, drops.Names(), err
 }
@@ -280,7 +280,7 @@ func includesUsage(raw []byte) bool {
 // "tool" message each, placed before the rest of the message so they follow
 // the assistant turn that asked for them; tool calls go in tool_calls; a
 // single plain text part is sent as a string.
-func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *wire.Drops) ([]wireMessage, error) {
+func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *httpcall.Drops) ([]wireMessage, error) {
 	role := m.Role
 	switch role {
 	case provider.RoleUser, provider.RoleAssistant, provider.RoleTool, provider.RoleSystem, "developer":
@@ -302,12 +302,12 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *wir
 		if !same {
 			drops.Extra("messages[].content[].", p.Extra)
 		}
-		if !wire.KnownPart(p) {
+		if !httpcall.KnownPart(p) {
 			if !same {
 				drops.Add("messages[].content[type=" + p.Type + "]")
 				continue // another dialect's part (thinking, document...)
 			}
-			raw, err := wire.RawPart(p)
+			raw, err := httpcall.RawPart(p)
 			if err != nil {
 				return nil, err
 			}
@@ -342,7 +342,7 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *wir
 			var err error
 			if same && len(p.Extra) > 0 {
 				rich = true
-				if raw, err = wire.MergeExtra(raw, p.Extra, "type"); err != nil {
+				if raw, err = httpcall.MergeExtra(raw, p.Extra, "type"); err != nil {
 					return nil, err
 				}
 			}
@@ -373,7 +373,7 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *wir
 			if err != nil {
 				return nil, err
 			}
-			if raw, err = wire.MergeExtra(raw, extra, "type"); err != nil {
+			if raw, err = httpcall.MergeExtra(raw, extra, "type"); err != nil {
 				return nil, err
 			}
 			parts = append(parts, raw)

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/llmguard/llmguard/internal/sse"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // FuzzDecode feeds arbitrary bytes to the response decoder and, as an event
@@ -32,7 +32,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("Decode returned neither a response nor an error")
 		}
 		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(b))}
-		call := wire.Call{Provider: "openai", Model: "m"}
+		call := httpcall.Call{Provider: "openai", Model: "m"}
 		st := call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header}, "")
 		for i := 0; ; i++ {
 			if _, err := st.Recv(); err != nil {
@@ -48,7 +48,7 @@ func FuzzDecode(f *testing.F) {
 // BenchmarkDecodeStreamEvent decodes one text delta event of a stream.
 func BenchmarkDecodeStreamEvent(b *testing.B) {
 	ev := sse.Event{Data: []byte(`{"id":"chatcmpl-S","object":"chat.completion.chunk","created":1741570283,"model":"gpt-4.1-2025-04-14","system_fingerprint":"fp_b705f0c291","choices":[{"index":0,"delta":{"content":" Paris"},"logprobs":null,"finish_reason":null}]}`)}
-	d := &decoder{call: wire.Call{Provider: "openai"}, h: http.Header{}}
+	d := &decoder{call: httpcall.Call{Provider: "openai"}, h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := d.Decode(ev); err != nil {

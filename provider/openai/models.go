@@ -5,7 +5,7 @@ import (
 	"net/url"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 var _ provider.ModelLister = (*Adapter)(nil)
@@ -18,5 +18,5 @@ func (a *Adapter) Models(ctx context.Context) ([]string, error) {
 	if a.azure {
 		u = a.base + "/openai/models?api-version=" + url.QueryEscape(a.apiVersion)
 	}
-	return wire.Call{Provider: a.name}.ListModels(ctx, a.client, u, a.hdr, "data", "id")
+	return httpcall.Call{Provider: a.name}.ListModels(ctx, a.client, u, a.hdr, "data", "id")
 }

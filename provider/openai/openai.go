@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Defaults used when a Config field is empty.
@@ -61,7 +61,7 @@ type Adapter struct {
 	name, base, apiVersion, model string
 	azure, responses              bool
 	q                             quirks
-	hdr, hdrStream                wire.Headers
+	hdr, hdrStream                httpcall.Headers
 	client                        *http.Client
 }
 
@@ -109,14 +109,14 @@ func New(cfg *Config) *Adapter {
 	if c.Client == nil {
 		c.Client = provider.NewHTTPClient(nil)
 	}
-	var hdr wire.Headers
+	var hdr httpcall.Headers
 	switch {
 	case c.APIKey == "":
-		hdr = wire.NewHeaders()
+		hdr = httpcall.NewHeaders()
 	case c.Azure:
-		hdr = wire.NewHeaders("api-key", c.APIKey)
+		hdr = httpcall.NewHeaders("api-key", c.APIKey)
 	default:
-		hdr = wire.NewHeaders("Authorization", "Bearer "+c.APIKey)
+		hdr = httpcall.NewHeaders("Authorization", "Bearer "+c.APIKey)
 	}
 	return &Adapter{name: c.Name, base: strings.TrimRight(c.BaseURL, "/"),
 		apiVersion: c.APIVersion, model: c.Model, azure: c.Azure, q: quirksFor(c.Name),
@@ -135,12 +135,12 @@ func (a *Adapter) endpoint(model string) string {
 	return a.base + "/chat/completions"
 }
 
-func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, wire.Call, error) {
+func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := req.Model
 	if model == "" {
 		model = a.model
 	}
-	call := wire.Call{Provider: a.name, Model: model}
+	call := httpcall.Call{Provider: a.name, Model: model}
 	body, dropped, err := encode(req, model, stream, a.q)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
@@ -150,7 +150,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := wire.NewRequest(ctx, a.endpoint(model), body, hdr)
+	hr, err := httpcall.NewRequest(ctx, a.endpoint(model), body, hdr)
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}
@@ -160,7 +160,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 
 // requestID picks the provider's request id header.
 func requestID(h http.Header) string {
-	return wire.FirstHeader(h, "x-request-id", "apim-request-id", "request-id", "x-generation-id")
+	return httpcall.FirstHeader(h, "x-request-id", "apim-request-id", "request-id", "x-generation-id")
 }
 
 // Chat implements provider.Adapter.

@@ -11,7 +11,7 @@ import (
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // This file relays OpenAI Responses API requests ({base}/responses) whose
@@ -33,12 +33,12 @@ func (a *Adapter) relayed(req *provider.Request) bool {
 	return req.Passthrough != nil && a.Relays(req.Passthrough.Dialect)
 }
 
-func (a *Adapter) sendResponses(ctx context.Context, req *provider.Request, stream bool) (*http.Response, wire.Call, error) {
+func (a *Adapter) sendResponses(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := req.Model
 	if model == "" {
 		model = a.model
 	}
-	call := wire.Call{Provider: a.name, Model: model}
+	call := httpcall.Call{Provider: a.name, Model: model}
 	body, err := relayBody(req.Passthrough.Body, model, stream)
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
@@ -47,7 +47,7 @@ func (a *Adapter) sendResponses(ctx context.Context, req *provider.Request, stre
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := wire.NewRequest(ctx, a.base+"/responses", body, hdr)
+	hr, err := httpcall.NewRequest(ctx, a.base+"/responses", body, hdr)
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}
@@ -207,13 +207,13 @@ type respEvent struct {
 // respDecoder turns Responses API stream events into canonical chunks, each
 // carrying its event verbatim in Chunk.Raw.
 type respDecoder struct {
-	call  wire.Call
+	call  httpcall.Call
 	h     http.Header
 	tools map[int]int     // output_index of a function_call item -> tool index
 	final json.RawMessage // the response object of response.completed/incomplete
 }
 
-// DecodeWhole implements wire.WholeDecoder: a whole response object for a
+// DecodeWhole implements httpcall.WholeDecoder: a whole response object for a
 // streaming request, relayed as it is.
 func (d *respDecoder) DecodeWhole(body []byte) (*provider.Response, error) {
 	r, err := DecodeResponse(body)
@@ -228,7 +228,7 @@ func (d *respDecoder) DecodeWhole(body []byte) (*provider.Response, error) {
 // non-streaming request gets.
 func (d *respDecoder) RawAnswer() json.RawMessage { return d.final }
 
-// Decode implements wire.Decoder. The stream ends after response.completed
+// Decode implements httpcall.Decoder. The stream ends after response.completed
 // or response.incomplete; response.failed and error events are classified
 // errors.
 func (d *respDecoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {

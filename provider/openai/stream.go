@@ -9,7 +9,7 @@ import (
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/wire"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 type wireResponse struct {
@@ -92,7 +92,7 @@ var done = []byte("[DONE]")
 
 // decoder turns chat.completion.chunk events into canonical chunks.
 type decoder struct {
-	call    wire.Call
+	call    httpcall.Call
 	h       http.Header
 	started bool
 	// relay: the request was the client's own body and the answer is
@@ -102,7 +102,7 @@ type decoder struct {
 	log *completionLog
 }
 
-// DecodeWhole implements wire.WholeDecoder: a non-streaming answer to a
+// DecodeWhole implements httpcall.WholeDecoder: a non-streaming answer to a
 // streaming request (relayed as it is when the request is).
 func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
 	r, err := Decode(body)
@@ -116,7 +116,7 @@ func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
 // from the chunks of a relayed request.
 func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
 
-// Decode implements wire.Decoder: decode, plus each event verbatim on the
+// Decode implements httpcall.Decoder: decode, plus each event verbatim on the
 // chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
