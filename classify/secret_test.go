@@ -71,3 +71,17 @@ func TestRedactHandler(t *testing.T) {
 		t.Errorf("log line lost its content: %s", buf.String())
 	}
 }
+
+// Line is the one shortener for every line llmguard shows: whitespace
+// collapsed, cut to MaxLine bytes on a rune boundary.
+func TestLine(t *testing.T) {
+	long := strings.Repeat("é", 1100) // 2200 bytes: cut on a rune boundary at 2 KiB
+	for _, tc := range []struct{ in, want string }{
+		{"a\nb\r\n\tc", "a b c"},
+		{long, long[:2048] + "…"},
+	} {
+		if got := classify.Line(tc.in); got != tc.want {
+			t.Errorf("classify.Line(%.20q) = %.40q, want %.40q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -212,14 +212,11 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	_, _ = w.Write(b)
 }
 
-// oneLine is s as one line of at most classify.MaxLine bytes.
-func oneLine(s string) string { return classify.Line(s) }
-
 // line is a verdict's one line as the message of an error sent with
 // status: without a leading status equal to it, since client SDKs print
 // the status before the message ("429 429 rate_limit…" otherwise).
 func line(status int, msg string) string {
-	msg = oneLine(msg)
+	msg = classify.Line(msg)
 	st := strconv.Itoa(status)
 	if rest, ok := strings.CutPrefix(msg, st+" "); ok && rest != "" {
 		return rest
@@ -230,7 +227,7 @@ func line(status int, msg string) string {
 // Gateway-side faults.
 
 func errBadRequest(msg string) *apiError {
-	return &apiError{status: http.StatusBadRequest, kind: kindInvalidRequest, message: oneLine(msg), retry: "false"}
+	return &apiError{status: http.StatusBadRequest, kind: kindInvalidRequest, message: classify.Line(msg), retry: "false"}
 }
 
 func errTooLarge(limit int64) *apiError {
@@ -246,11 +243,11 @@ func errUnauthorized() *apiError {
 // errUnknownModel is a model name the gateway could not resolve (err is a
 // *config.UnknownModelError: it names both ways to fix it).
 func errUnknownModel(err error) *apiError {
-	return &apiError{status: http.StatusNotFound, kind: kindNotFound, retry: "false", message: oneLine(err.Error())}
+	return &apiError{status: http.StatusNotFound, kind: kindNotFound, retry: "false", message: classify.Line(err.Error())}
 }
 
 func errInternal(msg string) *apiError {
-	return &apiError{status: http.StatusInternalServerError, kind: kindAPI, message: oneLine(msg), retry: "false"}
+	return &apiError{status: http.StatusInternalServerError, kind: kindAPI, message: classify.Line(msg), retry: "false"}
 }
 
 // fromEngine maps a failed engine call to the client-facing error:
@@ -269,7 +266,7 @@ func errInternal(msg string) *apiError {
 // spent its own retries, client retries would only multiply them.
 func fromEngine(err error, now time.Time) *apiError {
 	if errors.Is(err, resilience.ErrUnknownRoute) {
-		return &apiError{status: http.StatusNotFound, kind: kindNotFound, message: oneLine(err.Error()), retry: "false"}
+		return &apiError{status: http.StatusNotFound, kind: kindNotFound, message: classify.Line(err.Error()), retry: "false"}
 	}
 	var re *resilience.RouteError
 	var last *provider.Error
@@ -291,11 +288,11 @@ func fromEngine(err error, now time.Time) *apiError {
 		attempts: len(re.Attempts)}
 	switch {
 	case len(re.Attempts) == 0 && len(re.Skipped) == 0:
-		e.message = oneLine(err.Error())
+		e.message = classify.Line(err.Error())
 	case distinctTargets(re) > 1 || len(re.Skipped) > 0:
 		// Several targets failed: the route's line names each one's
 		// verdict and ends with the last request id.
-		e.message = oneLine(re.Error())
+		e.message = classify.Line(re.Error())
 	default:
 		e.message = last.Verdict.Message
 	}
@@ -441,11 +438,11 @@ func fromStream(err error) *apiError {
 		last = provider.AsError(err)
 	}
 	e := &apiError{status: http.StatusBadGateway, kind: kindAPI, retry: "false",
-		message: "stream interrupted: " + oneLine(err.Error())}
+		message: "stream interrupted: " + classify.Line(err.Error())}
 	if last == nil {
 		return e
 	}
-	e.message = "stream interrupted: " + oneLine(last.Verdict.Message)
+	e.message = "stream interrupted: " + classify.Line(last.Verdict.Message)
 	e.requestID = last.Verdict.RequestID
 	switch last.Verdict.Class {
 	case classify.Overloaded, classify.ServerError:

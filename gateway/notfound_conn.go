@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/llmguard/llmguard/classify"
 )
 
 // net/http answers a request it cannot parse (headers over MaxHeaderBytes,
@@ -109,7 +111,7 @@ func rewriteNetHTTPError(p, head []byte) []byte {
 	default:
 		msg := "malformed HTTP request"
 		if _, why, ok := strings.Cut(text, ": "); ok {
-			msg += ": " + oneLine(why) // "400 Bad Request: missing required Host header"
+			msg += ": " + classify.Line(why) // "400 Bad Request: missing required Host header"
 		}
 		e = &apiError{status: code, kind: kindInvalidRequest, retry: "false", message: msg}
 	}

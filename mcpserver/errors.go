@@ -20,11 +20,8 @@ type lineError string
 
 func (e lineError) Error() string { return string(e) }
 
-// oneLine flattens s to one line of at most classify.MaxLine bytes.
-func oneLine(s string) string { return classify.Line(s) }
-
 func panicError(tool string, p any) error {
-	return lineError(oneLine(fmt.Sprintf("llmguard internal error in %s: %v; this is a bug in llmguard (details in its log), retry once and report it if it persists", tool, p)))
+	return lineError(classify.Line(fmt.Sprintf("llmguard internal error in %s: %v; this is a bug in llmguard (details in its log), retry once and report it if it persists", tool, p)))
 }
 
 func noKeyError(keyEnv []string) error {
@@ -38,7 +35,7 @@ func configError(msg string) error {
 	if !strings.Contains(msg, "shell profile") && !strings.Contains(msg, "env block") {
 		line += "; fix it, then restart the MCP client (it passes variables only from its \"env\" block, not your shell profile)"
 	}
-	return lineError(oneLine(line))
+	return lineError(classify.Line(line))
 }
 
 // describe turns an engine error into the one line the agent sees.
@@ -63,7 +60,7 @@ func (s *server) describe(ctx context.Context, err error) error {
 	}
 	switch {
 	case errors.Is(err, resilience.ErrUnknownRoute):
-		return lineError(oneLine(fmt.Sprintf("%v; pass a route from llmguard's config or a provider/model target", err)))
+		return lineError(classify.Line(fmt.Sprintf("%v; pass a route from llmguard's config or a provider/model target", err)))
 	case errors.Is(err, resilience.ErrDeadline) || errors.Is(err, context.DeadlineExceeded):
 		line := fmt.Sprintf("no answer within this tool's %s deadline", s.cfg.ToolTimeout)
 		if pe != nil {
@@ -74,12 +71,12 @@ func (s *server) describe(ctx context.Context, err error) error {
 		} else {
 			line += "; retry in a minute"
 		}
-		return lineError(oneLine(line))
+		return lineError(classify.Line(line))
 	case pe == nil && errors.Is(err, resilience.ErrNoTarget):
-		return lineError(oneLine(fmt.Sprintf("%v: every target is skipped (circuit breaker open, or no provider key: set %s in the client's \"env\" block); run llm_status to see why",
+		return lineError(classify.Line(fmt.Sprintf("%v: every target is skipped (circuit breaker open, or no provider key: set %s in the client's \"env\" block); run llm_status to see why",
 			err, strings.Join(s.cfg.KeyEnv, " or "))))
 	case pe == nil:
-		return lineError(oneLine(fmt.Sprintf("llm call failed: %v", err)))
+		return lineError(classify.Line(fmt.Sprintf("llm call failed: %v", err)))
 	}
 	line := pe.Verdict.Message
 	if line == "" {
@@ -105,7 +102,7 @@ func (s *server) describe(ctx context.Context, err error) error {
 		line += " (also failed: " + others + ")"
 	}
 	line += "; " + advice(pe.Verdict, retryAt(err, pe, now), now)
-	return lineError(oneLine(line))
+	return lineError(classify.Line(line))
 }
 
 func plural(n int) string {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -109,7 +110,7 @@ func progressMessage(ev resilience.Event) string {
 			if msg == "" {
 				msg = what
 			}
-			return fmt.Sprintf("%s failed (%s); falling back to %s", from, oneLine(msg), ev.Target)
+			return fmt.Sprintf("%s failed (%s); falling back to %s", from, classify.Line(msg), ev.Target)
 		}
 		if ev.Reason != "" {
 			return fmt.Sprintf("%s: %s; also trying %s", from, ev.Reason, ev.Target)

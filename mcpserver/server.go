@@ -67,7 +67,7 @@ func guard[In, Out any](s *server, name string, h func(ctx context.Context, req 
 				out, err = zero, panicError(name, p)
 			}
 			if err != nil {
-				line := oneLine(classify.Redact(err.Error()))
+				line := classify.Line(classify.Redact(err.Error()))
 				err = lineError(line)
 				s.recordFailure(name, line)
 				s.log.Info("mcp tool failed", "tool", name, "error", line, "duration", time.Since(start))

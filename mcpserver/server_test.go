@@ -301,15 +301,3 @@ func TestProgressMessage(t *testing.T) {
 		})
 	}
 }
-
-func TestOneLine(t *testing.T) {
-	long := strings.Repeat("é", 1100) // 2200 bytes: cut on a rune boundary at 2 KiB
-	for _, tc := range []struct{ in, want string }{
-		{"a\nb\r\n\tc", "a b c"},
-		{long, long[:2048] + "…"},
-	} {
-		if got := oneLine(tc.in); got != tc.want {
-			t.Errorf("oneLine(%.20q) = %.40q, want %.40q", tc.in, got, tc.want)
-		}
-	}
-}

@@ -196,7 +196,7 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 	if s.cfg.Resolve != nil {
 		r, err := s.cfg.Resolve(route)
 		if err != nil {
-			return Answer{}, lineError(oneLine(err.Error()))
+			return Answer{}, lineError(classify.Line(err.Error()))
 		}
 		route = r
 	}
@@ -266,7 +266,7 @@ func (s *server) status(ctx context.Context, req *mcp.CallToolRequest, _ struct{
 		sort.Slice(ts, func(i, j int) bool { return ts[i].Target < ts[j].Target })
 		for _, t := range ts {
 			tl := TargetLine{Target: t.Target, Breaker: t.Breaker, Successes: t.Successes, Failures: t.Failures,
-				Retries: t.Retries, Fallbacks: t.Fallbacks, LastError: oneLine(t.LastError)}
+				Retries: t.Retries, Fallbacks: t.Fallbacks, LastError: classify.Line(t.LastError)}
 			if !t.OpenUntil.IsZero() {
 				tl.OpenUntil = t.OpenUntil.UTC().Format(time.RFC3339)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/llmguard/llmguard/classify"
 )
 
 // Scenario scripts the mock's faults. The zero Scenario (and a nil one)
@@ -359,14 +360,6 @@ func parseSpan(r *Rule, rr *rawRule, at string) error {
 	return nil
 }
 
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
 func scalarString(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
@@ -547,7 +540,9 @@ func unmarshal(data []byte, raw *rawScenario) (err error) {
 		}
 	}()
 	if err := yaml.UnmarshalWithOptions(data, raw, yaml.DisallowUnknownField()); err != nil {
-		return errors.New("scenario: " + oneLine(yaml.FormatError(err, false, false)))
+		// The first line of goccy's message is the error; the rest quotes the source.
+		head, _, _ := strings.Cut(strings.TrimSpace(yaml.FormatError(err, false, false)), "\n")
+		return errors.New("scenario: " + classify.Line(head))
 	}
 	return nil
 }
