@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -300,7 +301,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 		for k := 0; k < attempts; k++ {
 			if k > 0 {
 				t.add(func(o *Outcome) { o.Retries++; o.Waited += NaiveBackoff })
-				if sleep(ctx, NaiveBackoff) != nil {
+				if wait.For(ctx, NaiveBackoff) != nil {
 					break
 				}
 			}
@@ -325,7 +326,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	var wg sync.WaitGroup
 	gap := opt.Night / time.Duration(n)
 	for i := 0; i < n; i++ {
-		if err := sleepUntil(ctx, start.Add(time.Duration(i)*gap)); err != nil {
+		if err := wait.Until(ctx, start.Add(time.Duration(i)*gap)); err != nil {
 			break
 		}
 		wg.Add(3)
@@ -370,21 +371,3 @@ func order(target string) int {
 }
 
 func round(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error {
-	if d := time.Until(t); d > 0 {
-		return sleep(ctx, d)
-	}
-	return ctx.Err()
-}

@@ -1,10 +1,8 @@
 package mock
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -26,17 +24,6 @@ func TestToolArgs(t *testing.T) {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestSleepCtx(t *testing.T) {
-	if err := sleepCtx(context.Background(), 0); err != nil {
-		t.Errorf("zero sleep: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := sleepCtx(ctx, time.Hour); err != context.Canceled {
-		t.Errorf("cancelled sleep: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/internal/wait"
 
 	"log/slog"
 	"math/rand/v2"
@@ -158,7 +159,7 @@ func New(cfg *Config) *Server {
 	}
 	s.sleep = s.cfg.Sleep
 	if s.sleep == nil {
-		s.sleep = sleepCtx
+		s.sleep = wait.For
 	}
 	s.start = s.now()
 	s.cat = newCatalog()
@@ -169,17 +170,6 @@ func New(cfg *Config) *Server {
 	s.models = modelLists()
 	s.ctJSON = []string{ctJSON}
 	return s
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Scenario returns the scenario the server runs (never nil).
