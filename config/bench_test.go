@@ -36,9 +36,10 @@ func BenchmarkPrice(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cat := c.Catalog()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := c.Price("anthropic", "claude-sonnet-4-5-20250929"); !ok {
+		if _, ok := cat.Price("anthropic", "claude-sonnet-4-5-20250929"); !ok {
 			b.Fatal("no price")
 		}
 	}

@@ -183,14 +183,16 @@ type Cache struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 }
 
-// Price is dollars per million tokens; the zero value is free.
+// Price is dollars per million tokens (the pricing key's schema, decoded
+// into catalog.Price); the zero value is free.
 type Price struct {
 	In  float64 `yaml:"in"`  // per million input tokens
 	Out float64 `yaml:"out"` // per million output tokens
 }
 
-// ModelInfo is what the engine knows of a model. The zero value is an
-// unknown model: unknown context window, no assistant prefill.
+// ModelInfo is what the engine knows of a model (the models key's schema,
+// decoded into catalog.Model). The zero value is an unknown model: unknown
+// context window, no assistant prefill.
 type ModelInfo struct {
 	// ContextWindow in tokens (0 = unknown).
 	ContextWindow int `yaml:"context_window"`
@@ -218,11 +220,3 @@ type MCP struct {
 	// client's own tool timeout. Zero means 50s; the --tool-timeout flag wins.
 	ToolTimeout time.Duration `yaml:"tool_timeout"`
 }
-
-// SamplingTarget is the route target that asks the connected MCP client's own
-// model (sampling/createMessage). It needs no providers entry; only
-// `llmguard mcp` can serve it, elsewhere it is skipped.
-const SamplingTarget = SamplingProvider + "/sampling"
-
-// SamplingProvider is the provider part of SamplingTarget.
-const SamplingProvider = "mcp"

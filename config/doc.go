@@ -1,18 +1,20 @@
-// Package config is llmguard's YAML configuration: the schema (config.go),
-// the table of known providers (providers.go), the built-in model catalogue
-// of prices, context windows and prefill support (catalog.yaml), and Load:
-// read, expand ${VAR} and ${VAR:-default}, decode strictly (unknown keys are
-// errors with file:line:column and the field path), apply defaults and the
-// environment, Validate. docs/config.md documents every key.
+// Package config is llmguard's YAML configuration: the schema (config.go)
+// and Load: read, expand ${VAR} and ${VAR:-default}, decode strictly
+// (unknown keys are errors with file:line:column and the field path), apply
+// defaults and the environment, Validate. It decodes into the types of the
+// packages that use them: Catalog gives the catalog.Catalog of the
+// configured providers and the pricing and models overrides (the table of
+// known providers and the built-in models are package catalog's).
+// docs/config.md documents every key.
 //
 //	cfg, err := config.Load("llmguard.yaml", os.Getenv) // or config.LoadDefault(os.Getenv)
 //	if err != nil {
 //		log.Fatal(err) // one line per problem: "llmguard.yaml:7:5: routes.default.retry.budget: must be in [0,1]"
 //	}
-//	r := cfg.Routes["default"]
+//	r, cat := cfg.Routes["default"], cfg.Catalog()
 //	for i := range r.Targets {
 //		pol := r.TargetPolicy(i) // the route's policy with the target's overrides merged
-//		price, _ := cfg.Price(pol.Provider, pol.Model)
+//		price, _ := cat.Price(pol.Provider, pol.Model)
 //		log.Println(pol.Target, pol.Retry.MaxAttempts, pol.Breaker.Failures, price.In)
 //	}
 //
@@ -22,7 +24,7 @@
 //   - every provider has a Type, and its APIKey, BaseURL (no trailing slash),
 //     Model and, for azure, APIVersion are filled from the config, else from
 //     the provider's environment variables (ANTHROPIC_API_KEY,
-//     ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, ...; see KnownProviders), else
+//     ANTHROPIC_BASE_URL, ANTHROPIC_MODEL, ...; see catalog.KnownProviders), else
 //     from the documented defaults. APIKey "none" means send no key;
 //   - a known provider used by a target but not listed under providers is
 //     present, configured from the environment;
@@ -41,9 +43,10 @@
 //     max_concurrency, replaces the route's. The engine should call it rather
 //     than merge itself.
 //
-// Config.Price and Config.Model look a model up in the config's pricing and
-// models keys first, then in the built-in catalogue, trying the configured
-// provider name, its type, and the model without a version suffix.
+// Config.Catalog's Price and Model look a model up in the config's pricing
+// and models keys first, then in the built-in catalogue, trying the
+// configured provider name, its type, and the model without a version
+// suffix.
 //
 // # Concurrency
 //

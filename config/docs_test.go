@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmguard/llmguard/catalog"
 )
 
 // yamlKeys lists the YAML keys of a struct type and of the structs it holds.
@@ -47,7 +49,7 @@ func TestDocsCoverEveryKey(t *testing.T) {
 			t.Errorf("docs/config.md has no table row for key %q", k)
 		}
 	}
-	for _, p := range KnownProviders() {
+	for _, p := range catalog.KnownProviders() {
 		if !strings.Contains(string(doc), "| `"+p.Name+"` |") {
 			t.Errorf("docs/config.md does not list provider %q", p.Name)
 		}

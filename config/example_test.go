@@ -29,10 +29,10 @@ routes:
 		fmt.Println(err)
 		return
 	}
-	r := cfg.Routes["default"]
+	r, cat := cfg.Routes["default"], cfg.Catalog()
 	for i := range r.Targets {
 		p := r.TargetPolicy(i)
-		price, _ := cfg.Price(p.Provider, p.Model)
+		price, _ := cat.Price(p.Provider, p.Model)
 		fmt.Printf("%s attempts=%d breaker.failures=%d $%.2f/MTok in\n", p.Target, p.Retry.MaxAttempts, p.Breaker.Failures, price.In)
 	}
 	fmt.Println(cfg.Providers["deepseek"].BaseURL, config.MaskKey(cfg.Providers["anthropic"].APIKey))

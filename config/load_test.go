@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmguard/llmguard/catalog"
 )
 
 func envFunc(m map[string]string) func(string) string {
@@ -68,7 +70,7 @@ func TestLoadGood(t *testing.T) {
 			if p := c.Routes["cheap"].TargetPolicy(0); p.Breaker.Failures != 5 || p.MaxConcurrency != 0 {
 				t.Errorf("unmerged policy = %+v", p)
 			}
-			if got, _ := c.Price("local", "llama-3.3-70b"); got != (Price{}) {
+			if got, _ := c.Catalog().Price("local", "llama-3.3-70b"); got != (catalog.Price{}) {
 				t.Errorf("pricing override = %+v", got)
 			}
 			if c.Source != "testdata/full.yaml" || c.DefaultProvider != "local" {

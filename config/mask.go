@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/llmguard/llmguard/catalog"
 )
 
 // MaskKey returns a form of an API key safe to print: its known provider
@@ -25,7 +27,7 @@ func MaskKey(key string) string {
 		return "…" + tail
 	}
 	prefix := 0
-	for _, p := range KnownProviders() {
+	for _, p := range catalog.KnownProviders() {
 		if p.KeyPrefix != "" && strings.HasPrefix(key, p.KeyPrefix) && len([]rune(p.KeyPrefix)) > prefix {
 			prefix = len([]rune(p.KeyPrefix))
 		}

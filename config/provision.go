@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
 )
 
@@ -131,11 +131,7 @@ func (p *Provider) KeyVar() string { return p.keyVar }
 
 // Info returns the known-provider table entry of the provider's Type
 // (its dialect, variables and defaults); ok is false for an unknown type.
-func (p *Provider) Info() (ProviderInfo, bool) { return KnownProvider(p.Type) }
-
-// SplitTarget splits "provider/model" at the first slash; ok is false unless
-// both parts are non-empty.
-func SplitTarget(s string) (provider, model string, ok bool) { return splitTarget(s) }
+func (p *Provider) Info() (catalog.Provider, bool) { return catalog.KnownProvider(p.Type) }
 
 // fillZero replaces zero policy fields with their defaults (routes built in
 // Go rather than decoded from YAML).
@@ -262,8 +258,11 @@ func (c *Config) Provision(getenv func(string) string) {
 				t.Target = prov + "/" + strings.TrimSpace(model)
 			}
 		}
+	}
+	cat := c.Catalog()
+	for _, r := range c.Routes {
 		if r.Order == "cost" {
-			c.sortByCost(r.Targets)
+			catalog.SortByCost(r.Targets, func(t Target) (catalog.Price, bool) { return cat.Price(t.Provider(), t.Model()) })
 		}
 	}
 	classify.AddSecrets(c.Secrets()...)
@@ -275,7 +274,7 @@ func (c *Config) implicitProvider(name string, getenv func(string) string) *Prov
 	if p, ok := c.Providers[name]; ok {
 		return p
 	}
-	info, ok := KnownProvider(name)
+	info, ok := catalog.KnownProvider(name)
 	if !ok || name != info.Name || info.Name == "openai-compatible" {
 		return nil
 	}
@@ -295,11 +294,11 @@ func (p *Provider) provision(name string, getenv func(string) string) {
 	}
 	p.Type = strings.ToLower(strings.TrimSpace(p.Type))
 	if p.Type == "" {
-		if _, ok := KnownProvider(name); ok {
+		if _, ok := catalog.KnownProvider(name); ok {
 			p.Type = strings.ToLower(name)
 		}
 	}
-	info, ok := KnownProvider(p.Type)
+	info, ok := catalog.KnownProvider(p.Type)
 	if !ok {
 		return
 	}
@@ -320,7 +319,7 @@ func (p *Provider) provision(name string, getenv func(string) string) {
 	if p.Model == "" {
 		p.Model = info.Model
 	}
-	if info.Dialect == DialectAzure {
+	if info.Dialect == catalog.DialectAzure {
 		if p.APIVersion == "" && info.APIVersionEnv != "" {
 			p.APIVersion = strings.TrimSpace(getenv(info.APIVersionEnv))
 		}
@@ -349,45 +348,20 @@ func (c *Config) defaultRoute() *Route {
 	return &r
 }
 
-// sortByCost sorts targets cheapest first by blended price; unknown prices
-// go last; ties keep their order.
-func (c *Config) sortByCost(ts []Target) {
-	key := func(t Target) (float64, bool) {
-		p, ok := c.Price(t.Provider(), t.Model())
-		return p.Blended(), ok
-	}
-	slices.SortStableFunc(ts, func(a, b Target) int {
-		pa, oka := key(a)
-		pb, okb := key(b)
-		switch {
-		case oka != okb:
-			if oka {
-				return -1
-			}
-			return 1
-		case pa < pb:
-			return -1
-		case pa > pb:
-			return 1
-		}
-		return 0
-	})
-}
-
 // envProviders returns the providers with a key in the environment, named
 // by their type; azure also needs AZURE_OPENAI_ENDPOINT and
 // AZURE_OPENAI_DEPLOYMENT. With none, it returns the simulated provider sim.
 func envProviders(getenv func(string) string) map[string]*Provider {
 	out := map[string]*Provider{}
 	if getenv != nil {
-		for _, info := range KnownProviders() {
+		for _, info := range catalog.KnownProviders() {
 			if len(info.KeyEnv) == 0 {
 				continue
 			}
 			if k, _ := info.EnvKey(getenv); k == "" {
 				continue
 			}
-			if info.Dialect == DialectAzure && (getenv(info.BaseURLEnv) == "" || getenv(info.ModelEnv) == "") {
+			if info.Dialect == catalog.DialectAzure && (getenv(info.BaseURLEnv) == "" || getenv(info.ModelEnv) == "") {
 				continue
 			}
 			p := &Provider{}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmguard/llmguard/catalog"
 )
 
 func TestSamplingTargetAndMCPSettings(t *testing.T) {
@@ -13,10 +15,10 @@ func TestSamplingTargetAndMCPSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]string{"anthropic/claude-haiku-4-5", SamplingTarget}, targets(c.Routes["default"])); d != "" {
+	if d := cmp.Diff([]string{"anthropic/claude-haiku-4-5", catalog.SamplingTarget}, targets(c.Routes["default"])); d != "" {
 		t.Errorf("targets (-want +got):\n%s", d)
 	}
-	if _, ok := c.Providers[SamplingProvider]; ok {
+	if _, ok := c.Providers[catalog.SamplingProvider]; ok {
 		t.Errorf("mcp/sampling must not become a provider entry: %v", c.Providers)
 	}
 	if c.MCP.ToolTimeout != 40*time.Second {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/llmguard/llmguard/catalog"
 )
 
 // validator collects one-line errors with field paths and positions.
@@ -128,7 +130,7 @@ func (c *Config) knownList() string {
 			names = append(names, n)
 		}
 	}
-	for _, n := range KnownProviderNames() {
+	for _, n := range catalog.KnownProviderNames() {
 		if !seen[n] && n != "openai-compatible" {
 			names = append(names, n)
 		}
@@ -137,7 +139,7 @@ func (c *Config) knownList() string {
 }
 
 // keyHint says which variable to set for a provider's key.
-func (c *Config) keyHint(path string, p *Provider, info ProviderInfo) string {
+func (c *Config) keyHint(path string, p *Provider, info catalog.Provider) string {
 	if vars := c.unsetVars[path+".api_key"]; len(vars) > 0 {
 		return fmt.Sprintf("${%s} is not set", vars[0])
 	}
@@ -152,12 +154,12 @@ func (v *validator) provider(path, name string, p *Provider) {
 		p = &Provider{}
 	}
 	if p.Type == "" {
-		v.add(path, "unknown provider %q: set type to one of %s", name, strings.Join(KnownProviderNames(), ", "))
+		v.add(path, "unknown provider %q: set type to one of %s", name, strings.Join(catalog.KnownProviderNames(), ", "))
 		return
 	}
-	info, ok := KnownProvider(p.Type)
+	info, ok := catalog.KnownProvider(p.Type)
 	if !ok {
-		v.add(path+".type", "unknown provider type %q (known: %s)", p.Type, strings.Join(KnownProviderNames(), ", "))
+		v.add(path+".type", "unknown provider type %q (known: %s)", p.Type, strings.Join(catalog.KnownProviderNames(), ", "))
 		return
 	}
 	switch {
@@ -166,7 +168,7 @@ func (v *validator) provider(path, name string, p *Provider) {
 	case p.APIKey != "" && strings.ContainsAny(p.APIKey, " \t\r\n\"'`"):
 		v.add(path+".api_key", "the key contains whitespace or quotes; paste it again without them")
 	}
-	if p.BaseURL == "" && info.Dialect != DialectSim {
+	if p.BaseURL == "" && info.Dialect != catalog.DialectSim {
 		hint := "set base_url"
 		if info.BaseURLEnv != "" {
 			hint = "set " + info.BaseURLEnv + " or base_url"
@@ -179,7 +181,7 @@ func (v *validator) provider(path, name string, p *Provider) {
 			v.add(path+".base_url", "must not have a query or fragment")
 		}
 	}
-	if info.Dialect == DialectAzure && p.Model == "" {
+	if info.Dialect == catalog.DialectAzure && p.Model == "" {
 		v.add(path+".model", "required: the Azure deployment name (set %s or model)", info.ModelEnv)
 	}
 }
@@ -193,13 +195,13 @@ func (v *validator) implicitKey(path, name string) {
 	}
 	v.reported[name] = true
 	p := v.c.Providers[name]
-	info, _ := KnownProvider(p.Type)
+	info, _ := catalog.KnownProvider(p.Type)
 	if p.APIKey == "" && !info.KeyOptional {
 		v.add(path, "provider %q has no API key (%s, or add it under providers)", name, v.c.keyHint("", p, info))
 	}
-	if p.BaseURL == "" && info.Dialect != DialectSim {
+	if p.BaseURL == "" && info.Dialect != catalog.DialectSim {
 		v.add(path, "provider %q has no base URL (set %s, or add it under providers)", name, info.BaseURLEnv)
-	} else if info.Dialect == DialectAzure && p.Model == "" {
+	} else if info.Dialect == catalog.DialectAzure && p.Model == "" {
 		v.add(path, "provider %q has no deployment (set %s, or add it under providers)", name, info.ModelEnv)
 	}
 }
@@ -247,14 +249,14 @@ func (v *validator) route(path string, r *Route) {
 			idx = t.index - 1
 		}
 		tp := fmt.Sprintf("%s.targets[%d]", path, idx)
-		if t.Target == SamplingTarget {
+		if t.Target == catalog.SamplingTarget {
 			if first, dup := seen[t.Target]; dup {
 				v.add(tp, "duplicate target %q (also %s)", t.Target, first)
 			}
 			seen[t.Target] = tp
 			continue
 		}
-		prov, model, ok := splitTarget(t.Target)
+		prov, model, ok := catalog.SplitTarget(t.Target)
 		if !ok {
 			if t.Target == "" {
 				v.add(tp, "empty target (want provider/model)")

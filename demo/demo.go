@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/wait"
@@ -128,7 +129,7 @@ func loadConfig(url string) (*config.Config, map[string]provider.Adapter, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: embedded config: %w", err)
 	}
-	adapters, err := registry.FromConfig(cfg, provider.NewHTTPClient(nil))
+	adapters, err := registry.Build(cfg.ProviderSettings(), provider.NewHTTPClient(nil))
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
@@ -282,7 +283,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	primaryProv, primaryModel, _ := config.SplitTarget(route[0])
+	primaryProv, primaryModel, _ := catalog.SplitTarget(route[0])
 	naive := &tally{o: Outcome{Client: "naive", Description: fmt.Sprintf("primary only; retries every error up to %d attempts with a fixed %v backoff", NaiveAttempts, NaiveBackoff)}}
 	plain := &tally{o: Outcome{Client: "no-retry", Description: "primary only; one attempt per request"}}
 

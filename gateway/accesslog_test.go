@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -56,7 +56,7 @@ func (l *logBuffer) access(t *testing.T) []map[string]any {
 func loggedGateway(t *testing.T, st *stack, keys ...string) (*httptest.Server, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	srv, err := New(&Options{Engine: st.srv.eng, Config: st.srv.cfg, Keys: keys, Now: st.now,
+	srv, err := New(&Options{Engine: st.srv.eng, Catalog: st.srv.cat, Keys: keys, Now: st.now,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func (e *gateEngine) Routes() map[string][]string { return map[string][]string{"
 func TestAccessLogAtStreamEnd(t *testing.T) {
 	logs := &logBuffer{}
 	e := &gateEngine{st: &gateStream{release: make(chan struct{})}}
-	srv, err := New(&Options{Engine: e, Config: &config.Config{Providers: map[string]*config.Provider{"p": {}}},
+	srv, err := New(&Options{Engine: e, Catalog: &catalog.Catalog{Providers: map[string]string{"p": ""}},
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func BenchmarkAccessLog(b *testing.B) {
 		{"json", slog.NewJSONHandler(io.Discard, nil)},
 	} {
 		b.Run(l.name, func(b *testing.B) {
-			srv, err := New(&Options{Engine: fixedEngine{res: res}, Config: &config.Config{}, Logger: slog.New(l.h)})
+			srv, err := New(&Options{Engine: fixedEngine{res: res}, Logger: slog.New(l.h)})
 			if err != nil {
 				b.Fatal(err)
 			}

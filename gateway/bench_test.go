@@ -62,7 +62,7 @@ func newBench(tb testing.TB) *benchSetup {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func newBench(tb testing.TB) *benchSetup {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := New(&Options{Engine: eng, Config: cfg, Logger: quiet})
+	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func BenchmarkHandler(b *testing.B) {
 	res := &resilience.Result{Target: "openai/gpt-4o", Attempts: 1, Response: &provider.Response{ID: "chatcmpl-1",
 		Model: "gpt-4o", Text: strings.Repeat("All work and no play. ", 20), FinishReason: "stop",
 		Usage: provider.Usage{InputTokens: 30, OutputTokens: 120}, RequestID: "req_1"}}
-	srv, err := New(&Options{Engine: fixedEngine{res: res}, Config: &config.Config{}, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := New(&Options{Engine: fixedEngine{res: res}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func newRecStack(t *testing.T, up http.Handler) *recStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func newRecStack(t *testing.T, up http.Handler) *recStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(&Options{Engine: eng, Config: cfg, Logger: quiet})
+	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

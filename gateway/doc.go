@@ -45,7 +45,7 @@
 //
 // Example:
 //
-//	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg})
+//	srv, err := gateway.New(&gateway.Options{Engine: eng, Catalog: cfg.Catalog()})
 //	if err != nil { ... }
 //	ln, _ := net.Listen("tcp", "127.0.0.1:8080")
 //	err = srv.Run(ctx, ln, nil) // until ctx is done, then a graceful shutdown

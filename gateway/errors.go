@@ -241,7 +241,7 @@ func errUnauthorized() *apiError {
 }
 
 // errUnknownModel is a model name the gateway could not resolve (err is a
-// *config.UnknownModelError: it names both ways to fix it).
+// *catalog.UnknownModelError: it names both ways to fix it).
 func errUnknownModel(err error) *apiError {
 	return &apiError{status: http.StatusNotFound, kind: kindNotFound, retry: "false", message: classify.Line(err.Error())}
 }

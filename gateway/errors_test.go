@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 	"golang.org/x/tools/txtar"
@@ -125,7 +125,7 @@ func errorCases() []struct {
 		{"stream-broken", fromStream(down.Attempts[0].Err)},
 		{"gateway-key", errUnauthorized()},
 		{"too-large", errTooLarge(10 << 20)},
-		{"unknown-model", errUnknownModel(&config.UnknownModelError{Name: "gpt-5", Routes: []string{"default", "fast"}, Example: "openai"})},
+		{"unknown-model", errUnknownModel(&catalog.UnknownModelError{Name: "gpt-5", Routes: []string{"default", "fast"}, Example: "openai"})},
 		{"bad-json", errBadRequest("request body is not a JSON object: malformed JSON object")},
 	}
 }

@@ -34,7 +34,7 @@ routes:
 	if err != nil {
 		panic(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +43,7 @@ routes:
 	if err != nil {
 		panic(err)
 	}
-	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg, Logger: quiet})
+	srv, err := gateway.New(&gateway.Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		panic(err)
 	}

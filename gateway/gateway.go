@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -43,14 +43,18 @@ type Engine interface {
 // DefaultMaxBodyBytes is the default request body limit (10 MiB).
 const DefaultMaxBodyBytes = 10 << 20
 
-// Options configures a Server. Engine and Config are required; every other
-// zero value means the documented default.
+// Options configures a Server. Engine is required; every other zero value
+// means the documented default.
 type Options struct {
 	// Engine runs the calls.
 	Engine Engine
-	// Config supplies default_provider, the providers and the model
-	// catalogue (which targets accept an assistant prefill).
-	Config *config.Config
+	// Catalog names the configured providers and their types (which
+	// provider/model names exist, which providers relay Responses API
+	// bodies), the default provider of bare model names, and the models'
+	// facts (which targets accept an assistant prefill). Nil means no
+	// configured provider beyond the engine's routes, and the built-in
+	// model table.
+	Catalog *catalog.Catalog
 	// Keys are the accepted gateway keys, sent as "Authorization: Bearer
 	// <key>" or "x-api-key: <key>" (nil or empty = no authentication).
 	Keys []string
@@ -86,7 +90,7 @@ type Options struct {
 // it is safe for concurrent use. The zero value is not usable.
 type Server struct {
 	eng      Engine
-	cfg      *config.Config
+	cat      *catalog.Catalog
 	guard    *httpguard.Guard
 	maxBody  int64
 	opts     Options
@@ -103,10 +107,7 @@ func New(opts *Options) (*Server, error) {
 	if opts == nil || opts.Engine == nil {
 		return nil, errors.New("gateway: Options.Engine is required")
 	}
-	if opts.Config == nil {
-		return nil, errors.New("gateway: Options.Config is required")
-	}
-	s := &Server{eng: opts.Engine, cfg: opts.Config, opts: *opts, now: opts.Now, log: opts.Logger,
+	s := &Server{eng: opts.Engine, cat: opts.Catalog, opts: *opts, now: opts.Now, log: opts.Logger,
 		maxBody: opts.MaxBodyBytes}
 	g, err := httpguard.New(&httpguard.Policy{Keys: opts.Keys, AllowedOrigins: opts.AllowedOrigins,
 		AllowedHosts: opts.AllowedHosts, KeyName: "gateway key"})
@@ -422,10 +423,10 @@ func (s *Server) putBuf(bp *[]byte) {
 // resolve maps a client's model name to an engine route: a route name, a
 // "provider/model" target of a configured provider, a bare model id that a
 // route's target serves, or a bare name sent to default_provider (see
-// config.Config.ResolveModel). The error names both ways to fix an unknown
-// name.
+// catalog.Catalog.ResolveModel). The error names both ways to fix an
+// unknown name.
 func (s *Server) resolve(model string, routes map[string][]string) (string, error) {
-	return s.cfg.ResolveModel(model, routes)
+	return s.cat.ResolveModel(model, routes)
 }
 
 // expand turns per-request fallback names into targets: a route name adds

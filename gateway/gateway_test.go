@@ -98,7 +98,7 @@ func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 	if opts != nil {
 		o = *opts
 	}
-	o.Engine, o.Config, o.Logger, o.Now = eng, cfg, quiet, st.now
+	o.Engine, o.Catalog, o.Logger, o.Now = eng, cfg.Catalog(), quiet, st.now
 	st.srv, err = New(&o)
 	if err != nil {
 		t.Fatal(err)
@@ -566,7 +566,7 @@ func (panicEngine) Chat(context.Context, *resilience.Call) (*resilience.Result, 
 func (panicEngine) Routes() map[string][]string                                        { return map[string][]string{"default": nil} }
 
 func TestPanicBecomesDialectError(t *testing.T) {
-	srv, err := New(&Options{Engine: panicEngine{}, Config: &config.Config{}, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := New(&Options{Engine: panicEngine{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

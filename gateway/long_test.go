@@ -96,7 +96,7 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 					upNet, gwNet := newPipeNet(), newPipeNet()
 					m := mock.New(nil)
 					t.Cleanup(m.Close)
-					adapters, err := registry.FromConfig(cfg, upNet.serve(t, m))
+					adapters, err := registry.Build(cfg.ProviderSettings(), upNet.serve(t, m))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -105,7 +105,7 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					srv, err := New(&Options{Engine: eng, Config: cfg, Logger: quiet})
+					srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -117,7 +117,11 @@ func (s *Server) modelExists(id string) bool {
 		}
 	}
 	p, m, ok := strings.Cut(id, "/")
-	return ok && p != "" && m != "" && s.cfg.Providers[p] != nil
+	if !ok || p == "" || m == "" {
+		return false
+	}
+	_, ok = s.cat.Configured(p)
+	return ok
 }
 
 func errNoModel(id string) *apiError {

@@ -55,7 +55,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(&Options{Engine: eng, Config: cfg, Logger: quiet})
+	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

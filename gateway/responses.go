@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -142,7 +141,7 @@ func (s *Server) relayTargets(route string, fallbacks []string) ([]string, bool)
 	targets = append(append([]string(nil), targets...), fallbacks...)
 	for _, t := range targets {
 		p, _, _ := strings.Cut(t, "/")
-		if pc, ok := s.cfg.Providers[p]; ok && registry.RelaysResponses(p, pc) {
+		if info, ok := s.cat.Provider(p); ok && info.Responses {
 			return targets, true
 		}
 	}

@@ -107,7 +107,7 @@ func newUpStack(t *testing.T, yaml string) *rsStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func newUpStack(t *testing.T, yaml string) *rsStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.srv, err = New(&Options{Engine: eng, Config: cfg, Logger: quiet})
+	st.srv, err = New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -250,7 +250,7 @@ func (p *pump) continueOn(ctx context.Context) (provider.Stream, *guard, string)
 	sent := p.text.String()
 	for _, t := range p.candidates() {
 		prov, model, ok := strings.Cut(t, "/")
-		if !ok || !p.s.cfg.Model(prov, model).Prefill {
+		if !ok || !p.s.cat.Model(prov, model).Prefill {
 			continue
 		}
 		if st, g := p.prefill(ctx, t, sent); st != nil {

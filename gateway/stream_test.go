@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -72,13 +72,13 @@ func (e *scriptEngine) Routes() map[string][]string {
 	return map[string][]string{"r": {"p/a", "p/b"}}
 }
 
-func serveScripted(t *testing.T, e *scriptEngine, cfg *config.Config, path, body string) *httptest.ResponseRecorder {
+func serveScripted(t *testing.T, e *scriptEngine, cfg *catalog.Catalog, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	if cfg == nil {
-		cfg = &config.Config{}
+		cfg = &catalog.Catalog{}
 	}
-	cfg.Providers = map[string]*config.Provider{"p": {}}
-	srv, err := New(&Options{Engine: e, Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	cfg.Providers = map[string]string{"p": ""}
+	srv, err := New(&Options{Engine: e, Catalog: cfg, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestStreamStallEndsWithError(t *testing.T) {
 func TestStreamContinuation(t *testing.T) {
 	broken := &provider.Error{AfterFirstToken: true, Verdict: classify.Verdict{Class: classify.Overloaded,
 		Message: "overloaded_error: Overloaded (request-id req_1)"}}
-	prefill := &config.Config{Models: map[string]config.ModelInfo{"p/b": {Prefill: true}}}
+	prefill := &catalog.Catalog{Models: map[string]catalog.Model{"p/b": {Prefill: true}}}
 	tests := []struct {
 		name    string
-		cfg     *config.Config
+		cfg     *catalog.Catalog
 		streams []*scripted
 		text    string
 		end     string
@@ -150,7 +150,7 @@ func TestStreamContinuation(t *testing.T) {
 		},
 		{
 			name: "no prefill capability ends with an error",
-			cfg:  &config.Config{},
+			cfg:  &catalog.Catalog{},
 			streams: []*scripted{
 				{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken},
 			},
@@ -196,7 +196,7 @@ func TestAnthropicBetaHeaderForwarded(t *testing.T) {
 		{"/v1/chat/completions", oaBody("r", true, ""), ""}, // not an Anthropic client
 	} {
 		e := &scriptEngine{streams: []*scripted{{chunks: []provider.Chunk{{Text: "x"}}}}}
-		srv, err := New(&Options{Engine: e, Config: &config.Config{}, Logger: slog.New(slog.DiscardHandler)})
+		srv, err := New(&Options{Engine: e, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

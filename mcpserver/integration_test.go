@@ -69,7 +69,7 @@ func newRigScenario(t testing.TB, sc *mock.Scenario, targets []string, extra map
 		},
 		Routes: map[string]*config.Route{"default": route},
 	}
-	adapters, err := registry.FromConfig(cfg, ts.Client())
+	adapters, err := registry.Build(cfg.ProviderSettings(), ts.Client())
 	if err != nil {
 		t.Fatal(err)
 	}

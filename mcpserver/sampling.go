@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // SamplingProvider is the provider name of the "mcp/sampling" target.
-const SamplingProvider = config.SamplingProvider
+const SamplingProvider = catalog.SamplingProvider
 
 // samplingInputID names the sampling input request in a tool result.
 const samplingInputID = "llmguard-sampling"

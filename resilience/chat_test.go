@@ -113,7 +113,7 @@ func chatAssembled(t *testing.T, a answer, noStream bool) {
 		_, _ = w.Write([]byte(a.json))
 	}))
 	defer up.Close()
-	p := &config.Provider{APIKey: "sk-test-000000000000", BaseURL: up.URL + a.base}
+	p := &registry.Settings{APIKey: "sk-test-000000000000", BaseURL: up.URL + a.base}
 	ad, err := registry.New(a.provider, p, up.Client())
 	if err != nil {
 		t.Fatal(err)

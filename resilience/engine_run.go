@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
@@ -26,6 +27,7 @@ import (
 // concurrent use. The zero value is not usable.
 type Engine struct {
 	cfg      *config.Config
+	cat      *catalog.Catalog // the providers' and models' facts, from Config
 	adapters map[string]provider.Adapter
 	now      func() time.Time
 	sleep    func(ctx context.Context, d time.Duration) error
@@ -86,6 +88,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg:      opts.Config,
+		cat:      opts.Config.Catalog(),
 		adapters: opts.Adapters,
 		now:      opts.Now,
 		sleep:    opts.Sleep,
@@ -267,7 +270,7 @@ func targetLimits(routes map[string]*config.Route, names []string, log *slog.Log
 			continue
 		}
 		for _, ct := range r.Targets {
-			prov, model, ok := config.SplitTarget(ct.Target)
+			prov, model, ok := catalog.SplitTarget(ct.Target)
 			if !ok {
 				continue // newRoutePlan reports it
 			}
@@ -415,7 +418,7 @@ func (e *Engine) Status() []TargetStatus {
 				ts.OpenUntil = b.OpenUntil
 			}
 		}
-		prov, _, _ := config.SplitTarget(rt.name)
+		prov, _, _ := catalog.SplitTarget(rt.name)
 		if kb, err := e.store.Breaker(ctx, keyKey(prov)); err == nil && breakerState(&kb) != state.Closed && ts.Breaker == state.Closed {
 			ts.Breaker = breakerState(&kb)
 			if ts.Breaker == state.Open {

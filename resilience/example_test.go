@@ -32,7 +32,7 @@ func Example() {
 			Retry:   config.Retry{BaseDelay: time.Millisecond},
 		}},
 	}
-	adapters, err := registry.FromConfig(cfg, ts.Client())
+	adapters, err := registry.Build(cfg.ProviderSettings(), ts.Client())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -78,7 +78,7 @@ func ExampleRouteError() {
 			Targets: []config.Target{{Target: "openai/gpt-4.1+fault=rate_limit:90"}},
 		}},
 	}
-	adapters, _ := registry.FromConfig(cfg, ts.Client())
+	adapters, _ := registry.Build(cfg.ProviderSettings(), ts.Client())
 	eng, _ := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
 	_, err := eng.Chat(context.Background(), &resilience.Call{Request: &provider.Request{
 		Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}})

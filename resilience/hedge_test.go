@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/config"
 )
 
@@ -81,7 +82,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 						o.Config.Models = windows
 					})
 					for target, rs := range tt.script {
-						prov, model, _ := config.SplitTarget(target)
+						prov, model, _ := catalog.SplitTarget(target)
 						h.ads[prov].on(model, rs...)
 					}
 					start := time.Now()
@@ -111,7 +112,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 						t.Fatalf("target %q err %v; want %q %v", got, err, tt.want, tt.wantErr)
 					}
 					for target, want := range tt.calls {
-						prov, model, _ := config.SplitTarget(target)
+						prov, model, _ := catalog.SplitTarget(target)
 						if n := h.ads[prov].Calls(model); n != want {
 							t.Errorf("%s called %d times, want %d", target, n, want)
 						}

@@ -58,7 +58,7 @@ func newMockEngine(t *testing.T, route *config.Route) *mockEngine {
 	}
 	adapters := map[string]provider.Adapter{}
 	for name, p := range cfg.Providers {
-		a, err := registry.New(name, p, ts.Client())
+		a, err := registry.New(name, p.Settings(), ts.Client())
 		if err != nil {
 			t.Fatal(err)
 		}

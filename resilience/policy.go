@@ -2,10 +2,10 @@ package resilience
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -73,7 +73,7 @@ type targetPlan struct {
 	rt       *targetRuntime
 	// window is the model's context window in tokens (0 = unknown).
 	window int
-	price  config.Price
+	price  catalog.Price
 	priced bool
 }
 
@@ -215,7 +215,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 	seen := make(map[string]bool, len(all))
 	own := 0 // how many of rp.targets come from r.Targets
 	for i, ct := range all {
-		prov, model, ok := config.SplitTarget(ct.Target)
+		prov, model, ok := catalog.SplitTarget(ct.Target)
 		if !ok {
 			return nil, fmt.Errorf("route %q: targets[%d]: %q is not provider/model", name, i, ct.Target)
 		}
@@ -240,8 +240,8 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		pol := r.PolicyFor(ct)
 		tp.retry = resolveRetry(pol.Retry, e.provisioned)
 		tp.breaker = resolveBreaker(pol.Breaker, e.provisioned)
-		tp.window = e.cfg.Model(prov, model).ContextWindow
-		tp.price, tp.priced = e.cfg.Price(prov, model)
+		tp.window = e.cat.Model(prov, model).ContextWindow
+		tp.price, tp.priced = e.cat.Price(prov, model)
 		tp.rt = e.runtime(tname, pol.MaxConcurrency)
 		rp.targets = append(rp.targets, tp)
 		if i < len(r.Targets) {
@@ -249,14 +249,7 @@ func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Targe
 		}
 	}
 	if strings.EqualFold(r.Order, "cost") {
-		ts := rp.targets[:own]
-		sort.SliceStable(ts, func(i, j int) bool {
-			a, b := ts[i], ts[j]
-			if a.priced != b.priced {
-				return a.priced // priced targets first, unknown prices last
-			}
-			return a.price.Blended() < b.price.Blended()
-		})
+		catalog.SortByCost(rp.targets[:own], func(t *targetPlan) (catalog.Price, bool) { return t.price, t.priced })
 	}
 	for _, t := range rp.targets {
 		rp.targetNames = append(rp.targetNames, t.name)

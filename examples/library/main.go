@@ -19,6 +19,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
@@ -38,7 +39,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err) // one line per problem: file:line:col: field: what to fix
 	}
-	adapters, err := registry.FromConfig(cfg, provider.NewHTTPClient(nil))
+	adapters, err := registry.Build(cfg.ProviderSettings(), provider.NewHTTPClient(nil))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func main() {
 
 // providerKeySet reports whether any known provider's key variable is set.
 func providerKeySet() bool {
-	for _, p := range config.KnownProviders() {
+	for _, p := range catalog.KnownProviders() {
 		for _, v := range p.KeyEnv {
 			if os.Getenv(v) != "" {
 				return true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/alert"
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
@@ -21,7 +22,9 @@ import (
 // App is what serve, mcp and demo run on: the loaded configuration, one
 // adapter per provider and the engine over them.
 type App struct {
-	Config   *config.Config
+	Config *config.Config
+	// Catalog is what Config says of its providers and models.
+	Catalog  *catalog.Catalog
 	Engine   *resilience.Engine
 	Adapters map[string]provider.Adapter
 	// Alerts is the webhook notifier fed by the engine's events, nil when
@@ -58,11 +61,11 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 	if err != nil {
 		return nil, err
 	}
-	app := &App{Config: cfg, Adapters: map[string]provider.Adapter{}}
+	app := &App{Config: cfg, Catalog: cfg.Catalog(), Adapters: map[string]provider.Adapter{}}
 	client := provider.NewHTTPClient(nil)
-	real := &config.Config{Providers: map[string]*config.Provider{}}
+	real := cfg.ProviderSettings()
 	for name, p := range cfg.Providers {
-		if info, ok := p.Info(); ok && info.Dialect == config.DialectSim {
+		if info, ok := p.Info(); ok && info.Dialect == catalog.DialectSim {
 			a, closeSim, err := startSim(name, p)
 			if err != nil {
 				app.Close()
@@ -70,11 +73,10 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 			}
 			app.closers = append(app.closers, closeSim)
 			app.Adapters[name] = a
-			continue
+			delete(real, name)
 		}
-		real.Providers[name] = p
 	}
-	adapters, err := registry.FromConfig(real, client)
+	adapters, err := registry.Build(real, client)
 	if err != nil {
 		app.Close()
 		return nil, err
@@ -91,7 +93,7 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 	for n, a := range o.Adapters {
 		app.Adapters[n] = a
 	}
-	if _, ok := app.Adapters[config.SamplingProvider]; !ok {
+	if _, ok := app.Adapters[catalog.SamplingProvider]; !ok {
 		dropSampling(cfg)
 	}
 	o.Config, o.Adapters = cfg, app.Adapters
@@ -192,7 +194,7 @@ func dropSampling(cfg *config.Config) {
 	for _, r := range cfg.Routes {
 		kept := r.Targets[:0]
 		for _, t := range r.Targets {
-			if t.Target != config.SamplingTarget {
+			if t.Target != catalog.SamplingTarget {
 				kept = append(kept, t)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
@@ -190,13 +191,13 @@ func (d *doctor) run(ctx context.Context, path string) int {
 
 func isSim(p *config.Provider) bool {
 	info, ok := p.Info()
-	return ok && info.Dialect == config.DialectSim
+	return ok && info.Dialect == catalog.DialectSim
 }
 
 func (d *doctor) noKeys() {
 	var vars []string
-	for _, info := range config.KnownProviders() {
-		if len(info.KeyEnv) > 0 && info.Dialect != config.DialectAzure {
+	for _, info := range catalog.KnownProviders() {
+		if len(info.KeyEnv) > 0 && info.Dialect != catalog.DialectAzure {
 			vars = append(vars, info.KeyEnv[0])
 		}
 	}
@@ -293,7 +294,7 @@ func (d *doctor) check(ctx context.Context, name string, p *config.Provider) row
 		return r
 	}
 	rec := &dateRecorder{base: provider.NewTransport(nil)}
-	a, err := registry.New(name, p, &http.Client{Transport: rec})
+	a, err := registry.New(name, p.Settings(), &http.Client{Transport: rec})
 	if err != nil {
 		r.status = classify.Redact(err.Error())
 		return r
@@ -381,7 +382,7 @@ func skew(date string, now time.Time) (finding, bool) {
 // lacks its provider's usual prefix or has another provider's.
 func envKeyShapes(getenv func(string) string) map[string][]finding {
 	out := map[string][]finding{}
-	for _, info := range config.KnownProviders() {
+	for _, info := range catalog.KnownProviders() {
 		for _, v := range info.KeyEnv {
 			raw := getenv(v)
 			if raw == "" {
@@ -394,7 +395,7 @@ func envKeyShapes(getenv func(string) string) map[string][]finding {
 }
 
 // keyShape checks one key (what names it in messages: a variable or a field).
-func keyShape(info config.ProviderInfo, what, raw string) []finding {
+func keyShape(info catalog.Provider, what, raw string) []finding {
 	var fs []finding
 	key := raw
 	if strings.TrimSpace(raw) != raw || strings.ContainsAny(raw, " \t\r\n") {
@@ -415,7 +416,7 @@ func keyShape(info config.ProviderInfo, what, raw string) []finding {
 	}
 	var other string
 	best := own
-	for _, o := range config.KnownProviders() {
+	for _, o := range catalog.KnownProviders() {
 		if o.Name == info.Name || o.KeyPrefix == "" || !strings.HasPrefix(key, o.KeyPrefix) || len(o.KeyPrefix) <= best {
 			continue
 		}
@@ -433,6 +434,6 @@ func keyShape(info config.ProviderInfo, what, raw string) []finding {
 
 // prefixOf is a provider's usual key prefix.
 func prefixOf(name string) string {
-	info, _ := config.KnownProvider(name)
+	info, _ := catalog.KnownProvider(name)
 	return info.KeyPrefix
 }

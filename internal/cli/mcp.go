@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/mcpserver"
@@ -82,7 +82,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 			cfg.ToolTimeout = t
 		}
 		routes := app.Engine.Routes()
-		cfg.Resolve = func(name string) (string, error) { return app.Config.ResolveModel(name, routes) }
+		cfg.Resolve = func(name string) (string, error) { return app.Catalog.ResolveModel(name, routes) }
 		cfg.RouteCacheTTL = func(route string) time.Duration {
 			if r := app.Config.Routes[route]; r != nil {
 				return r.Cache.TTL
@@ -149,7 +149,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 // onlySimulated reports whether every provider of app is the simulated one.
 func onlySimulated(app *App) bool {
 	for _, p := range app.Config.Providers {
-		if info, ok := p.Info(); !ok || info.Dialect != config.DialectSim {
+		if info, ok := p.Info(); !ok || info.Dialect != catalog.DialectSim {
 			return false
 		}
 	}

@@ -82,7 +82,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		logger.Warn("llmguard serve: no provider key in the environment: the simulated provider sim answers, every answer labelled " +
 			strings.TrimSpace(SimLabel) + "; set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or another provider's key) for real answers")
 	}
-	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Config: app.Config, Keys: keys,
+	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Catalog: app.Catalog, Keys: keys,
 		AllowedOrigins: origins, AllowedHosts: hostNames(*addr, *adminAddr),
 		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger})
 	if err != nil {

@@ -7,15 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
 )
 
-// FromConfig builds one adapter per configured provider, all sharing one
-// HTTP client; a provider without its key is a one-line error naming the
+// Build builds one adapter per configured provider, all sharing one HTTP
+// client; a provider without its key is a one-line error naming the
 // variable to set.
-func ExampleFromConfig() {
+func ExampleBuild() {
 	// A stand-in for the Gemini API.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -24,10 +23,9 @@ func ExampleFromConfig() {
 	}))
 	defer srv.Close()
 
-	cfg := &config.Config{Providers: map[string]*config.Provider{
+	adapters, err := registry.Build(map[string]*registry.Settings{
 		"gemini": {APIKey: "AIza-example", BaseURL: srv.URL},
-	}}
-	adapters, err := registry.FromConfig(cfg, provider.NewHTTPClient(nil))
+	}, provider.NewHTTPClient(nil))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +39,7 @@ func ExampleFromConfig() {
 	}
 	fmt.Println(resp.Provider, resp.Model, resp.Text)
 
-	_, err = registry.New("deepseek", &config.Provider{}, nil)
+	_, err = registry.New("deepseek", &registry.Settings{}, nil)
 	fmt.Println(err)
 	// Output:
 	// gemini gemini-2.5-flash Bonjour

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	pt "github.com/llmguard/llmguard/provider/internal/providertest"
@@ -21,17 +20,21 @@ import (
 // settings relative to the mock's URL, and a model.
 type mockTarget struct {
 	name  string
-	p     func(base string) config.Provider
+	p     func(base string) registry.Settings
 	model string
 }
 
 var mockTargets = []mockTarget{
-	{"anthropic", func(b string) config.Provider { return config.Provider{APIKey: "sk-ant-mock", BaseURL: b} }, "claude-sonnet-4-5"},
-	{"openai", func(b string) config.Provider { return config.Provider{APIKey: "sk-mock", BaseURL: b + "/v1"} }, "gpt-4.1"},
-	{"gemini", func(b string) config.Provider { return config.Provider{APIKey: "AIzaMock", BaseURL: b} }, "gemini-2.5-flash"},
-	{"azure", func(b string) config.Provider { return config.Provider{APIKey: "az-mock", BaseURL: b} }, "my-deployment"},
-	{"groq", func(b string) config.Provider { return config.Provider{APIKey: "gsk_mock", BaseURL: b + "/groq/v1"} }, "llama-3.3-70b-versatile"},
-	{"deepseek", func(b string) config.Provider { return config.Provider{APIKey: "sk-mock", BaseURL: b + "/deepseek/v1"} }, "deepseek-chat"},
+	{"anthropic", func(b string) registry.Settings { return registry.Settings{APIKey: "sk-ant-mock", BaseURL: b} }, "claude-sonnet-4-5"},
+	{"openai", func(b string) registry.Settings { return registry.Settings{APIKey: "sk-mock", BaseURL: b + "/v1"} }, "gpt-4.1"},
+	{"gemini", func(b string) registry.Settings { return registry.Settings{APIKey: "AIzaMock", BaseURL: b} }, "gemini-2.5-flash"},
+	{"azure", func(b string) registry.Settings { return registry.Settings{APIKey: "az-mock", BaseURL: b} }, "my-deployment"},
+	{"groq", func(b string) registry.Settings {
+		return registry.Settings{APIKey: "gsk_mock", BaseURL: b + "/groq/v1"}
+	}, "llama-3.3-70b-versatile"},
+	{"deepseek", func(b string) registry.Settings {
+		return registry.Settings{APIKey: "sk-mock", BaseURL: b + "/deepseek/v1"}
+	}, "deepseek-chat"},
 }
 
 // startMock runs the mock in-process and returns its server and the adapter

@@ -1,8 +1,11 @@
-// Package registry builds provider adapters from configuration: one
-// provider.Adapter per entry of config.Config.Providers, of the adapter
-// family its type names (see config.KnownProvider).
+// Package registry builds provider adapters from their settings: one
+// provider.Adapter per configured provider, of the adapter family its type
+// names (see catalog.KnownProvider).
 //
-//	adapters, err := registry.FromConfig(cfg, provider.NewHTTPClient(nil))
+//	adapters, err := registry.Build(map[string]*registry.Settings{
+//		"anthropic": {APIKey: os.Getenv("ANTHROPIC_API_KEY")},
+//		"local":     {Type: "openai-compatible", BaseURL: "http://127.0.0.1:8000/v1", APIKey: registry.NoKey, Model: "llama"},
+//	}, provider.NewHTTPClient(nil))
 //	if err != nil {
 //		return err // one line naming the field or variable to fix
 //	}
@@ -16,7 +19,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/anthropic"
 	"github.com/llmguard/llmguard/provider/gemini"
@@ -26,18 +29,36 @@ import (
 // NoKey is the api_key value that deliberately sends no key (local servers).
 const NoKey = "none"
 
-// New builds the adapter for the provider called name with settings p
+// Settings are what an adapter needs to reach one provider account. The
+// zero value means the documented defaults of the provider type named like
+// the provider, with no key.
+type Settings struct {
+	// Type is the provider type, a name of catalog.KnownProviders
+	// ("anthropic", "groq", "openai-compatible"; "" = the provider's name).
+	Type string
+	// APIKey is the key; NoKey sends none ("" is an error unless the type
+	// needs no key). Environment variables are the caller's to read.
+	APIKey string
+	// BaseURL is the API's base URL ("" = the type's documented one).
+	BaseURL string
+	// APIVersion is Azure's api-version query parameter ("" = the type's default).
+	APIVersion string
+	// Model is the default model ("" = the type's; for azure the deployment).
+	Model string
+}
+
+// New builds the adapter for the provider called name with settings s
 // (nil means all defaults). Type defaults to name; an empty BaseURL or
-// Model takes the documented default from config.KnownProvider. All
+// Model takes the documented default from catalog.KnownProvider. All
 // adapters share client (nil: a new provider.NewHTTPClient(nil)).
 //
 // Errors are one line naming what to fix: an unknown type (the
 // providers.NAME.type field), a missing key (the environment variable to
 // set), a malformed base URL.
-func New(name string, p *config.Provider, client *http.Client) (provider.Adapter, error) {
-	var c config.Provider
-	if p != nil {
-		c = *p
+func New(name string, s *Settings, client *http.Client) (provider.Adapter, error) {
+	var c Settings
+	if s != nil {
+		c = *s
 	}
 	typ := strings.ToLower(strings.TrimSpace(c.Type))
 	field := "providers." + name + ".type"
@@ -45,8 +66,8 @@ func New(name string, p *config.Provider, client *http.Client) (provider.Adapter
 		typ = strings.ToLower(name)
 		field = "providers." + name + " (the type defaults to the name)"
 	}
-	info, ok := config.KnownProvider(typ)
-	if ok && info.Dialect == config.DialectSim {
+	info, ok := catalog.KnownProvider(typ)
+	if ok && info.Dialect == catalog.DialectSim {
 		// What zero config gives a library user with no key in the
 		// environment: say so, not "unknown type".
 		return nil, fmt.Errorf("providers.%s: the simulated provider (what zero config falls back to when no provider key is set) is served by the llmguard command, not the library: set a provider key such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY", name)
@@ -84,51 +105,37 @@ func New(name string, p *config.Provider, client *http.Client) (provider.Adapter
 		client = provider.NewHTTPClient(nil)
 	}
 	switch info.Dialect {
-	case config.DialectAnthropic:
+	case catalog.DialectAnthropic:
 		return anthropic.New(&anthropic.Config{Name: name, BaseURL: base, APIKey: key, Model: model, Client: client}), nil
-	case config.DialectGemini:
+	case catalog.DialectGemini:
 		return gemini.New(&gemini.Config{Name: name, BaseURL: base, APIKey: key, Model: model, Client: client}), nil
-	case config.DialectOpenAI, config.DialectAzure:
+	case catalog.DialectOpenAI, catalog.DialectAzure:
 		ver := c.APIVersion
 		if ver == "" {
 			ver = info.APIVersion
 		}
 		return openai.New(&openai.Config{Name: name, BaseURL: base, APIKey: key, Model: model,
-			Azure: info.Dialect == config.DialectAzure, APIVersion: ver, Client: client,
-			Responses: RelaysResponses(name, &c)}), nil
+			Azure: info.Dialect == catalog.DialectAzure, APIVersion: ver, Client: client,
+			Responses: info.Responses}), nil
 	}
 	return nil, fmt.Errorf("%s: provider type %q has no adapter", field, typ)
 }
 
-// RelaysResponses reports whether the provider called name with settings p
-// (nil: all defaults) serves OpenAI's Responses API itself, so that Responses
-// API requests are relayed to it unchanged rather than translated: a
-// provider of type openai (whatever its name or base URL).
-func RelaysResponses(name string, p *config.Provider) bool {
-	typ := name
-	if p != nil && strings.TrimSpace(p.Type) != "" {
-		typ = p.Type
-	}
-	return strings.EqualFold(strings.TrimSpace(typ), "openai")
-}
-
-// FromConfig builds an adapter for every provider in cfg.Providers, sharing
-// client. The first error (in name order) is returned.
-func FromConfig(cfg *config.Config, client *http.Client) (map[string]provider.Adapter, error) {
-	if cfg == nil {
-		return map[string]provider.Adapter{}, nil
-	}
+// Build builds an adapter for every provider of settings, keyed by the
+// provider's name, sharing client (nil: a new provider.NewHTTPClient(nil)).
+// The first error (in name order) is returned.
+func Build(settings map[string]*Settings, client *http.Client) (map[string]provider.Adapter, error) {
 	if client == nil {
 		client = provider.NewHTTPClient(nil)
 	}
-	names := make([]string, 0, len(cfg.Providers))
-	for n := range cfg.Providers {
+	names := make([]string, 0, len(settings))
+	for n := range settings {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	out := make(map[string]provider.Adapter, len(names))
 	for _, n := range names {
-		a, err := New(n, cfg.Providers[n], client)
+		a, err := New(n, settings[n], client)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +161,7 @@ func checkURL(s string) error {
 	return nil
 }
 
-func keyVars(info config.ProviderInfo) string {
+func keyVars(info catalog.Provider) string {
 	if len(info.KeyEnv) == 0 {
 		return "api_key"
 	}
@@ -163,8 +170,8 @@ func keyVars(info config.ProviderInfo) string {
 
 func knownTypes() []string {
 	var out []string
-	for _, p := range config.KnownProviders() {
-		if p.Dialect != config.DialectSim {
+	for _, p := range catalog.KnownProviders() {
+		if p.Dialect != catalog.DialectSim {
 			out = append(out, p.Name)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 	"github.com/llmguard/llmguard/provider/registry"
@@ -17,21 +16,21 @@ func TestNewErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		key  string
-		p    *config.Provider
+		p    *registry.Settings
 		want []string // substrings of the one-line error
 	}{
-		{"unknown type", "mine", &config.Provider{Type: "opnai", APIKey: "k"}, []string{"providers.mine.type", `"opnai"`, "openai"}},
-		{"unknown name without type", "claude", &config.Provider{APIKey: "k"}, []string{"providers.claude", `"claude"`}},
-		{"sim is not an adapter", "sim", &config.Provider{}, []string{"providers.sim", "simulated provider", "no provider key is set", "ANTHROPIC_API_KEY"}},
-		{"missing anthropic key", "anthropic", &config.Provider{}, []string{"providers.anthropic.api_key", "ANTHROPIC_API_KEY", "MCP clients", "shell profile"}},
+		{"unknown type", "mine", &registry.Settings{Type: "opnai", APIKey: "k"}, []string{"providers.mine.type", `"opnai"`, "openai"}},
+		{"unknown name without type", "claude", &registry.Settings{APIKey: "k"}, []string{"providers.claude", `"claude"`}},
+		{"sim is not an adapter", "sim", &registry.Settings{}, []string{"providers.sim", "simulated provider", "no provider key is set", "ANTHROPIC_API_KEY"}},
+		{"missing anthropic key", "anthropic", &registry.Settings{}, []string{"providers.anthropic.api_key", "ANTHROPIC_API_KEY", "MCP clients", "shell profile"}},
 		{"missing gemini key", "gemini", nil, []string{"GEMINI_API_KEY or GOOGLE_API_KEY"}},
-		{"missing key of a custom name", "work", &config.Provider{Type: "groq"}, []string{"providers.work.api_key", "GROQ_API_KEY"}},
-		{"azure needs its endpoint", "azure", &config.Provider{APIKey: "k"}, []string{"providers.azure.base_url", "AZURE_OPENAI_ENDPOINT"}},
-		{"openai-compatible needs a base URL", "local", &config.Provider{Type: "openai-compatible"}, []string{"providers.local.base_url"}},
-		{"scheme", "openai", &config.Provider{APIKey: "k", BaseURL: "ftp://api.openai.com/v1"}, []string{"providers.openai.base_url", "http://"}},
-		{"no host", "openai", &config.Provider{APIKey: "k", BaseURL: "https:///v1"}, []string{"providers.openai.base_url", "no host"}},
-		{"not a URL", "openai", &config.Provider{APIKey: "k", BaseURL: "api.openai.com/v1"}, []string{"providers.openai.base_url"}},
-		{"bad escape", "openai", &config.Provider{APIKey: "k", BaseURL: "http://h/%zz"}, []string{"providers.openai.base_url"}},
+		{"missing key of a custom name", "work", &registry.Settings{Type: "groq"}, []string{"providers.work.api_key", "GROQ_API_KEY"}},
+		{"azure needs its endpoint", "azure", &registry.Settings{APIKey: "k"}, []string{"providers.azure.base_url", "AZURE_OPENAI_ENDPOINT"}},
+		{"openai-compatible needs a base URL", "local", &registry.Settings{Type: "openai-compatible"}, []string{"providers.local.base_url"}},
+		{"scheme", "openai", &registry.Settings{APIKey: "k", BaseURL: "ftp://api.openai.com/v1"}, []string{"providers.openai.base_url", "http://"}},
+		{"no host", "openai", &registry.Settings{APIKey: "k", BaseURL: "https:///v1"}, []string{"providers.openai.base_url", "no host"}},
+		{"not a URL", "openai", &registry.Settings{APIKey: "k", BaseURL: "api.openai.com/v1"}, []string{"providers.openai.base_url"}},
+		{"bad escape", "openai", &registry.Settings{APIKey: "k", BaseURL: "http://h/%zz"}, []string{"providers.openai.base_url"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,17 +59,17 @@ func TestNew(t *testing.T) {
 		"candidates":[{"content":{"parts":[{"text":"ok"}]},"finishReason":"STOP"}]}`))
 	tests := []struct {
 		name     string
-		p        config.Provider
+		p        registry.Settings
 		wantPath string
 		wantAuth [2]string
 	}{
-		{"anthropic", config.Provider{APIKey: "sk-ant-1", BaseURL: up.URL}, "/v1/messages", [2]string{"x-api-key", "sk-ant-1"}},
-		{"openai", config.Provider{APIKey: "sk-1", BaseURL: up.URL + "/v1"}, "/v1/chat/completions", [2]string{"Authorization", "Bearer sk-1"}},
-		{"gemini", config.Provider{APIKey: "AIza1", BaseURL: up.URL}, "/v1beta/models/gemini-2.5-flash:generateContent", [2]string{"x-goog-api-key", "AIza1"}},
-		{"azure", config.Provider{APIKey: "az", BaseURL: up.URL, Model: "dep1"}, "/openai/deployments/dep1/chat/completions", [2]string{"api-key", "az"}},
-		{"deepseek", config.Provider{APIKey: "sk-d", BaseURL: up.URL + "/v1"}, "/v1/chat/completions", [2]string{"Authorization", "Bearer sk-d"}},
-		{"groq", config.Provider{APIKey: "gsk_1", BaseURL: up.URL + "/openai/v1"}, "/openai/v1/chat/completions", [2]string{"Authorization", "Bearer gsk_1"}},
-		{"local", config.Provider{Type: "openai-compatible", BaseURL: up.URL + "/v1", APIKey: "none", Model: "llama"}, "/v1/chat/completions", [2]string{"Authorization", ""}},
+		{"anthropic", registry.Settings{APIKey: "sk-ant-1", BaseURL: up.URL}, "/v1/messages", [2]string{"x-api-key", "sk-ant-1"}},
+		{"openai", registry.Settings{APIKey: "sk-1", BaseURL: up.URL + "/v1"}, "/v1/chat/completions", [2]string{"Authorization", "Bearer sk-1"}},
+		{"gemini", registry.Settings{APIKey: "AIza1", BaseURL: up.URL}, "/v1beta/models/gemini-2.5-flash:generateContent", [2]string{"x-goog-api-key", "AIza1"}},
+		{"azure", registry.Settings{APIKey: "az", BaseURL: up.URL, Model: "dep1"}, "/openai/deployments/dep1/chat/completions", [2]string{"api-key", "az"}},
+		{"deepseek", registry.Settings{APIKey: "sk-d", BaseURL: up.URL + "/v1"}, "/v1/chat/completions", [2]string{"Authorization", "Bearer sk-d"}},
+		{"groq", registry.Settings{APIKey: "gsk_1", BaseURL: up.URL + "/openai/v1"}, "/openai/v1/chat/completions", [2]string{"Authorization", "Bearer gsk_1"}},
+		{"local", registry.Settings{Type: "openai-compatible", BaseURL: up.URL + "/v1", APIKey: "none", Model: "llama"}, "/v1/chat/completions", [2]string{"Authorization", ""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,11 +93,11 @@ func TestNew(t *testing.T) {
 	}
 }
 
-func TestFromConfig(t *testing.T) {
-	cfg := &config.Config{Providers: map[string]*config.Provider{
+func TestBuild(t *testing.T) {
+	settings := map[string]*registry.Settings{
 		"anthropic": {APIKey: "k"}, "fast": {Type: "groq", APIKey: "k"}, "gemini": {APIKey: "k"},
-	}}
-	m, err := registry.FromConfig(cfg, provider.NewHTTPClient(nil))
+	}
+	m, err := registry.Build(settings, provider.NewHTTPClient(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +111,9 @@ func TestFromConfig(t *testing.T) {
 	if len(names) != 3 {
 		t.Errorf("adapters = %v", names)
 	}
-	cfg.Providers["broken"] = &config.Provider{Type: "deepseek"}
-	if _, err := registry.FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") {
-		t.Errorf("FromConfig with a keyless provider: %v", err)
+	settings["broken"] = &registry.Settings{Type: "deepseek"}
+	if _, err := registry.Build(settings, nil); err == nil || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") {
+		t.Errorf("Build with a keyless provider: %v", err)
 	}
 }
 
@@ -127,7 +126,7 @@ func TestToolFallback(t *testing.T) {
 	an := pt.NewUpstream(t, pt.Reply(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Oslo: 3°C"}],"stop_reason":"end_turn","usage":{"input_tokens":9,"output_tokens":4}}`))
 	ge := pt.NewUpstream(t, pt.Reply(200, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Oslo: 3°C"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":4}}`))
 	mk := func(name, base string) provider.Adapter {
-		a, err := registry.New(name, &config.Provider{APIKey: "k", BaseURL: base}, nil)
+		a, err := registry.New(name, &registry.Settings{APIKey: "k", BaseURL: base}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

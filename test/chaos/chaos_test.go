@@ -267,7 +267,7 @@ func startGateway(t *testing.T, mockURL string, sc scenario) string {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func startGateway(t *testing.T, mockURL string, sc scenario) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg, Logger: quiet})
+	srv, err := gateway.New(&gateway.Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

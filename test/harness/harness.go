@@ -145,7 +145,7 @@ func Gateway(t testing.TB, yaml string, mc *mock.Config) *Stack {
 	t.Helper()
 	m, murl := StartMock(t, mc)
 	cfg := ParseConfig(t, yaml, murl)
-	adapters, err := registry.FromConfig(cfg, nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func Gateway(t testing.TB, yaml string, mc *mock.Config) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(&gateway.Options{Engine: eng, Config: cfg, Logger: quiet})
+	srv, err := gateway.New(&gateway.Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package config
+package catalog
 
 import (
 	"fmt"
@@ -17,12 +17,20 @@ const (
 	DialectSim = "sim"
 )
 
-// ProviderInfo is what llmguard knows about one provider type: its wire
+// SamplingTarget is the route target that asks the connected MCP client's own
+// model (sampling/createMessage). It needs no configured provider; only
+// `llmguard mcp` can serve it, elsewhere it is skipped.
+const SamplingTarget = SamplingProvider + "/sampling"
+
+// SamplingProvider is the provider part of SamplingTarget.
+const SamplingProvider = "mcp"
+
+// Provider is what llmguard knows about one provider type: its wire
 // dialect, the environment variables its official SDKs read, its documented
 // base URL and the default model. Values are copies; mutating one does not
-// change the table.
-type ProviderInfo struct {
-	// Name is the provider type, also its default name in the config
+// change the table. The zero value is no provider.
+type Provider struct {
+	// Name is the provider type, also its default name in a configuration
 	// ("anthropic", "deepseek", "openai-compatible", "sim").
 	Name string
 	// Dialect is the adapter family: DialectAnthropic, DialectOpenAI,
@@ -53,17 +61,21 @@ type ProviderInfo struct {
 	KeyPrefix string
 	// KeyOptional: the provider works without a key (local servers, sim).
 	KeyOptional bool
+	// Responses: the provider serves OpenAI's Responses API itself, so
+	// Responses API requests are relayed to it unchanged rather than
+	// translated (openai only, whatever the configured name or base URL).
+	Responses bool
 }
 
 // providerTable is the table of known providers, in a stable documentation
 // order. Never mutated.
-var providerTable = []ProviderInfo{
+var providerTable = []Provider{
 	{Name: "anthropic", Dialect: DialectAnthropic,
 		KeyEnv: []string{"ANTHROPIC_API_KEY"}, BaseURLEnv: "ANTHROPIC_BASE_URL", ModelEnv: "ANTHROPIC_MODEL",
 		BaseURL: "https://api.anthropic.com", Model: "claude-sonnet-4-5", KeyPrefix: "sk-ant-"},
 	{Name: "openai", Dialect: DialectOpenAI,
 		KeyEnv: []string{"OPENAI_API_KEY"}, BaseURLEnv: "OPENAI_BASE_URL", ModelEnv: "OPENAI_MODEL",
-		BaseURL: "https://api.openai.com/v1", Model: "gpt-4.1", KeyPrefix: "sk-"},
+		BaseURL: "https://api.openai.com/v1", Model: "gpt-4.1", KeyPrefix: "sk-", Responses: true},
 	{Name: "azure", Dialect: DialectAzure,
 		KeyEnv: []string{"AZURE_OPENAI_API_KEY"}, BaseURLEnv: "AZURE_OPENAI_ENDPOINT", ModelEnv: "AZURE_OPENAI_DEPLOYMENT",
 		APIVersionEnv: "AZURE_OPENAI_API_VERSION", APIVersion: "2024-10-21"},
@@ -96,8 +108,8 @@ var providerTable = []ProviderInfo{
 }
 
 // KnownProvider returns the table entry for a provider type name
-// (case-insensitive). It is safe for concurrent use.
-func KnownProvider(name string) (ProviderInfo, bool) {
+// (case-insensitive, surrounding spaces ignored).
+func KnownProvider(name string) (Provider, bool) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	for _, p := range providerTable {
 		if p.Name == name {
@@ -105,14 +117,14 @@ func KnownProvider(name string) (ProviderInfo, bool) {
 			return p, true
 		}
 	}
-	return ProviderInfo{}, false
+	return Provider{}, false
 }
 
 // KnownProviders returns every known provider type in documentation order
 // (hosted providers first, then openai-compatible and sim). The slice is a
-// fresh copy. It is safe for concurrent use.
-func KnownProviders() []ProviderInfo {
-	out := make([]ProviderInfo, len(providerTable))
+// fresh copy.
+func KnownProviders() []Provider {
+	out := make([]Provider, len(providerTable))
 	for i, p := range providerTable {
 		p.KeyEnv = slices.Clone(p.KeyEnv)
 		out[i] = p
@@ -130,8 +142,9 @@ func KnownProviderNames() []string {
 }
 
 // EnvKey returns the provider's API key from getenv (first non-empty of
-// KeyEnv, trimmed) and the variable it came from; "", "" when none is set.
-func (p ProviderInfo) EnvKey(getenv func(string) string) (key, variable string) {
+// KeyEnv, trimmed) and the variable it came from; "", "" when none is set
+// or getenv is nil.
+func (p Provider) EnvKey(getenv func(string) string) (key, variable string) {
 	if getenv == nil {
 		return "", ""
 	}
@@ -147,7 +160,7 @@ func (p ProviderInfo) EnvKey(getenv func(string) string) (key, variable string) 
 // a one-line problem, or "" when it looks right (or keys of that type have
 // no known shape): whitespace or quotes pasted in, or a prefix that belongs
 // to another provider ("it looks like a groq key (gsk_…)"). It never
-// includes the key. Doctor uses it; it is safe for concurrent use.
+// includes the key.
 func KeyShapeProblem(typ, key string) string {
 	if key == "" || key == "none" {
 		return ""

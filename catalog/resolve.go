@@ -1,4 +1,4 @@
-package config
+package catalog
 
 import (
 	"fmt"
@@ -16,18 +16,19 @@ import (
 //  3. a bare model id that a route's target serves exactly (route "default"
 //     first, then the others by name, each route's targets in order): that
 //     target, so {"model":"gpt-4.1"} works in zero-config mode;
-//  4. with default_provider set: "default_provider/name".
+//  4. with DefaultProvider set: "DefaultProvider/name".
 //
 // routes maps each route name to its "provider/model" targets in effective
 // order, as resilience.Engine.Routes returns them. Anything else is an
-// *UnknownModelError whose one line names both ways to fix it. Safe for
-// concurrent use.
-func (c *Config) ResolveModel(name string, routes map[string][]string) (string, error) {
+// *UnknownModelError whose one line names both ways to fix it.
+func (c *Catalog) ResolveModel(name string, routes map[string][]string) (string, error) {
 	if _, ok := routes[name]; ok && name != "" {
 		return name, nil
 	}
-	if p, m, ok := strings.Cut(name, "/"); ok && p != "" && m != "" && c.Providers[p] != nil {
-		return name, nil
+	if p, m, ok := strings.Cut(name, "/"); ok && p != "" && m != "" {
+		if _, ok := c.Configured(p); ok {
+			return name, nil
+		}
 	}
 	if name != "" {
 		for _, r := range routeOrder(routes) {
@@ -37,11 +38,11 @@ func (c *Config) ResolveModel(name string, routes map[string][]string) (string, 
 				}
 			}
 		}
-		if c.DefaultProvider != "" {
+		if c != nil && c.DefaultProvider != "" {
 			return c.DefaultProvider + "/" + name, nil
 		}
 	}
-	return "", &UnknownModelError{Name: name, Routes: slices.Sorted(maps.Keys(routes)), Example: exampleProvider(c, routes)}
+	return "", &UnknownModelError{Name: name, Routes: slices.Sorted(maps.Keys(routes)), Example: c.exampleProvider(routes)}
 }
 
 // routeOrder is "default" first, then the other route names sorted.
@@ -61,14 +62,14 @@ func routeOrder(routes map[string][]string) []string {
 
 // exampleProvider is the provider an error message suggests: the first
 // target's of the default route, else the first configured by name.
-func exampleProvider(c *Config, routes map[string][]string) string {
+func (c *Catalog) exampleProvider(routes map[string][]string) string {
 	if ts := routes["default"]; len(ts) > 0 {
 		if p, _, ok := strings.Cut(ts[0], "/"); ok {
 			return p
 		}
 	}
-	for _, p := range sortedKeys(c.Providers) {
-		return p
+	if c != nil && len(c.Providers) > 0 {
+		return slices.Min(slices.Collect(maps.Keys(c.Providers)))
 	}
 	return "openai"
 }

@@ -1,4 +1,4 @@
-package config
+package catalog
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestResolveModel(t *testing.T) {
-	c := &Config{Providers: map[string]*Provider{"openai": {}, "anthropic": {}, "openrouter": {}}}
+	c := &Catalog{Providers: map[string]string{"openai": "", "anthropic": "", "openrouter": ""}}
 	routes := map[string][]string{
 		"default": {"openai/gpt-4.1", "anthropic/claude-sonnet-4-5"},
 		"cheap":   {"openrouter/meta-llama/llama-3-70b", "anthropic/claude-haiku-4-5"},
