@@ -25,3 +25,22 @@ func TestAISDK(t *testing.T) {
 	st := harness.ContractGateway(t, "", "", clients...)
 	harness.RunNode(t, node, ".", 4*time.Minute, st.Env(), "contract.test.mjs")
 }
+
+// multiTurnConfig has one route per translated provider family that the
+// multi-turn cases (multiturn.test.mjs) call through the Responses API.
+const multiTurnConfig = `providers:
+  anthropic: {base_url: MOCK, api_key: sk-ant-upstream-test}
+  gemini: {base_url: MOCK, api_key: AIzaUpstreamTest}
+routes:
+  turns-anthropic: {targets: [anthropic/claude-sonnet-4-5]}
+  turns-gemini: {targets: [gemini/gemini-2.5-flash]}
+`
+
+// TestAISDKMultiTurn runs multi-turn conversations (item_reference to the
+// gateway's own earlier answers, a tool loop) with the default provider on
+// Anthropic and Gemini routes.
+func TestAISDKMultiTurn(t *testing.T) {
+	node := harness.Node(t, ".", "ai", "@ai-sdk/openai")
+	st := harness.Gateway(t, multiTurnConfig, nil)
+	harness.RunNode(t, node, ".", 2*time.Minute, st.Env(), "multiturn.test.mjs")
+}
