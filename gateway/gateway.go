@@ -25,6 +25,8 @@ import (
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/state"
+	"github.com/llmguard/llmguard/state/memstore"
 )
 
 // Engine is what the gateway needs of *resilience.Engine (which implements
@@ -84,6 +86,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives request failures (nil = slog.Default()).
 	Logger *slog.Logger
+	// Items keeps the output items of translated Responses API answers, so
+	// that a later request's item_reference can name them (nil = an
+	// in-process memstore.Items with its default bounds).
+	Items state.ItemStore
 }
 
 // Server is the OpenAI- and Anthropic-compatible gateway. Create it with New;
@@ -99,6 +105,7 @@ type Server struct {
 	draining atomic.Bool
 	bufs     sync.Pool // *[]byte
 	routes   map[string][]string
+	items    state.ItemStore
 }
 
 // New returns a Server. It does not listen; use Handler, AdminHandler or Run.
@@ -108,7 +115,7 @@ func New(opts *Options) (*Server, error) {
 		return nil, errors.New("gateway: Options.Engine is required")
 	}
 	s := &Server{eng: opts.Engine, cat: opts.Catalog, opts: *opts, now: opts.Now, log: opts.Logger,
-		maxBody: opts.MaxBodyBytes}
+		maxBody: opts.MaxBodyBytes, items: opts.Items}
 	g, err := httpguard.New(&httpguard.Policy{Keys: opts.Keys, AllowedOrigins: opts.AllowedOrigins,
 		AllowedHosts: opts.AllowedHosts, KeyName: "gateway key"})
 	if err != nil {
@@ -120,6 +127,9 @@ func New(opts *Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.items == nil {
+		s.items = memstore.NewItems(nil)
 	}
 	if s.log == nil {
 		s.log = slog.Default()

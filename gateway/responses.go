@@ -14,17 +14,25 @@ import (
 // through the engine like a chat: an OpenAI target gets the body as the
 // client sent it and its answer goes back verbatim; any other target gets
 // the request translated, and its answer comes back as a response object or
-// typed event stream. A request that needs state only OpenAI holds
-// (previous_response_id, an item_reference) goes only to a target that
-// relays it, and gets a one-line 400 when the route has none.
+// typed event stream, its output items kept for a later item_reference
+// (responses_items.go). A request that needs state only OpenAI holds
+// (previous_response_id, an item_reference the gateway does not hold) goes
+// only to a target that relays it, and gets a one-line 400 when the route
+// has none.
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect string) {
 	bp, aerr := s.readBody(w, r)
 	if aerr != nil {
 		writeError(w, dialect, aerr)
 		return
 	}
-	in, err := decodeResponses(*bp)
 	idem := s.idempotencyKey(r, *bp)
+	body, aerr := s.resolveRefs(r, *bp)
+	if aerr != nil {
+		s.putBuf(bp)
+		writeError(w, dialect, aerr)
+		return
+	}
+	in, err := decodeResponses(body)
 	s.putBuf(bp)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
@@ -78,6 +86,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 	}
 	a := answerOf(resp, id, s.now().Unix(), echoOf(in))
 	a.model = model
+	k := s.keeper(r, in)
+	a.kept = k != nil
+	k.keep(a.items)
 	bp = s.bufs.Get().(*[]byte)
 	*bp = a.appendObject((*bp)[:0], true)
 	writeJSON(w, http.StatusOK, *bp)
@@ -155,10 +166,18 @@ func errStateless(only, route string, targets []string) *apiError {
 	if len(list) > 200 {
 		list = list[:200] + "…"
 	}
-	msg := only + ": the gateway holds no conversation state and no target of " + strconv.Quote(route) + " (" + list +
-		") is OpenAI's Responses API, which could; send the whole conversation in \"input\" with \"store\": false" +
-		" (AI SDK: providerOptions: {openai: {store: false}})"
-	if !strings.Contains(only, "previous_response_id") && !strings.Contains(only, "item_reference") && !strings.Contains(only, "conversation") {
+	none := "no target of " + strconv.Quote(route) + " (" + list + ") is OpenAI's Responses API, which could"
+	var msg string
+	switch {
+	case strings.HasPrefix(only, "item_reference"):
+		msg = only + ": the gateway holds no item with this id (it keeps its own answers' output items for a while, per gateway key;" +
+			" this one expired, was kept by another replica or was never one of them) and " + none +
+			"; send the item's content in \"input\" instead of the reference, or set \"store\": false" +
+			" (AI SDK: providerOptions: {openai: {store: false}})"
+	case only == "previous_response_id" || only == "conversation":
+		msg = only + ": the gateway keeps no conversation state (only its own answers' output items, for item_reference) and " +
+			none + "; send the whole conversation in \"input\" instead"
+	default:
 		msg = only + " is served only by OpenAI's Responses API and no target of " + strconv.Quote(route) + " (" + list + ") is one"
 	}
 	return &apiError{status: http.StatusBadRequest, kind: kindInvalidRequest, message: msg, retry: "false"}

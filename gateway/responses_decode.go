@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
@@ -157,11 +158,8 @@ func (d *rsDecoder) option(k string, v json.RawMessage, null bool) error {
 		if string(bytes.TrimSpace(v)) == "true" {
 			d.need(k)
 		}
-	case "store":
-		if string(bytes.TrimSpace(v)) == "true" {
-			d.drop(k) // nothing is stored for a translated answer
-		}
-	case "stream_options":
+	case "store", "stream_options":
+		// store: the answer's output items are kept (responses_items.go)
 	default:
 		if !null {
 			d.drop(k) // include, truncation, max_tool_calls, top_logprobs...
@@ -253,8 +251,15 @@ func (d *rsDecoder) item(it map[string]json.RawMessage) error {
 		// OpenAI's own reasoning (often encrypted): only OpenAI reads it
 		// back, and the Passthrough body still carries it.
 		d.drop("input[type=reasoning]")
+	case "item_reference":
+		// One the item store held is resolved already (resolveRefs).
+		id := str(it, "id")
+		if len(id) > maxItemID {
+			id = id[:maxItemID] // never looked up; named in the 400 as far as that
+		}
+		d.need("item_reference " + strconv.Quote(id))
 	default:
-		d.need(typ) // item_reference, hosted tools' calls and outputs...
+		d.need(typ) // hosted tools' calls and outputs...
 	}
 	return nil
 }

@@ -17,8 +17,9 @@ import (
 
 // echoKeys are the request fields a response object repeats, in the order
 // OpenAI writes them, each with its value when the request lacks it. store
-// is always false: the gateway keeps nothing, so a translated response can
-// never be continued by previous_response_id.
+// says whether the gateway kept the answer's output items (for a later
+// item_reference; the response itself is never kept, so previous_response_id
+// can't continue it).
 var echoKeys = []struct{ key, def string }{
 	{"instructions", "null"},
 	{"max_output_tokens", "null"},
@@ -77,6 +78,7 @@ type rsAnswer struct {
 	items     []*rsItem
 	finish    string
 	usage     provider.Usage
+	kept      bool // the items go to the item store
 }
 
 func newItemID(prefix string) string { return prefix + randText() }
@@ -209,8 +211,10 @@ func (a *rsAnswer) appendObject(b []byte, done bool) []byte {
 			b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
 			b = appendInt(b, u.InputTokens+u.OutputTokens)
 			b = append(b, '}')
+		case "store":
+			b = strconv.AppendBool(b, a.kept)
 		default:
-			if v, ok := a.echo[k.key]; ok && k.key != "store" {
+			if v, ok := a.echo[k.key]; ok {
 				b = append(b, v...)
 			} else {
 				b = append(b, k.def...)

@@ -23,10 +23,12 @@ type rsStream struct {
 	tools   map[int]*rsItem
 	raw     bool
 	lastRaw []byte // the last relayed event's data (its sequence_number)
+	keeper  *rsKeeper
 }
 
-func newRsStream(w eventWriter, buf []byte, in *inbound, created int64) *rsStream {
-	return &rsStream{w: w, buf: buf, a: &rsAnswer{id: newItemID("resp_"), created: created, echo: echoOf(in)}}
+func newRsStream(w eventWriter, buf []byte, in *inbound, created int64, k *rsKeeper) *rsStream {
+	a := &rsAnswer{id: newItemID("resp_"), created: created, echo: echoOf(in), kept: k != nil}
+	return &rsStream{w: w, buf: buf, a: a, keeper: k}
 }
 
 // canContinue implements the pump's check: a relayed stream can't be
@@ -175,6 +177,7 @@ func (s *rsStream) finish(reason string, u provider.Usage) error {
 			return err
 		}
 	}
+	s.keeper.keep(s.a.items) // before the events that end the answer
 	for _, it := range s.a.items {
 		if err := s.close(it); err != nil {
 			return err

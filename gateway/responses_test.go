@@ -97,7 +97,11 @@ func newRsStack(t *testing.T) *rsStack { return newUpStack(t, rsConfig) }
 
 // newUpStack is a gateway over yaml (UP is the recording upstream in front
 // of the mock) with no backoff waits.
-func newUpStack(t *testing.T, yaml string) *rsStack {
+func newUpStack(t *testing.T, yaml string) *rsStack { return newUpStackOpts(t, yaml, nil) }
+
+// newUpStackOpts is newUpStack with the gateway's options (Engine, Config
+// and Logger are set here).
+func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	t.Helper()
 	ms := mock.New(nil)
 	up := &exchangeLog{next: ms}
@@ -118,7 +122,12 @@ func newUpStack(t *testing.T, yaml string) *rsStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.srv, err = New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Engine, o.Catalog, o.Logger = eng, cfg.Catalog(), quiet
+	st.srv, err = New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +191,7 @@ func TestResponsesTranslated(t *testing.T) {
 				t.Errorf("output_text %q", got)
 			}
 			id, _ := m["id"].(string)
-			if !strings.HasPrefix(id, "resp_") || m["status"] != "completed" || m["model"] != tt.model || m["store"] != false ||
+			if !strings.HasPrefix(id, "resp_") || m["status"] != "completed" || m["model"] != tt.model || m["store"] != true ||
 				m["instructions"] != "Be brief." || dig(m, "output", 0, "role") != "assistant" ||
 				!strings.HasPrefix(dig(m, "output", 0, "id").(string), "msg_") {
 				t.Errorf("response object: %s", rep.body)
@@ -193,7 +202,7 @@ func TestResponsesTranslated(t *testing.T) {
 			if h := rep.header.Get("X-Llmguard-Target"); h != tt.target {
 				t.Errorf("target %q", h)
 			}
-			if h := rep.header.Get("X-Llmguard-Dropped"); !strings.Contains(h, "store") || !strings.Contains(h, "include") ||
+			if h := rep.header.Get("X-Llmguard-Dropped"); strings.Contains(h, "store") || !strings.Contains(h, "include") ||
 				!strings.Contains(h, "input[type=reasoning]") {
 				t.Errorf("x-llmguard-dropped %q", h)
 			}
@@ -289,20 +298,23 @@ func TestResponsesTools(t *testing.T) {
 	}
 }
 
-// previous_response_id (and item_reference) need state the gateway does
-// not hold: a route without an OpenAI target refuses them in one line;
-// a route with one sends them only there, never to a translating target.
+// previous_response_id, and an item_reference to an item the gateway does
+// not hold, need state only OpenAI has: a route without an OpenAI target
+// refuses them in one line saying what to send instead; a route with one
+// sends them only there, never to a translating target.
 func TestResponsesStateRefused(t *testing.T) {
 	st := newRsStack(t)
-	for _, body := range []string{
-		`{"model":"ant","previous_response_id":"resp_123","input":"and then?"}`,
-		`{"model":"gem","input":[{"type":"item_reference","id":"msg_1"},{"role":"user","content":"and then?"}]}`,
+	for _, tt := range []struct{ body, says, fix string }{
+		{`{"model":"ant","previous_response_id":"resp_123","input":"and then?"}`,
+			"previous_response_id: the gateway keeps no conversation state", `send the whole conversation in "input"`},
+		{`{"model":"gem","input":[{"type":"item_reference","id":"msg_1"},{"role":"user","content":"and then?"}]}`,
+			`item_reference "msg_1": the gateway holds no item with this id`, `"store": false`},
 	} {
 		st.up.reset()
-		rep := st.post(t, "/v1/responses", body)
+		rep := st.post(t, "/v1/responses", tt.body)
 		d, typ, msg := errorDialect(t, rep.header.Get("Content-Type"), rep.body)
-		if rep.status != 400 || d != DialectOpenAI || typ != "invalid_request_error" || !strings.Contains(msg, "holds no conversation state") ||
-			!strings.Contains(msg, `"store": false`) || strings.Contains(msg, "\n") || rep.header.Get("X-Should-Retry") != "false" {
+		if rep.status != 400 || d != DialectOpenAI || typ != "invalid_request_error" || !strings.HasPrefix(msg, tt.says) ||
+			!strings.Contains(msg, tt.fix) || strings.Contains(msg, "\n") || rep.header.Get("X-Should-Retry") != "false" {
 			t.Errorf("%d %s", rep.status, rep.body)
 		}
 		if len(st.up.seen) != 0 {

@@ -107,7 +107,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	case DialectAnthropic:
 		p.enc = &anStream{w: sw, buf: *bp, id: "msg_" + randText(), model: model}
 	case DialectResponses:
-		p.enc = newRsStream(sw, *bp, in, s.now().Unix())
+		p.enc = newRsStream(sw, *bp, in, s.now().Unix(), s.keeper(r, in))
 	default:
 		p.enc = &oaStream{w: sw, buf: *bp, id: "chatcmpl-" + randText(),
 			created: s.now().Unix(), includeUsage: in.includeUsage}

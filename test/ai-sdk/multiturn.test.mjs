@@ -46,7 +46,7 @@ describe('multi-turn through translated targets', { concurrency: true }, () => {
       assert.match(first.text, new RegExp(`^Mock answer from ${model}: Say hello to the gateway`));
       const messages = [
         { role: 'user', content: 'Say hello to the gateway please' },
-        ...first.response.messages,
+        ...first.responseMessages,
         { role: 'user', content: 'Now say goodbye to it' },
       ];
       const second = await generateText({ model: openai(route), messages });
@@ -55,7 +55,7 @@ describe('multi-turn through translated targets', { concurrency: true }, () => {
       assert.equal(references(last.body).length, 1, `the second turn sent no item_reference: ${JSON.stringify(last.body.input)}`);
       assert.deepEqual(f.sent.map((s) => s.status), [200, 200]);
       // A third turn references both earlier answers.
-      const third = await generateText({ model: openai(route), messages: [...messages, ...second.response.messages, { role: 'user', content: 'Once more' }] });
+      const third = await generateText({ model: openai(route), messages: [...messages, ...second.responseMessages, { role: 'user', content: 'Once more' }] });
       assert.equal(third.text, `Mock answer from ${model}: Once more`);
       assert.equal(references(f.sent.at(-1).body).length, 2);
     });
@@ -65,7 +65,7 @@ describe('multi-turn through translated targets', { concurrency: true }, () => {
       const openai = createOpenAI({ baseURL: `${GATEWAY}/v1`, apiKey: 'gw-test-key', fetch: f });
       const first = streamText({ model: openai(route), prompt: 'Say hello to the streaming gateway', onError: () => {} });
       assert.match(await first.text, new RegExp(`^Mock answer from ${model}: Say hello`));
-      const messages = [{ role: 'user', content: 'Say hello to the streaming gateway' }, ...(await first.response).messages,
+      const messages = [{ role: 'user', content: 'Say hello to the streaming gateway' }, ...(await first.responseMessages),
         { role: 'user', content: 'Now say goodbye to it' }];
       const second = await generateText({ model: openai(route), messages });
       assert.equal(second.text, `Mock answer from ${model}: Now say goodbye to it`);
@@ -80,7 +80,7 @@ describe('multi-turn through translated targets', { concurrency: true }, () => {
       assert.equal(loop.steps.length, 2, `steps: ${loop.steps.map((s) => s.finishReason).join(' ')}`);
       assert.equal(loop.steps[0].toolCalls[0]?.toolName, 'get_weather');
       assert.match(loop.text, new RegExp(`^Mock answer from ${model}: the tool returned: sunny in`));
-      const messages = [{ role: 'user', content: prompt }, ...loop.response.messages, { role: 'user', content: 'Thanks, and goodbye' }];
+      const messages = [{ role: 'user', content: prompt }, ...loop.responseMessages, { role: 'user', content: 'Thanks, and goodbye' }];
       const next = await generateText({ model: openai(route), tools: { get_weather: weather }, stopWhen: stepCountIs(4), messages });
       assert.equal(next.text, `Mock answer from ${model}: Thanks, and goodbye`);
       const body = f.sent.at(-1).body;
