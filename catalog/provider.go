@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -154,52 +153,4 @@ func (p Provider) EnvKey(getenv func(string) string) (key, variable string) {
 		}
 	}
 	return "", ""
-}
-
-// KeyShapeProblem checks the shape of key for provider type typ and returns
-// a one-line problem, or "" when it looks right (or keys of that type have
-// no known shape): whitespace or quotes pasted in, or a prefix that belongs
-// to another provider ("it looks like a groq key (gsk_…)"). It never
-// includes the key.
-func KeyShapeProblem(typ, key string) string {
-	if key == "" || key == "none" {
-		return ""
-	}
-	if strings.ContainsAny(key, " \t\r\n\"'`") {
-		return "the key contains whitespace or quotes; paste it again without them"
-	}
-	info, ok := KnownProvider(typ)
-	if !ok {
-		return ""
-	}
-	// The most specific prefix the key carries, and whose it is.
-	owner, best := "", ""
-	for _, p := range providerTable {
-		if p.KeyPrefix != "" && strings.HasPrefix(key, p.KeyPrefix) && len(p.KeyPrefix) > len(best) {
-			owner, best = p.Name, p.KeyPrefix
-		}
-	}
-	switch {
-	case info.KeyPrefix == "":
-		if best != "" && best != "sk-" {
-			return fmt.Sprintf("this looks like %s key (%s…), not %s key", article(owner), best, article(info.Name))
-		}
-	case !strings.HasPrefix(key, info.KeyPrefix):
-		if best != "" && best != "sk-" {
-			return fmt.Sprintf("%s keys start with %s; this looks like %s key (%s…)", info.Name, info.KeyPrefix, article(owner), best)
-		}
-		return fmt.Sprintf("%s keys start with %s", info.Name, info.KeyPrefix)
-	case best != info.KeyPrefix && best != "":
-		// An "sk-" provider given a more specific "sk-ant-" or "sk-or-" key.
-		return fmt.Sprintf("this looks like %s key (%s…), not %s key", article(owner), best, article(info.Name))
-	}
-	return ""
-}
-
-// article prefixes a provider name with "a" or "an".
-func article(name string) string {
-	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
-		return "an " + name
-	}
-	return "a " + name
 }

@@ -75,34 +75,3 @@ func TestEnvKey(t *testing.T) {
 		})
 	}
 }
-
-func TestKeyShapeProblem(t *testing.T) {
-	tests := []struct{ typ, key, want string }{
-		{"anthropic", "sk-ant-api03-abc", ""},
-		{"anthropic", "", ""},
-		{"anthropic", "sk-proj-abc", "anthropic keys start with sk-ant-"},
-		{"anthropic", "gsk_abc", "anthropic keys start with sk-ant-; this looks like a groq key (gsk_…)"},
-		{"openai", "sk-proj-abc", ""},
-		{"openai", "sk-ant-api03-abc", "this looks like an anthropic key (sk-ant-…), not an openai key"},
-		{"deepseek", "sk-or-v1-abc", "this looks like an openrouter key (sk-or-…), not a deepseek key"},
-		{"deepseek", "sk-0123", ""},
-		{"mistral", "AIzaSyabc", "this looks like a gemini key (AIza…), not a mistral key"},
-		{"mistral", "sk-abc", ""},
-		{"mistral", "0123abc", ""},
-		{"gemini", "AIza123", ""},
-		{"gemini", " AIza123", "the key contains whitespace or quotes; paste it again without them"},
-		{"openai", "\"sk-abc\"", "the key contains whitespace or quotes; paste it again without them"},
-		{"local-thing", "whatever", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.typ+"/"+tt.key, func(t *testing.T) {
-			got := KeyShapeProblem(tt.typ, tt.key)
-			if got != tt.want {
-				t.Errorf("KeyShapeProblem(%q, key) = %q, want %q", tt.typ, got, tt.want)
-			}
-			if len(tt.key) > 6 && strings.Contains(got, tt.key) {
-				t.Errorf("problem reveals the key: %q", got)
-			}
-		})
-	}
-}
