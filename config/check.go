@@ -60,6 +60,12 @@ func (w *walker) check(n ast.Node, t reflect.Type, path string) ast.Node {
 		}
 		return w.checkMapping(n, t, path)
 	}
+	return w.checkKind(n, t, path)
+}
+
+// checkKind checks a value n (no tag, anchor or alias) against a schema
+// type t by its kind, as check does.
+func (w *walker) checkKind(n ast.Node, t reflect.Type, path string) ast.Node {
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
 		if !isMapping(n) {

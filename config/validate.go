@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -58,6 +57,23 @@ func sortedKeys[V any](m map[string]V) []string {
 // It never includes a key in a message. Safe for concurrent use.
 func (c *Config) Validate() error {
 	v := &validator{c: c}
+	v.providers()
+	v.routes()
+	v.overrides()
+	if u := c.Alerts.WebhookURL; u != "" {
+		if msg := checkURL(u); msg != "" {
+			v.add("alerts.webhook_url", "%s", msg)
+		}
+	}
+	if d := c.Routes["default"]; d != nil && d.auto && len(d.Targets) == 0 && len(v.errs) == 0 {
+		v.add("routes.default", "missing, and no configured provider to build it from")
+	}
+	return joinInFileOrder(v.errs)
+}
+
+// providers checks the providers key and default_provider.
+func (v *validator) providers() {
+	c := v.c
 	for _, name := range sortedKeys(c.Providers) {
 		if strings.ContainsAny(name, "/ \t") || name == "" {
 			v.add("providers."+name, "a provider name must be non-empty, without '/' or spaces")
@@ -74,6 +90,11 @@ func (c *Config) Validate() error {
 			v.implicitKey("default_provider", c.DefaultProvider)
 		}
 	}
+}
+
+// routes checks the routes key: route "default" and every route.
+func (v *validator) routes() {
+	c := v.c
 	if len(c.Routes) == 0 || c.Routes["default"] == nil {
 		v.add("routes.default", "missing")
 	}
@@ -85,6 +106,11 @@ func (c *Config) Validate() error {
 			v.route("routes."+name, r)
 		}
 	}
+}
+
+// overrides checks the pricing and models keys.
+func (v *validator) overrides() {
+	c := v.c
 	for _, k := range sortedKeys(c.Pricing) {
 		if p := c.Pricing[k]; p.In < 0 || p.Out < 0 {
 			v.add("pricing."+k, "prices must not be negative")
@@ -102,23 +128,6 @@ func (c *Config) Validate() error {
 			v.add("models."+k+".min_dimensions", "must be between 0 and dimensions")
 		}
 	}
-	if u := c.Alerts.WebhookURL; u != "" {
-		if msg := checkURL(u); msg != "" {
-			v.add("alerts.webhook_url", "%s", msg)
-		}
-	}
-	if d := c.Routes["default"]; d != nil && d.auto && len(d.Targets) == 0 && len(v.errs) == 0 {
-		v.add("routes.default", "missing, and no configured provider to build it from")
-	}
-	// Report in file order; errors without a position keep their order, last.
-	sort.SliceStable(v.errs, func(i, j int) bool {
-		a, b := v.errs[i].(*FieldError), v.errs[j].(*FieldError)
-		if (a.Line == 0) != (b.Line == 0) {
-			return a.Line != 0
-		}
-		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
-	})
-	return errors.Join(v.errs...)
 }
 
 func (c *Config) knownList() string {
