@@ -122,23 +122,23 @@ func Classify(in Input) Verdict {
 	if in.Status == 0 && in.Err != nil {
 		return classifyTransport(in.Err, in.Header)
 	}
-	f := parseBody(in.Body)
+	rep := parseBody(in.Body)
 	status := in.Status
 	if status >= 200 && status < 300 {
-		if !f.isError {
+		if !rep.isError {
 			if in.Err != nil {
 				return classifyTransport(in.Err, in.Header)
 			}
 			v := Verdict{Status: status, Class: Unknown, Scope: ScopeRequest,
-				ProviderType: f.ptype}
+				ProviderType: rep.ptype}
 			x := readHdr(in.Header)
-			v.RequestID = requestID(&x, &f)
+			v.RequestID = requestID(&x, &rep)
 			v.Message = formatMessage(status, "", "no error found in the response body", v.RequestID)
 			return v
 		}
-		f.stream = true
+		rep.stream = true
 	}
-	return decide(&f, status, in.Header, now)
+	return decide(&rep, status, in.Header, now)
 }
 
 // ClassifyStreamError classifies one event-stream event's JSON data (an
@@ -156,12 +156,12 @@ func ClassifyStreamError(provider string, data []byte, h http.Header) (Verdict, 
 	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
 		return Verdict{}, false
 	}
-	var f facts
-	if !parseJSON(string(t), &f, 0) || !f.isError {
+	var rep bodyReport
+	if !parseJSON(string(t), &rep, 0) || !rep.isError {
 		return Verdict{}, false
 	}
-	f.format, f.stream = fmtSSE, true
-	return decide(&f, http.StatusOK, h, time.Now()), true
+	rep.format, rep.stream = fmtSSE, true
+	return decide(&rep, http.StatusOK, h, time.Now()), true
 }
 
 func trimSpace(b []byte) []byte {
@@ -174,8 +174,8 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
-// decide turns parsed facts plus status and headers into a verdict.
-func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
+// decide turns a body report plus status and headers into a verdict.
+func decide(rep *bodyReport, status int, h http.Header, now time.Time) Verdict {
 	// The status that speaks for the error: a stream error in a 200 may
 	// carry its own HTTP-like code (OpenRouter error.code, problem+json status).
 	x := readHdr(h)
@@ -183,36 +183,36 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 		if i := strings.IndexByte(k, ':'); i >= 0 {
 			k = k[:i]
 		}
-		f.prependID(k)
-		if f.ptype == "" {
-			f.ptype = k
+		rep.prependID(k)
+		if rep.ptype == "" {
+			rep.ptype = k
 		}
 	}
 	eff := status
-	if (eff < 400) && f.bodyCode >= 400 && f.bodyCode <= 599 {
-		eff = f.bodyCode
+	if (eff < 400) && rep.bodyCode >= 400 && rep.bodyCode <= 599 {
+		eff = rep.bodyCode
 	}
 
 	// 1. Identifiers, most specific first.
 	cls, str := Unknown, none
 	weakCls := Unknown
 	matched := ""
-	for i := range f.ids {
-		c, s := idClass(f.ids[i])
+	for i := range rep.ids {
+		c, s := idClass(rep.ids[i])
 		if s == strong {
-			cls, str, matched = c, strong, f.ids[i]
+			cls, str, matched = c, strong, rep.ids[i]
 			break
 		}
 		if s == weak && weakCls == Unknown {
 			weakCls = c
-			matched = f.ids[i]
+			matched = rep.ids[i]
 		}
 	}
 	// 2. Status, which beats a generic identifier unless it says nothing.
 	if str != strong {
 		sc := statusClass(eff)
 		switch {
-		case f.blockReason != "":
+		case rep.blockReason != "":
 			cls, str = ContentFiltered, strong
 		case weakCls != Unknown && (sc == Unknown || sc == InvalidRequest || weakCls == QuotaExhausted && sc == RateLimited):
 			cls, str = weakCls, weak
@@ -223,19 +223,19 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 			}
 		case weakCls != Unknown:
 			cls, str = weakCls, weak
-		case f.stream:
+		case rep.stream:
 			// An error event with nothing recognisable: the stream broke.
 			cls, str = ServerError, weak
 		}
 	}
-	if f.format == fmtHTML && eff >= 500 {
+	if rep.format == fmtHTML && eff >= 500 {
 		cls = ServerError
 	}
 
 	// 3. Message text traps.
-	f.message = collapse(f.message)
-	ph, msgWait := scanPhrases(f.message)
-	if f.limitZero {
+	rep.message = collapse(rep.message)
+	ph, msgWait := scanPhrases(rep.message)
+	if rep.limitZero {
 		ph |= phLimitZero
 	}
 	cls = refineByMessage(cls, str, ph, eff)
@@ -243,11 +243,11 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	// Waits: the largest relevant hint wins.
 	hh := readHeaderHints(&x, now)
 	wait := hh.wait
-	if f.retryDelay > wait {
-		wait = f.retryDelay
+	if rep.retryDelay > wait {
+		wait = rep.retryDelay
 	}
-	if f.bodyRetryWait > wait {
-		wait = f.bodyRetryWait
+	if rep.bodyRetryWait > wait {
+		wait = rep.bodyRetryWait
 	}
 	if msgWait > wait {
 		wait = msgWait
@@ -255,30 +255,30 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 
 	var until time.Time
 	switch {
-	case cls == RateLimited && f.perDay:
+	case cls == RateLimited && rep.perDay:
 		cls = QuotaExhausted
 	case cls == RateLimited && wait > longWait:
 		cls = QuotaExhausted
 	}
-	if cls == QuotaExhausted && f.limitSource == "openrouter_in_flight_budget" && wait > 0 {
+	if cls == QuotaExhausted && rep.limitSource == "openrouter_in_flight_budget" && wait > 0 {
 		cls = RateLimited // the one retryable 402: an in-flight budget, with Retry-After
 	}
 	if cls == QuotaExhausted {
 		switch {
-		case f.perDay:
+		case rep.perDay:
 			until = nextPacificMidnight(now)
-		case !f.resetAt.IsZero() && f.resetAt.After(now):
-			until = f.resetAt
-		case f.resetDelay > 0:
-			until = now.Add(f.resetDelay).UTC().Truncate(time.Second)
-		case hasID(f, "enforced_spend_limit_reached"):
+		case !rep.resetAt.IsZero() && rep.resetAt.After(now):
+			until = rep.resetAt
+		case rep.resetDelay > 0:
+			until = now.Add(rep.resetDelay).UTC().Truncate(time.Second)
+		case hasID(rep, "enforced_spend_limit_reached"):
 			until = firstOfNextMonth(now)
 		case wait > longWait:
 			until = now.Add(wait).UTC().Truncate(time.Second)
 		}
 	}
 
-	v := Verdict{Status: status, Class: cls, ProviderType: truncate(clean(f.ptype), 120)}
+	v := Verdict{Status: status, Class: cls, ProviderType: truncate(clean(rep.ptype), 120)}
 	v.Retryable, v.Scope, v.Fallback = defaults(cls)
 	if cls == NotFound && (ph&phModel != 0 ||
 		matched == "model_not_found" || matched == "DeploymentNotFound") {
@@ -290,9 +290,9 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 	// x-should-retry and a problem+json "retryable" override the status,
 	// but never a trap that can only fail again.
 	override := int8(0)
-	if f.bodyRetryable != nil {
+	if rep.bodyRetryable != nil {
 		override = -1
-		if *f.bodyRetryable {
+		if *rep.bodyRetryable {
 			override = 1
 		}
 	}
@@ -309,8 +309,8 @@ func decide(f *facts, status int, h http.Header, now time.Time) Verdict {
 		v.Wait = wait
 	}
 	v.Until = until
-	v.RequestID = requestID(&x, f)
-	v.Message = buildMessage(status, f, v.ProviderType, v.RequestID)
+	v.RequestID = requestID(&x, rep)
+	v.Message = buildMessage(status, rep, v.ProviderType, v.RequestID)
 	return v
 }
 
@@ -365,9 +365,9 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-func hasID(f *facts, id string) bool {
-	for i := range f.ids {
-		if f.ids[i] == id {
+func hasID(rep *bodyReport, id string) bool {
+	for i := range rep.ids {
+		if rep.ids[i] == id {
 			return true
 		}
 	}
@@ -400,17 +400,17 @@ func defaults(c Class) (bool, Scope, bool) {
 
 // requestID picks the provider's request id: headers first, then the body,
 // then an id quoted inside the message.
-func requestID(x *hdr, f *facts) string {
+func requestID(x *hdr, rep *bodyReport) string {
 	for _, v := range x.v[hRequestID:] {
 		if v != "" {
 			return truncate(clean(v), 80)
 		}
 	}
-	if f.reqID != "" {
-		return truncate(clean(f.reqID), 80)
+	if rep.reqID != "" {
+		return truncate(clean(rep.reqID), 80)
 	}
-	if i := indexFold(f.message, "request id "); i >= 0 {
-		s := f.message[i+len("request id "):]
+	if i := indexFold(rep.message, "request id "); i >= 0 {
+		s := rep.message[i+len("request id "):]
 		j := 0
 		for j < len(s) && isKeyChar(s[j]) {
 			j++
@@ -425,17 +425,17 @@ func requestID(x *hdr, f *facts) string {
 // buildMessage renders the one-line message:
 // "<status> <provider_type>: <message> (request-id <id>)".
 // ptype is the already cleaned provider type.
-func buildMessage(status int, f *facts, ptype, reqID string) string {
-	switch f.format {
+func buildMessage(status int, rep *bodyReport, ptype, reqID string) string {
+	switch rep.format {
 	case fmtHTML:
-		return formatMessage(status, "html error page from proxy", strconv.Quote(truncate(clean(f.message), 120)), reqID)
+		return formatMessage(status, "html error page from proxy", strconv.Quote(truncate(clean(rep.message), 120)), reqID)
 	case fmtEmpty:
 		return formatMessage(status, "", "empty body", reqID)
 	}
 	label := ptype
-	if f.stream && status >= 200 && status < 300 {
+	if rep.stream && status >= 200 && status < 300 {
 		where := " (in stream)"
-		if f.format != fmtSSE {
+		if rep.format != fmtSSE {
 			where = " (in a 200 response)"
 		}
 		if label == "" {
@@ -443,8 +443,8 @@ func buildMessage(status int, f *facts, ptype, reqID string) string {
 		}
 		label += where
 	}
-	msg := f.message
-	if msg == "" && f.format == fmtSSE && !f.isError {
+	msg := rep.message
+	if msg == "" && rep.format == fmtSSE && !rep.isError {
 		msg = "event stream without an error event"
 	}
 	return formatMessage(status, label, msg, reqID)

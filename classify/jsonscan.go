@@ -323,7 +323,7 @@ func (p *scanner) raw() string {
 
 // salvageJSON pulls the obvious fields out of a truncated or malformed
 // JSON body with plain string scanning.
-func salvageJSON(t []byte, f *facts) {
+func salvageJSON(t []byte, rep *bodyReport) {
 	s := string(t)
 	for _, k := range [...]string{"error_code", "reason", "code", "type", "status"} {
 		rest := s
@@ -334,19 +334,19 @@ func salvageJSON(t []byte, f *facts) {
 			}
 			rest = rest[next:]
 			if v != "" && v != "error" {
-				f.addID(v)
-				if f.ptype == "" {
-					f.ptype = v
+				rep.addID(v)
+				if rep.ptype == "" {
+					rep.ptype = v
 				}
 			}
 		}
 	}
-	f.message = scanStringField(s, "message")
-	if f.message == "" {
-		f.message = s
+	rep.message = scanStringField(s, "message")
+	if rep.message == "" {
+		rep.message = s
 	}
-	f.reqID = scanStringField(s, "request_id")
-	f.isError = len(f.ids) > 0 || f.message != ""
+	rep.reqID = scanStringField(s, "request_id")
+	rep.isError = len(rep.ids) > 0 || rep.message != ""
 }
 
 // scanStringField finds `"key": "value"` in s and returns value (possibly

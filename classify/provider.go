@@ -52,15 +52,15 @@ func GuessProvider(h http.Header, body []byte) string {
 	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
 		return ""
 	}
-	f := parseBody(t)
-	switch f.shape {
+	rep := parseBody(t)
+	switch rep.shape {
 	case "problem":
 		return ""
 	case "":
-		if len(f.ids) > 0 {
+		if len(rep.ids) > 0 {
 			return "openai-compatible"
 		}
 		return ""
 	}
-	return f.shape
+	return rep.shape
 }

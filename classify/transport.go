@@ -30,9 +30,9 @@ func classifyTransport(err error, h http.Header) Verdict {
 	if v.Class == Unknown {
 		v.Retryable, v.Scope, v.Fallback = false, ScopeRequest, false
 	}
-	var f facts
+	var rep bodyReport
 	x := readHdr(h)
-	v.RequestID = requestID(&x, &f)
+	v.RequestID = requestID(&x, &rep)
 	prefix := string(v.Class)
 	if v.Class == Unknown {
 		prefix = "canceled"

@@ -19,8 +19,9 @@ const (
 	fmtText
 )
 
-// facts is everything the parser extracted from one body.
-type facts struct {
+// bodyReport is what one response body says: its format, the error's
+// identifiers, message and request id, and the wait and quota hints it carries.
+type bodyReport struct {
 	format format
 	shape  string // provider family guessed from the body's shape
 	// ids are the provider's identifiers in decreasing specificity:
@@ -47,57 +48,57 @@ type facts struct {
 	isError     bool // the body positively carries an error
 }
 
-func (f *facts) addID(s string) {
-	if s == "" || slices.Contains(f.ids, s) {
+func (rep *bodyReport) addID(s string) {
+	if s == "" || slices.Contains(rep.ids, s) {
 		return
 	}
-	f.ids = append(f.ids, s)
+	rep.ids = append(rep.ids, s)
 }
 
 // prependID puts s first among the identifiers (a header that names the
 // error kind outranks the body).
-func (f *facts) prependID(s string) {
+func (rep *bodyReport) prependID(s string) {
 	if s == "" {
 		return
 	}
-	f.ids = slices.Insert(f.ids, 0, s)
+	rep.ids = slices.Insert(rep.ids, 0, s)
 }
 
-// parseBody extracts facts from a response body. It never panics and
+// parseBody reads a response body into a bodyReport. It never panics and
 // reads at most maxBody bytes.
-func parseBody(b []byte) facts {
-	var f facts
+func parseBody(b []byte) bodyReport {
+	var rep bodyReport
 	if len(b) > maxBody {
 		b = b[:maxBody]
 	}
 	t := bytes.TrimSpace(b)
 	if len(t) == 0 {
-		f.format = fmtEmpty
-		return f
+		rep.format = fmtEmpty
+		return rep
 	}
 	switch {
 	case t[0] == '{' || t[0] == '[':
-		f.format = fmtJSON
-		if !parseJSON(string(t), &f, 0) {
-			f = facts{format: fmtJSON}
-			salvageJSON(t, &f)
+		rep.format = fmtJSON
+		if !parseJSON(string(t), &rep, 0) {
+			rep = bodyReport{format: fmtJSON}
+			salvageJSON(t, &rep)
 		}
 	case isSSE(t):
-		f.format = fmtSSE
-		parseSSE(t, &f)
+		rep.format = fmtSSE
+		parseSSE(t, &rep)
 	case t[0] == '<':
-		f.format = fmtHTML
-		f.message = htmlTitle(t)
+		rep.format = fmtHTML
+		rep.message = htmlTitle(t)
 	default:
-		f.format = fmtText
-		f.message = string(t)
+		rep.format = fmtText
+		rep.message = string(t)
 	}
-	return f
+	return rep
 }
 
-// parseJSON decodes one JSON body (possibly wrapped in an array) into f.
+// parseJSON decodes one JSON body (possibly wrapped in an array) into rep.
 // It reports whether the JSON was well-formed enough to decode.
-func parseJSON(t string, f *facts, depth int) bool {
+func parseJSON(t string, rep *bodyReport, depth int) bool {
 	p := scanner{s: t}
 	var env envelope
 	if p.peek() == '[' {
@@ -120,241 +121,241 @@ func parseJSON(t string, f *facts, depth int) bool {
 	if p.bad {
 		return false
 	}
-	fromEnvelope(&env, f, depth)
+	fromEnvelope(&env, rep, depth)
 	return true
 }
 
-func fromEnvelope(env *envelope, f *facts, depth int) {
+func fromEnvelope(env *envelope, rep *bodyReport, depth int) {
 	if env.RequestID != "" {
-		f.reqID = env.RequestID
+		rep.reqID = env.RequestID
 	}
-	if env.RayID != "" && f.reqID == "" {
-		f.reqID = env.RayID
+	if env.RayID != "" && rep.reqID == "" {
+		rep.reqID = env.RayID
 	}
 	if env.BlockReason != "" {
-		f.blockReason = env.BlockReason
-		f.isError = true
-		f.ptype = env.BlockReason
-		f.message = "prompt blocked: " + env.BlockReason
-		f.shape = "gemini"
+		rep.blockReason = env.BlockReason
+		rep.isError = true
+		rep.ptype = env.BlockReason
+		rep.message = "prompt blocked: " + env.BlockReason
+		rep.shape = "gemini"
 		return
 	}
 	switch {
 	case env.hasErr:
-		fromErrObj(&env.Err, f, depth)
-		if env.Type == "error" && f.shape == "" {
-			f.shape = "anthropic"
+		fromErrObj(&env.Err, rep, depth)
+		if env.Type == "error" && rep.shape == "" {
+			rep.shape = "anthropic"
 		}
 		if env.UserID != "" || env.finishError {
-			f.shape = "openrouter"
+			rep.shape = "openrouter"
 		}
 	case env.hasErrStr:
 		// xAI flat: {"code":"<grpc text>","error":"<message>"}
-		f.isError = true
-		f.shape = "xai"
-		f.message = env.ErrStr
-		f.addID(env.Code)
-		f.ptype = env.Code
+		rep.isError = true
+		rep.shape = "xai"
+		rep.message = env.ErrStr
+		rep.addID(env.Code)
+		rep.ptype = env.Code
 	case env.hasResp:
 		// OpenAI Responses response.failed
-		f.shape = "openai"
-		fromErrObj(&env.Resp, f, depth)
+		rep.shape = "openai"
+		fromErrObj(&env.Resp, rep, depth)
 	case env.Object == "error" || (env.Type != "" && env.Message != ""):
-		fromFlat(env, f)
+		fromFlat(env, rep)
 	case env.Title != "" || env.Detail != "":
-		fromProblem(env, f)
+		fromProblem(env, rep)
 	case env.Message != "":
 		// Bedrock {"message":"..."} or a gateway's flat message.
-		f.isError = true
-		f.message = env.Message
-		f.addID(env.Code)
-		f.ptype = env.Code
+		rep.isError = true
+		rep.message = env.Message
+		rep.addID(env.Code)
+		rep.ptype = env.Code
 	}
 }
 
 // fromFlat reads Mistral's flat error, the OpenAI Responses "error" event
 // and OpenAI-style flat errors.
-func fromFlat(env *envelope, f *facts) {
-	f.isError = true
+func fromFlat(env *envelope, rep *bodyReport) {
+	rep.isError = true
 	if env.Object == "error" {
-		f.shape = "mistral"
+		rep.shape = "mistral"
 	}
-	f.message = env.Message
-	f.addID(env.Code)
+	rep.message = env.Message
+	rep.addID(env.Code)
 	if env.Type != "error" {
-		f.addID(env.Type)
+		rep.addID(env.Type)
 	}
-	f.ptype = firstNonEmpty(env.Code, env.Type)
+	rep.ptype = firstNonEmpty(env.Code, env.Type)
 	if env.Type != "error" && env.Type != "" && !isNumeric(env.Type) && env.Code != "" && isNumeric(env.Code) {
-		f.ptype = env.Type
+		rep.ptype = env.Type
 	}
 }
 
 // fromProblem reads RFC 9457 problem+json (Cloudflare 2026 and others).
-func fromProblem(env *envelope, f *facts) {
-	f.isError = true
-	f.shape = "problem"
-	f.message = strings.Trim(strings.TrimSpace(env.Title+": "+env.Detail), ": ")
+func fromProblem(env *envelope, rep *bodyReport) {
+	rep.isError = true
+	rep.shape = "problem"
+	rep.message = strings.Trim(strings.TrimSpace(env.Title+": "+env.Detail), ": ")
 	if isNumeric(env.Status) && len(env.Status) <= 4 {
-		f.bodyCode, _ = strconv.Atoi(env.Status)
+		rep.bodyCode, _ = strconv.Atoi(env.Status)
 	}
 	if env.hasRetryable {
 		r := env.Retryable
-		f.bodyRetryable = &r
+		rep.bodyRetryable = &r
 	}
 	if d, ok := parseSeconds(env.RetryAfter); ok {
-		f.bodyRetryWait = d
+		rep.bodyRetryWait = d
 	}
-	f.ptype = "problem+json"
+	rep.ptype = "problem+json"
 }
 
-func fromErrObj(e *errObj, f *facts, depth int) {
-	f.isError = true
-	f.message = e.Message
+func fromErrObj(e *errObj, rep *bodyReport, depth int) {
+	rep.isError = true
+	rep.message = e.Message
 	if isNumeric(e.Code) && len(e.Code) <= 4 {
-		f.bodyCode, _ = strconv.Atoi(e.Code)
+		rep.bodyCode, _ = strconv.Atoi(e.Code)
 	}
-	f.addID(e.DetailsErrorCode)
+	rep.addID(e.DetailsErrorCode)
 	for i := range e.Details {
-		fromGDetail(&e.Details[i], f)
+		fromGDetail(&e.Details[i], rep)
 	}
 	for _, r := range e.Reasons {
-		f.addID(r)
+		rep.addID(r)
 	}
 	if !isNumeric(e.Code) {
-		f.addID(e.Code)
+		rep.addID(e.Code)
 	}
-	f.addID(e.InnerCode)
+	rep.addID(e.InnerCode)
 	gstatus := e.Status
 	if isNumeric(gstatus) {
 		gstatus = ""
 	}
-	f.addID(e.Type)
-	f.addID(gstatus)
+	rep.addID(e.Type)
+	rep.addID(gstatus)
 	switch {
 	case gstatus != "" && e.Type == "":
-		f.shape = "gemini"
-		f.ptype = gstatus
+		rep.shape = "gemini"
+		rep.ptype = gstatus
 	case e.Code != "" && !isNumeric(e.Code):
-		f.ptype = e.Code
+		rep.ptype = e.Code
 	case e.Type != "":
-		f.ptype = e.Type
+		rep.ptype = e.Type
 	}
 	// OpenRouter metadata: the upstream body as a string in metadata.raw.
 	if e.hasMeta {
 		m := &e.Meta
-		f.shape = "openrouter"
-		f.limitSource = firstNonEmpty(m.LimitSource, m.Reason)
-		f.addID(m.Reason)
+		rep.shape = "openrouter"
+		rep.limitSource = firstNonEmpty(m.LimitSource, m.Reason)
+		rep.addID(m.Reason)
 		if isNumeric(m.Reset) && len(m.Reset) <= 15 {
 			if ms, err := strconv.ParseInt(m.Reset, 10, 64); err == nil && ms > 0 {
-				f.resetAt = time.UnixMilli(ms).UTC()
+				rep.resetAt = time.UnixMilli(ms).UTC()
 			}
 		}
 		if raw := strings.TrimSpace(m.Raw); raw != "" {
-			mergeInner(raw, f, depth)
+			mergeInner(raw, rep, depth)
 		}
 	}
 	// Double-encoded upstream body inside error.message.
 	if msg := strings.TrimSpace(e.Message); len(msg) > 1 && (msg[0] == '{' || msg[0] == '[') {
-		mergeInner(msg, f, depth)
+		mergeInner(msg, rep, depth)
 	}
 }
 
 // mergeInner parses an upstream body embedded as text and lets its more
 // specific identifiers and message win. Plain-text upstream messages are
 // appended to the outer message.
-func mergeInner(raw string, f *facts, depth int) {
+func mergeInner(raw string, rep *bodyReport, depth int) {
 	if depth >= 2 {
 		return
 	}
 	if raw[0] != '{' && raw[0] != '[' {
-		if f.message == "" || strings.EqualFold(f.message, "Provider returned error") {
-			f.message = raw
-		} else if !strings.Contains(f.message, raw) {
-			f.message += ": " + raw
+		if rep.message == "" || strings.EqualFold(rep.message, "Provider returned error") {
+			rep.message = raw
+		} else if !strings.Contains(rep.message, raw) {
+			rep.message += ": " + raw
 		}
 		return
 	}
-	var in facts
+	var in bodyReport
 	if !parseJSON(raw, &in, depth+1) || !in.isError {
 		return
 	}
 	// Inner identifiers go first: they are the upstream's own words.
-	outer := f.ids
-	f.ids = in.ids
+	outer := rep.ids
+	rep.ids = in.ids
 	for _, s := range outer {
-		f.addID(s)
+		rep.addID(s)
 	}
 	if in.message != "" {
-		f.message = in.message
+		rep.message = in.message
 	}
 	if in.ptype != "" {
-		f.ptype = in.ptype
+		rep.ptype = in.ptype
 	}
-	if in.bodyCode != 0 && f.bodyCode == 0 {
-		f.bodyCode = in.bodyCode
+	if in.bodyCode != 0 && rep.bodyCode == 0 {
+		rep.bodyCode = in.bodyCode
 	}
-	if in.retryDelay > f.retryDelay {
-		f.retryDelay = in.retryDelay
+	if in.retryDelay > rep.retryDelay {
+		rep.retryDelay = in.retryDelay
 	}
-	f.perDay = f.perDay || in.perDay
-	f.perMinute = f.perMinute || in.perMinute
-	f.limitZero = f.limitZero || in.limitZero
-	if f.resetAt.IsZero() {
-		f.resetAt = in.resetAt
+	rep.perDay = rep.perDay || in.perDay
+	rep.perMinute = rep.perMinute || in.perMinute
+	rep.limitZero = rep.limitZero || in.limitZero
+	if rep.resetAt.IsZero() {
+		rep.resetAt = in.resetAt
 	}
-	if in.resetDelay > f.resetDelay {
-		f.resetDelay = in.resetDelay
+	if in.resetDelay > rep.resetDelay {
+		rep.resetDelay = in.resetDelay
 	}
-	if f.reqID == "" {
-		f.reqID = in.reqID
+	if rep.reqID == "" {
+		rep.reqID = in.reqID
 	}
 }
 
-func fromGDetail(d *gDetail, f *facts) {
+func fromGDetail(d *gDetail, rep *bodyReport) {
 	switch {
 	case strings.HasSuffix(d.Type, "ErrorInfo"):
-		f.addID(d.Reason)
+		rep.addID(d.Reason)
 		if d.QuotaLimit != "" {
-			markQuotaID(d.QuotaLimit, f)
+			markQuotaID(d.QuotaLimit, rep)
 		}
 		if d.QuotaLimitValue == "0" {
-			f.limitZero = true
+			rep.limitZero = true
 		}
 		if d.QuotaResetDelay != "" {
 			if dur, ok := ParseDuration(d.QuotaResetDelay); ok {
-				f.resetDelay = max(f.resetDelay, dur)
+				rep.resetDelay = max(rep.resetDelay, dur)
 			}
 		}
 		if d.QuotaResetAt != "" {
 			if ts, err := time.Parse(time.RFC3339, d.QuotaResetAt); err == nil {
-				f.resetAt = ts.UTC()
+				rep.resetAt = ts.UTC()
 			}
 		}
 	case strings.HasSuffix(d.Type, "QuotaFailure"):
 		for _, id := range d.QuotaIDs {
-			markQuotaID(id, f)
+			markQuotaID(id, rep)
 		}
 		if d.zeroQuota {
-			f.limitZero = true
+			rep.limitZero = true
 		}
 	case strings.HasSuffix(d.Type, "RetryInfo"):
 		if dur, ok := ParseDuration(d.RetryDelay); ok {
-			f.retryDelay = max(f.retryDelay, dur)
+			rep.retryDelay = max(rep.retryDelay, dur)
 		}
 	default:
 		// Details without @type (gemini-cli#26633 shows {"reason": ...}).
-		f.addID(d.Reason)
+		rep.addID(d.Reason)
 	}
 }
 
-func markQuotaID(id string, f *facts) {
+func markQuotaID(id string, rep *bodyReport) {
 	switch {
 	case strings.Contains(id, "PerDay") || strings.Contains(id, "Daily"):
-		f.perDay = true
+		rep.perDay = true
 	case strings.Contains(id, "PerMinute"):
-		f.perMinute = true
+		rep.perMinute = true
 	}
 }
 
