@@ -39,96 +39,57 @@ const (
 // hdr holds the first value of each header the classifier reads.
 type hdr struct{ v [nHdr]string }
 
+// hdrNames are the canonical forms (as net/http stores them) of the
+// headers the classifier reads, by index.
+var hdrNames = [nHdr]string{
+	hRetryAfter:     "Retry-After",
+	hRetryAfterMs:   "Retry-After-Ms",
+	hShouldRetry:    "X-Should-Retry",
+	hResetReq:       "X-Ratelimit-Reset-Requests",
+	hRemainReq:      "X-Ratelimit-Remaining-Requests",
+	hResetTok:       "X-Ratelimit-Reset-Tokens",
+	hRemainTok:      "X-Ratelimit-Remaining-Tokens",
+	hAzureResetTok:  "X-Rate-Limit-Reset-Tokens",
+	hAzureRemainTok: "X-Rate-Limit-Remaining-Tokens",
+	hAnReqReset:     "Anthropic-Ratelimit-Requests-Reset",
+	hAnReqRemain:    "Anthropic-Ratelimit-Requests-Remaining",
+	hAnTokReset:     "Anthropic-Ratelimit-Tokens-Reset",
+	hAnTokRemain:    "Anthropic-Ratelimit-Tokens-Remaining",
+	hAnInReset:      "Anthropic-Ratelimit-Input-Tokens-Reset",
+	hAnInRemain:     "Anthropic-Ratelimit-Input-Tokens-Remaining",
+	hAnOutReset:     "Anthropic-Ratelimit-Output-Tokens-Reset",
+	hAnOutRemain:    "Anthropic-Ratelimit-Output-Tokens-Remaining",
+	hAmznType:       "X-Amzn-Errortype",
+	hRequestID:      "Request-Id",
+	hXRequestID:     "X-Request-Id",
+	hApimRequestID:  "Apim-Request-Id",
+	hAmznRequestID:  "X-Amzn-Requestid",
+	hAmznRequestID2: "X-Amzn-Request-Id",
+	hGenerationID:   "X-Generation-Id",
+	hCfRay:          "Cf-Ray",
+}
+
+// hdrByLen lists, for each name length, the indexes of hdrNames of that
+// length (at most two), so a header key is compared with one or two names.
+var hdrByLen = func() (idx [44][]int) {
+	for i, n := range hdrNames {
+		idx[len(n)] = append(idx[len(n)], i)
+	}
+	return idx
+}()
+
 // readHdr indexes h in one pass over its keys, matching names without
 // regard to case (so a map built without canonical keys works too).
 func readHdr(h http.Header) hdr {
 	var x hdr
-	if len(h) == 0 {
-		return x
-	}
-	// Canonical forms (as net/http stores them) are compared first; other
-	// spellings fall back to a case-insensitive comparison.
-	names := [nHdr]string{
-		hRetryAfter:     "Retry-After",
-		hRetryAfterMs:   "Retry-After-Ms",
-		hShouldRetry:    "X-Should-Retry",
-		hResetReq:       "X-Ratelimit-Reset-Requests",
-		hRemainReq:      "X-Ratelimit-Remaining-Requests",
-		hResetTok:       "X-Ratelimit-Reset-Tokens",
-		hRemainTok:      "X-Ratelimit-Remaining-Tokens",
-		hAzureResetTok:  "X-Rate-Limit-Reset-Tokens",
-		hAzureRemainTok: "X-Rate-Limit-Remaining-Tokens",
-		hAnReqReset:     "Anthropic-Ratelimit-Requests-Reset",
-		hAnReqRemain:    "Anthropic-Ratelimit-Requests-Remaining",
-		hAnTokReset:     "Anthropic-Ratelimit-Tokens-Reset",
-		hAnTokRemain:    "Anthropic-Ratelimit-Tokens-Remaining",
-		hAnInReset:      "Anthropic-Ratelimit-Input-Tokens-Reset",
-		hAnInRemain:     "Anthropic-Ratelimit-Input-Tokens-Remaining",
-		hAnOutReset:     "Anthropic-Ratelimit-Output-Tokens-Reset",
-		hAnOutRemain:    "Anthropic-Ratelimit-Output-Tokens-Remaining",
-		hAmznType:       "X-Amzn-Errortype",
-		hRequestID:      "Request-Id",
-		hXRequestID:     "X-Request-Id",
-		hApimRequestID:  "Apim-Request-Id",
-		hAmznRequestID:  "X-Amzn-Requestid",
-		hAmznRequestID2: "X-Amzn-Request-Id",
-		hGenerationID:   "X-Generation-Id",
-		hCfRay:          "Cf-Ray",
-	}
 	for k, vs := range h {
-		if len(vs) == 0 {
+		if len(vs) == 0 || len(k) >= len(hdrByLen) {
 			continue
 		}
-		var cand [2]int
-		nc := 1
-		switch len(k) {
-		case 6:
-			cand[0] = hCfRay
-		case 10:
-			cand[0] = hRequestID
-		case 11:
-			cand[0] = hRetryAfter
-		case 12:
-			cand[0] = hXRequestID
-		case 14:
-			cand, nc = [2]int{hRetryAfterMs, hShouldRetry}, 2
-		case 15:
-			cand, nc = [2]int{hApimRequestID, hGenerationID}, 2
-		case 16:
-			cand, nc = [2]int{hAmznType, hAmznRequestID}, 2
-		case 17:
-			cand[0] = hAmznRequestID2
-		case 24:
-			cand[0] = hResetTok
-		case 25:
-			cand[0] = hAzureResetTok
-		case 26:
-			cand[0] = hResetReq
-		case 28:
-			cand[0] = hRemainTok
-		case 29:
-			cand[0] = hAzureRemainTok
-		case 30:
-			cand[0] = hRemainReq
-		case 32:
-			cand[0] = hAnTokReset
-		case 34:
-			cand[0] = hAnReqReset
-		case 36:
-			cand[0] = hAnTokRemain
-		case 38:
-			cand, nc = [2]int{hAnReqRemain, hAnInReset}, 2
-		case 39:
-			cand[0] = hAnOutReset
-		case 42:
-			cand[0] = hAnInRemain
-		case 43:
-			cand[0] = hAnOutRemain
-		default:
-			continue
-		}
-		for _, i := range cand[:nc] {
-			if n := names[i]; n == k || strings.EqualFold(n, k) {
+		// The canonical form is compared first; other spellings fall back
+		// to a case-insensitive comparison.
+		for _, i := range hdrByLen[len(k)] {
+			if n := hdrNames[i]; n == k || strings.EqualFold(n, k) {
 				x.v[i] = vs[0]
 				break
 			}

@@ -24,9 +24,101 @@ const (
 	phTPM                            // "tokens per minute", "(tpm)", "tokens per day"
 )
 
-// scanPhrases finds the known phrases in msg (whitespace already
-// collapsed) in one pass: at every word start it compares, ignoring ASCII
-// case, only the phrases that begin with that word's first two letters. This keeps message matching well under a microsecond for a
+// A phrase is one text the message scan looks for, ASCII case ignored.
+type phrase struct {
+	text string
+	bit  phrases    // the group it belongs to (phraseHas and phraseLimitZero)
+	kind phraseKind // what a match means
+}
+
+type phraseKind uint8
+
+const (
+	phraseHas       phraseKind = iota // the message has the phrase: set bit
+	phraseWait                        // a delay follows the phrase ("retry in 1.2s")
+	phraseLimitZero                   // "limit: 0", not followed by another digit
+)
+
+// phraseList is every phrase scanPhrases knows (a data table).
+var phraseList = [...]phrase{
+	{"api usage limits", phQuota, phraseHas},
+	{"api key not valid", phAuth, phraseHas},
+	{"api key expired", phAuth, phraseHas},
+	{"authentication fails", phAuth, phraseHas},
+	{"at capacity", phOverload, phraseHas},
+	{"credit balance is too low", phQuota, phraseHas},
+	{"can only afford", phQuota, phraseHas},
+	{"capacity exceeded", phOverload, phraseHas},
+	{"context length", phContext, phraseHas},
+	{"context window", phContext, phraseHas},
+	{"context_length_exceeded", phContext, phraseHas},
+	{"content management policy", phContent, phraseHas},
+	{"content filter", phContent, phraseHas},
+	{"deployment", phModel, phraseHas},
+	{"exceeds the maximum number of tokens allowed", phContext, phraseHas},
+	{"exceed context limit", phContext, phraseHas},
+	{"free-models-per-day", phQuota, phraseHas},
+	{"flagged", phContent, phraseHas},
+	{"high demand", phOverload, phraseHas},
+	{"insufficient balance", phQuota, phraseHas},
+	{"insufficient credits", phQuota, phraseHas},
+	{"insufficient_quota", phQuota, phraseHas},
+	{"input token count", phContext, phraseHas},
+	{"input is too long", phContext, phraseHas},
+	{"incorrect api key", phAuth, phraseHas},
+	{"invalid api key", phAuth, phraseHas},
+	{"invalid x-api-key", phAuth, phraseHas},
+	{"invalid subscription key", phAuth, phraseHas},
+	{"invalid authentication", phAuth, phraseHas},
+	{"is not allowed to use", phRegion, phraseHas},
+	{"limit: 0", phLimitZero, phraseLimitZero},
+	{"location is not supported", phRegion, phraseHas},
+	{"monthly spending limit", phQuota, phraseHas},
+	{"model", phModel, phraseHas},
+	{"no auth credentials", phAuth, phraseHas},
+	{"no capacity available", phOverload, phraseHas},
+	{"not available in your country", phRegion, phraseHas},
+	{"out of credits", phQuota, phraseHas},
+	{"overloaded", phOverload, phraseHas},
+	{"prompt is too long", phContext, phraseHas},
+	{"prepayment credits are depleted", phQuota, phraseHas},
+	{"payload too large", phTooLarge, phraseHas},
+	{"per minute", phRateText, phraseHas},
+	{"request too large", phTooLarge, phraseHas},
+	{"request entity too large", phTooLarge, phraseHas},
+	{"reduce your message size", phTooLarge, phraseHas},
+	{"requires more credits", phQuota, phraseHas},
+	{"reset reason: overflow", phOverload, phraseHas},
+	{"retry in ", 0, phraseWait},
+	{"retry after ", 0, phraseWait},
+	{"retry-after ", 0, phraseWait},
+	{"rate limit", phRateText, phraseHas},
+	{"safety system", phContent, phraseHas},
+	{"too many tokens in the prompt", phContext, phraseHas},
+	{"tokens per minute", phTPM, phraseHas},
+	{"tokens per day", phTPM, phraseHas},
+	{"temporarily rate-limited", phUpstreamRL, phraseHas},
+	{"try again in ", 0, phraseWait},
+	{"used all available credits", phQuota, phraseHas},
+	{"unregistered callers", phAuth, phraseHas},
+	{"wait ", 0, phraseWait},
+	{"you have been rate limited", phRateText, phraseHas},
+	{"(tpm)", phTPM, phraseHas},
+}
+
+// phrasesByFirst indexes phraseList by first byte, so the scan compares
+// at each word start only the few phrases that begin with its letter.
+var phrasesByFirst = func() (idx [128][]phrase) {
+	for _, p := range phraseList {
+		idx[p.text[0]] = append(idx[p.text[0]], p)
+	}
+	return idx
+}()
+
+// scanPhrases finds the known phrases (phraseList) in msg (whitespace
+// already collapsed) in one pass: at every word start it compares,
+// ignoring ASCII case, only the phrases that begin with that word's first
+// two letters. This keeps message matching well under a microsecond for a
 // typical 300-byte error.
 //
 // It also returns the largest delay written in the message ("Please try
@@ -34,20 +126,6 @@ const (
 func scanPhrases(msg string) (phrases, time.Duration) {
 	var m phrases
 	var wait time.Duration
-	waitAfter := func(s, p string) {
-		if len(s) > len(p) && lower(s[2]) == p[2] && hasPrefixFold(s, p) {
-			if d, ok := leadingDuration(s[len(p):]); ok && d > wait {
-				wait = d
-			}
-		}
-	}
-	has := func(s, p string, bit phrases) {
-		// The first two letters matched already; check the third before
-		// comparing the whole phrase.
-		if m&bit == 0 && len(s) >= len(p) && lower(s[2]) == p[2] && hasPrefixFold(s, p) {
-			m |= bit
-		}
-	}
 	for i := 0; i+1 < len(msg); {
 		// Visit word starts only: position 0 and each byte after a space
 		// (the message has been collapsed, so spaces are the only
@@ -61,111 +139,36 @@ func scanPhrases(msg string) (phrases, time.Duration) {
 		for len(s) > 1 && (s[0] == '"' || s[0] == '\'' || s[0] == '`' || s[0] == '*' || s[0] == '[') {
 			s = s[1:]
 		}
-		if len(s) < 2 {
+		if len(s) < 2 || s[0] >= 128 {
 			continue
 		}
-		switch uint16(lower(s[0]))<<8 | uint16(lower(s[1])) {
-		case 'a'<<8 | 'p':
-			has(s, "api usage limits", phQuota)
-			has(s, "api key not valid", phAuth)
-			has(s, "api key expired", phAuth)
-		case 'a'<<8 | 'u':
-			has(s, "authentication fails", phAuth)
-		case 'a'<<8 | 't':
-			has(s, "at capacity", phOverload)
-		case 'c'<<8 | 'r':
-			has(s, "credit balance is too low", phQuota)
-		case 'c'<<8 | 'a':
-			has(s, "can only afford", phQuota)
-			has(s, "capacity exceeded", phOverload)
-		case 'c'<<8 | 'o':
-			has(s, "context length", phContext)
-			has(s, "context window", phContext)
-			has(s, "context_length_exceeded", phContext)
-			has(s, "content management policy", phContent)
-			has(s, "content filter", phContent)
-		case 'd'<<8 | 'e':
-			has(s, "deployment", phModel)
-		case 'e'<<8 | 'x':
-			has(s, "exceeds the maximum number of tokens allowed", phContext)
-			has(s, "exceed context limit", phContext)
-		case 'f'<<8 | 'r':
-			has(s, "free-models-per-day", phQuota)
-		case 'f'<<8 | 'l':
-			has(s, "flagged", phContent)
-		case 'h'<<8 | 'i':
-			has(s, "high demand", phOverload)
-		case 'i'<<8 | 'n':
-			if len(s) < 6 {
-				break
+		for _, p := range phrasesByFirst[lower(s[0])] {
+			if lower(s[1]) != p.text[1] || len(s) < len(p.text) || lower(s[2]) != p.text[2] {
+				continue
 			}
-			has(s, "insufficient balance", phQuota)
-			has(s, "insufficient credits", phQuota)
-			has(s, "insufficient_quota", phQuota)
-			has(s, "input token count", phContext)
-			has(s, "input is too long", phContext)
-			has(s, "incorrect api key", phAuth)
-			has(s, "invalid api key", phAuth)
-			has(s, "invalid x-api-key", phAuth)
-			has(s, "invalid subscription key", phAuth)
-			has(s, "invalid authentication", phAuth)
-		case 'i'<<8 | 's':
-			has(s, "is not allowed to use", phRegion)
-		case 'l'<<8 | 'i':
-			if m&phLimitZero == 0 && hasPrefixFold(s, "limit: 0") && (len(s) == 8 || !isDigit(s[8])) {
-				m |= phLimitZero
+			m, wait = p.match(s, m, wait)
+		}
+	}
+	return m, wait
+}
+
+// match applies p to s, a word start whose first three letters match p:
+// the phrase groups found so far and the largest delay are updated.
+func (p *phrase) match(s string, m phrases, wait time.Duration) (phrases, time.Duration) {
+	switch p.kind {
+	case phraseHas:
+		if m&p.bit == 0 && hasPrefixFold(s, p.text) {
+			m |= p.bit
+		}
+	case phraseWait:
+		if len(s) > len(p.text) && hasPrefixFold(s, p.text) {
+			if d, ok := leadingDuration(s[len(p.text):]); ok && d > wait {
+				wait = d
 			}
-		case 'l'<<8 | 'o':
-			has(s, "location is not supported", phRegion)
-		case 'm'<<8 | 'o':
-			has(s, "monthly spending limit", phQuota)
-			has(s, "model", phModel)
-		case 'n'<<8 | 'o':
-			has(s, "no auth credentials", phAuth)
-			has(s, "no capacity available", phOverload)
-			has(s, "not available in your country", phRegion)
-		case 'o'<<8 | 'u':
-			has(s, "out of credits", phQuota)
-		case 'o'<<8 | 'v':
-			has(s, "overloaded", phOverload)
-		case 'p'<<8 | 'r':
-			has(s, "prompt is too long", phContext)
-			has(s, "prepayment credits are depleted", phQuota)
-		case 'p'<<8 | 'a':
-			has(s, "payload too large", phTooLarge)
-		case 'p'<<8 | 'e':
-			has(s, "per minute", phRateText)
-		case 'r'<<8 | 'e':
-			has(s, "request too large", phTooLarge)
-			has(s, "request entity too large", phTooLarge)
-			has(s, "reduce your message size", phTooLarge)
-			has(s, "requires more credits", phQuota)
-			has(s, "reset reason: overflow", phOverload)
-			waitAfter(s, "retry in ")
-			waitAfter(s, "retry after ")
-			waitAfter(s, "retry-after ")
-		case 'r'<<8 | 'a':
-			has(s, "rate limit", phRateText)
-		case 's'<<8 | 'a':
-			has(s, "safety system", phContent)
-		case 't'<<8 | 'o':
-			has(s, "too many tokens in the prompt", phContext)
-			has(s, "tokens per minute", phTPM)
-			has(s, "tokens per day", phTPM)
-		case 't'<<8 | 'e':
-			has(s, "temporarily rate-limited", phUpstreamRL)
-		case 't'<<8 | 'r':
-			waitAfter(s, "try again in ")
-		case 'u'<<8 | 's':
-			has(s, "used all available credits", phQuota)
-		case 'u'<<8 | 'n':
-			has(s, "unregistered callers", phAuth)
-		case 'w'<<8 | 'a':
-			waitAfter(s, "wait ")
-		case 'y'<<8 | 'o':
-			has(s, "you have been rate limited", phRateText)
-		case '('<<8 | 't':
-			has(s, "(tpm)", phTPM)
+		}
+	case phraseLimitZero:
+		if m&p.bit == 0 && hasPrefixFold(s, p.text) && (len(s) == len(p.text) || !isDigit(s[len(p.text)])) {
+			m |= p.bit
 		}
 	}
 	return m, wait
