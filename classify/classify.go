@@ -17,7 +17,7 @@ func Classify(in Input) Verdict {
 	if in.Status == 0 && in.Err != nil {
 		return classifyTransport(in.Err, in.Header)
 	}
-	rep := parseBody(in.Body)
+	rep := parseBody(in.Body, ownEnvelope(in.Provider))
 	status := in.Status
 	if status >= 200 && status < 300 {
 		if !rep.isError {
@@ -40,10 +40,9 @@ func Classify(in Input) Verdict {
 // Anthropic "error" event, an OpenAI Responses "error" or "response.failed"
 // event, an OpenRouter chunk with finish_reason "error", a Gemini chunk
 // with promptFeedback.blockReason). It reports false when the event is not
-// an error. provider is informational ("" or "auto" to guess). It is safe
-// for concurrent use.
+// an error. provider is read as Input.Provider is. It is safe for
+// concurrent use.
 func ClassifyStreamError(provider string, data []byte, h http.Header) (Verdict, bool) {
-	_ = provider
 	t := trimSpace(data)
 	if len(t) > maxBody {
 		t = t[:maxBody]
@@ -52,7 +51,7 @@ func ClassifyStreamError(provider string, data []byte, h http.Header) (Verdict, 
 		return Verdict{}, false
 	}
 	var rep bodyReport
-	if !parseJSON(string(t), &rep, 0) || !rep.isError {
+	if !parseJSON(string(t), &rep, 0, ownEnvelope(provider)) || !rep.isError {
 		return Verdict{}, false
 	}
 	rep.format, rep.stream = fmtSSE, true

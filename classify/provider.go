@@ -25,6 +25,22 @@ func KnownProvider(name string) bool {
 	return false
 }
 
+// ownEnvelope is the error envelope provider sends, for a body that
+// carries more than one: Mistral's flat object, xAI's flat string, Bedrock's
+// bare message. Every other provider's (and "auto"'s, and ""'s) is the
+// default order, the nested {"error":{...}} first.
+func ownEnvelope(provider string) envKind {
+	switch provider {
+	case "mistral":
+		return envFlat
+	case "xai":
+		return envXAI
+	case "bedrock":
+		return envMessage
+	}
+	return envAny
+}
+
 // GuessProvider guesses which provider sent a response from its headers
 // and body shape, for Input.Provider "auto". It returns "" when it cannot
 // tell. It is safe for concurrent use.
@@ -52,7 +68,7 @@ func GuessProvider(h http.Header, body []byte) string {
 	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
 		return ""
 	}
-	rep := parseBody(t)
+	rep := parseBody(t, envAny)
 	switch rep.shape {
 	case "problem":
 		return ""

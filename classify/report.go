@@ -64,9 +64,10 @@ func (rep *bodyReport) prependID(s string) {
 	rep.ids = slices.Insert(rep.ids, 0, s)
 }
 
-// parseBody reads a response body into a bodyReport. It never panics and
-// reads at most maxBody bytes.
-func parseBody(b []byte) bodyReport {
+// parseBody reads a response body into a bodyReport; own is the envelope
+// of the provider named in the Input (envAny when none is). It never
+// panics and reads at most maxBody bytes.
+func parseBody(b []byte, own envKind) bodyReport {
 	var rep bodyReport
 	if len(b) > maxBody {
 		b = b[:maxBody]
@@ -79,13 +80,13 @@ func parseBody(b []byte) bodyReport {
 	switch {
 	case t[0] == '{' || t[0] == '[':
 		rep.format = fmtJSON
-		if !parseJSON(string(t), &rep, 0) {
+		if !parseJSON(string(t), &rep, 0, own) {
 			rep = bodyReport{format: fmtJSON}
 			salvageJSON(t, &rep)
 		}
 	case isSSE(t):
 		rep.format = fmtSSE
-		parseSSE(t, &rep)
+		parseSSE(t, &rep, own)
 	case t[0] == '<':
 		rep.format = fmtHTML
 		rep.message = htmlTitle(t)
@@ -98,7 +99,7 @@ func parseBody(b []byte) bodyReport {
 
 // parseJSON decodes one JSON body (possibly wrapped in an array) into rep.
 // It reports whether the JSON was well-formed enough to decode.
-func parseJSON(t string, rep *bodyReport, depth int) bool {
+func parseJSON(t string, rep *bodyReport, depth int, own envKind) bool {
 	p := scanner{s: t}
 	var env envelope
 	if p.peek() == '[' {
@@ -121,11 +122,60 @@ func parseJSON(t string, rep *bodyReport, depth int) bool {
 	if p.bad {
 		return false
 	}
-	fromEnvelope(&env, rep, depth)
+	fromEnvelope(&env, rep, depth, own)
 	return true
 }
 
-func fromEnvelope(env *envelope, rep *bodyReport, depth int) {
+// envKind names one of the error envelopes fromEnvelope reads.
+type envKind uint8
+
+// The envelopes, in the order they are tried when the body carries more
+// than one and the Input names no provider that sends one of them.
+const (
+	envAny      envKind = iota // no preference
+	envNested                  // {"error":{...}}: OpenAI, Anthropic, Google, OpenRouter and most others
+	envXAI                     // xAI's flat {"code":"...","error":"<message>"}
+	envResponse                // OpenAI Responses {"response":{"error":{...}}}
+	envFlat                    // Mistral's {"object":"error","message","type","code"}, OpenAI-style flat errors
+	envProblem                 // RFC 9457 problem+json
+	envMessage                 // Bedrock's bare {"message":"..."}
+	nEnv
+)
+
+// has reports whether env carries an envelope of kind k.
+func (env *envelope) has(k envKind) bool {
+	switch k {
+	case envNested:
+		return env.hasErr
+	case envXAI:
+		return env.hasErrStr
+	case envResponse:
+		return env.hasResp
+	case envFlat:
+		return env.Object == "error" || (env.Type != "" && env.Message != "")
+	case envProblem:
+		return env.Title != "" || env.Detail != ""
+	case envMessage:
+		return env.Message != ""
+	}
+	return false
+}
+
+// pick is the envelope of env that speaks for the error: the named
+// provider's own (own) when the body carries it, else the first in order.
+func (env *envelope) pick(own envKind) envKind {
+	if own != envAny && env.has(own) {
+		return own
+	}
+	for k := envNested; k < nEnv; k++ {
+		if env.has(k) {
+			return k
+		}
+	}
+	return envAny
+}
+
+func fromEnvelope(env *envelope, rep *bodyReport, depth int, own envKind) {
 	if env.RequestID != "" {
 		rep.reqID = env.RequestID
 	}
@@ -140,8 +190,8 @@ func fromEnvelope(env *envelope, rep *bodyReport, depth int) {
 		rep.shape = "gemini"
 		return
 	}
-	switch {
-	case env.hasErr:
+	switch env.pick(own) {
+	case envNested:
 		fromErrObj(&env.Err, rep, depth)
 		if env.Type == "error" && rep.shape == "" {
 			rep.shape = "anthropic"
@@ -149,22 +199,22 @@ func fromEnvelope(env *envelope, rep *bodyReport, depth int) {
 		if env.UserID != "" || env.finishError {
 			rep.shape = "openrouter"
 		}
-	case env.hasErrStr:
+	case envXAI:
 		// xAI flat: {"code":"<grpc text>","error":"<message>"}
 		rep.isError = true
 		rep.shape = "xai"
 		rep.message = env.ErrStr
 		rep.addID(env.Code)
 		rep.ptype = env.Code
-	case env.hasResp:
+	case envResponse:
 		// OpenAI Responses response.failed
 		rep.shape = "openai"
 		fromErrObj(&env.Resp, rep, depth)
-	case env.Object == "error" || (env.Type != "" && env.Message != ""):
+	case envFlat:
 		fromFlat(env, rep)
-	case env.Title != "" || env.Detail != "":
+	case envProblem:
 		fromProblem(env, rep)
-	case env.Message != "":
+	case envMessage:
 		// Bedrock {"message":"..."} or a gateway's flat message.
 		rep.isError = true
 		rep.message = env.Message
@@ -278,7 +328,7 @@ func mergeInner(raw string, rep *bodyReport, depth int) {
 		return
 	}
 	var in bodyReport
-	if !parseJSON(raw, &in, depth+1) || !in.isError {
+	if !parseJSON(raw, &in, depth+1, envAny) || !in.isError { // the upstream's own body: no provider named
 		return
 	}
 	// Inner identifiers go first: they are the upstream's own words.

@@ -15,7 +15,7 @@ func isSSE(t []byte) bool {
 // parseSSE reads an event stream with the one SSE reader (internal/sse) and
 // records in rep the first event whose data is a JSON error; a stream without
 // one is recorded as an event stream that carries no error.
-func parseSSE(t []byte, rep *bodyReport) {
+func parseSSE(t []byte, rep *bodyReport, own envKind) {
 	r := sse.NewReader(bytes.NewReader(t))
 	for {
 		ev, err := r.Next()
@@ -27,7 +27,7 @@ func parseSSE(t []byte, rep *bodyReport) {
 			continue
 		}
 		var in bodyReport
-		if !parseJSON(string(d), &in, 0) || !in.isError {
+		if !parseJSON(string(d), &in, 0, own) || !in.isError {
 			continue
 		}
 		in.format, in.stream = fmtSSE, true

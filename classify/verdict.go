@@ -70,12 +70,15 @@ type Verdict struct {
 	Message string
 }
 
-// Input is everything the classifier looks at. Provider may be a known
-// provider name, "openai-compatible" or "auto"/"" to guess (see
-// GuessProvider); the classifier itself reads the fields each envelope
-// carries, so a wrong name does not change the verdict. The zero Input
-// classifies as Unknown. Classify does not modify or retain an Input.
+// Input is everything the classifier looks at. The zero Input classifies
+// as Unknown. Classify does not modify or retain an Input.
 type Input struct {
+	// Provider names who answered: a name from Providers, or "" or "auto"
+	// when unknown. It decides a body that carries more than one error
+	// envelope: "mistral" reads Mistral's flat {"object":"error",...} before
+	// a nested {"error":{...}}, "xai" its flat string error, "bedrock" the
+	// bare {"message":...}; every other name, "" and "auto" read the nested
+	// envelope first. A body with one envelope reads the same under any name.
 	Provider string
 	// Status is the HTTP status; 0 when no response came (see Err).
 	Status int

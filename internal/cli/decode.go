@@ -29,7 +29,8 @@ Exit status: 0 decoded, 2 bad usage or unreadable input.
 Providers: %s
 
 Flags:
-  --provider NAME   provider that answered (default auto: guess from headers and body)
+  --provider NAME   provider that answered; decides a body with two error envelopes
+                    (default auto: guess from headers and body)
   --status CODE     HTTP status of the response (0 for a transport error)
   -H 'Name: value'  a response header; repeatable
   --error TEXT      transport error text, e.g. "dial tcp: connection refused"
