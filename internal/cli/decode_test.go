@@ -27,6 +27,8 @@ func TestDecode(t *testing.T) {
 	if err := os.WriteFile(overloaded, []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CZAau32QzxDkriovTaFCB"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	twoEnvelopes := `{"object":"error","message":"Service tier capacity exceeded for this model.","type":"service_tier_capacity_exceeded","code":"3505",` +
+		`"error":{"message":"Rate limit exceeded","type":"rate_limit_exceeded"}}`
 	quota := `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
 
 	tests := []struct {
@@ -52,6 +54,18 @@ func TestDecode(t *testing.T) {
 			stdin:  quota,
 			args:   []string{"decode", "--status", "429", "-H", "x-request-id: req_abc123456789", "-H", "Retry-After: 1"},
 			stdout: []string{"429 insufficient_quota: You exceeded your current quota", "(request-id req_abc123456789)", "class: quota_exhausted | retryable: no | scope: key", "what to do: add credits"},
+		},
+		{
+			name:   "--provider decides a body with two envelopes",
+			stdin:  twoEnvelopes,
+			args:   []string{"decode", "--provider", "mistral", "--status", "429"},
+			stdout: []string{"429 service_tier_capacity_exceeded: Service tier capacity exceeded", "class: overloaded"},
+		},
+		{
+			name:   "the same body under auto",
+			stdin:  twoEnvelopes,
+			args:   []string{"decode", "--status", "429"},
+			stdout: []string{"429 rate_limit_exceeded: Rate limit exceeded", "class: rate_limited"},
 		},
 		{
 			name:   "stdin via dash",
