@@ -373,3 +373,73 @@ func BenchmarkGatewayPath(b *testing.B) {
 		bs.call(b, bs.gateway)
 	}
 }
+
+// BenchmarkGatewayStreamThroughput measures streams per second with 1 and
+// 50 concurrent clients, each reading whole streams one after the other.
+// Each iteration runs a batch of conns×8 streams on each path in turn
+// (direct, proxy, gateway) so the three share the machine's varying load;
+// it reports each path's median batch throughput and the gateway's over
+// the proxy's.
+func BenchmarkGatewayStreamThroughput(b *testing.B) {
+	for _, conns := range []int{1, 50} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			bs := newBench(b)
+			defer bs.close()
+			const perClient = 8
+			body := func(target string) string {
+				model := "gpt-4o"
+				if target == bs.gateway {
+					model = "default"
+				}
+				return strings.Replace(fmt.Sprintf(benchBody, model), `"max_tokens"`, `"stream":true,"max_tokens"`, 1)
+			}
+			stream := func(target string) {
+				req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(body(target)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer bench-key")
+				res, err := bs.client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				n, _ := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 || n == 0 {
+					b.Errorf("%s: status %d", target, res.StatusCode)
+				}
+			}
+			paths := []string{bs.direct, bs.proxy, bs.gateway}
+			batch := func(url string) float64 {
+				var wg sync.WaitGroup
+				t0 := time.Now()
+				for range conns {
+					wg.Go(func() {
+						for range perClient {
+							stream(url)
+						}
+					})
+				}
+				wg.Wait()
+				return float64(conns*perClient) / time.Since(t0).Seconds()
+			}
+			for _, p := range paths { // open the connection pools
+				batch(p)
+			}
+			rates := make([][]float64, len(paths))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j, p := range paths {
+					rates[j] = append(rates[j], batch(p))
+				}
+			}
+			b.StopTimer()
+			med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+			d, px, gw := med(rates[0]), med(rates[1]), med(rates[2])
+			b.ReportMetric(d, "direct-streams/s")
+			b.ReportMetric(px, "proxy-streams/s")
+			b.ReportMetric(gw, "gateway-streams/s")
+			b.ReportMetric(gw/px, "gateway/proxy-streams")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
