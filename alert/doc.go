@@ -8,5 +8,7 @@
 //	n, err := alert.New(&alert.Options{WebhookURL: cfg.Alerts.WebhookURL})
 //	if err != nil { ... }
 //	defer n.Close(ctx)
-//	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, OnEvent: n.Event})
+//	opts := cfg.EngineOptions()
+//	opts.Adapters, opts.OnEvent = adapters, n.Event
+//	eng, err := resilience.New(opts)
 package alert

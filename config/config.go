@@ -89,7 +89,7 @@ type Route struct {
 	// sleep before retrying (the gateway's Retry-After): a failure that
 	// lasts longer gets none, and x-should-retry: false (default 30s; 0
 	// never sends one).
-	MaxClientWait time.Duration `yaml:"max_client_wait"`
+	MaxClientWait *time.Duration `yaml:"max_client_wait"`
 
 	// decoded: the route came from YAML, which pre-filled the defaults, so a
 	// zero value is an explicit zero and Provision must not replace it.
@@ -117,7 +117,8 @@ type Target struct {
 }
 
 // Retry is the retry policy on one target. In a route every field is
-// effective; in a target override a zero field inherits the route's.
+// effective; in a target override a zero field inherits the route's. It
+// converts to resilience.Retry, the policy it configures.
 type Retry struct {
 	// MaxAttempts per target, first attempt included (default 4).
 	MaxAttempts int `yaml:"max_attempts"`
@@ -131,12 +132,13 @@ type Retry struct {
 	MaxWait time.Duration `yaml:"max_wait"`
 	// Budget bounds the retry attempts in flight on a target to this
 	// fraction of its active calls (default 0.5).
-	Budget float64 `yaml:"budget"`
+	Budget *float64 `yaml:"budget"`
 	// MinRetryConcurrency retries are always allowed whatever the budget (default 3).
-	MinRetryConcurrency int `yaml:"min_retry_concurrency"`
+	MinRetryConcurrency *int `yaml:"min_retry_concurrency"`
 }
 
-// StreamPolicy holds stream-aware per-attempt timeouts (0 = none).
+// StreamPolicy holds stream-aware per-attempt timeouts. It converts to
+// resilience.Timeouts.
 type StreamPolicy struct {
 	// FirstTokenTimeout: no first token within this moves on (default 15s).
 	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
@@ -150,14 +152,14 @@ type StreamPolicy struct {
 // failure rate over a sliding window, never on a run of failures: with at
 // least MinCalls calls in Window, at least Failures of them failed and a
 // failed share of at least FailureRatio. In a target override a zero field
-// inherits the route's.
+// inherits the route's. It converts to resilience.Breaker.
 type Breaker struct {
 	// Failures is the fewest failures in Window that open the breaker
 	// (default 5; 0: no floor beyond FailureRatio and MinCalls).
-	Failures int `yaml:"failures"`
+	Failures *int `yaml:"failures"`
 	// FailureRatio is the failed share of Window's calls that opens it
 	// (default 0.5; 0: never opens on ill health).
-	FailureRatio float64 `yaml:"failure_ratio"`
+	FailureRatio *float64 `yaml:"failure_ratio"`
 	// MinCalls is the fewest calls in Window before it may open (default 20).
 	MinCalls int `yaml:"min_calls"`
 	// Window is the sliding window of the failure rate (default 10s).
@@ -174,6 +176,7 @@ type Breaker struct {
 }
 
 // Cache is the idempotency/result cache of a route; the zero TTL is off.
+// It converts to resilience.Cache.
 type Cache struct {
 	// TTL keeps successful results this long (0 = no cache).
 	TTL time.Duration `yaml:"ttl"`

@@ -15,7 +15,7 @@
 //	for i := range r.Targets {
 //		pol := r.TargetPolicy(i) // the route's policy with the target's overrides merged
 //		price, _ := cat.Price(pol.Provider, pol.Model)
-//		log.Println(pol.Target, pol.Retry.MaxAttempts, pol.Breaker.Failures, price.In)
+//		log.Println(pol.Target, pol.Retry.MaxAttempts, *pol.Breaker.Failures, price.In)
 //	}
 //
 // # What a loaded Config guarantees

@@ -33,7 +33,7 @@ routes:
 	for i := range r.Targets {
 		p := r.TargetPolicy(i)
 		price, _ := cat.Price(p.Provider, p.Model)
-		fmt.Printf("%s attempts=%d breaker.failures=%d $%.2f/MTok in\n", p.Target, p.Retry.MaxAttempts, p.Breaker.Failures, price.In)
+		fmt.Printf("%s attempts=%d breaker.failures=%d $%.2f/MTok in\n", p.Target, p.Retry.MaxAttempts, *p.Breaker.Failures, price.In)
 	}
 	fmt.Println(cfg.Providers["deepseek"].BaseURL, config.MaskKey(cfg.Providers["anthropic"].APIKey))
 	// Output:

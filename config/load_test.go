@@ -64,10 +64,10 @@ func TestLoadGood(t *testing.T) {
 				t.Errorf("default route (-want +got):\n%s", d)
 			}
 			p := c.Routes["cheap"].TargetPolicy(1)
-			if p.Target != "gemini/gemini-2.5-flash" || p.Breaker.Failures != 8 || p.Breaker.Cooldown != 45*time.Second || p.Breaker.Window != DefaultBreakerWindow || p.MaxConcurrency != 40 || p.Retry.MaxAttempts != 4 {
+			if p.Target != "gemini/gemini-2.5-flash" || *p.Breaker.Failures != 8 || p.Breaker.Cooldown != 45*time.Second || p.Breaker.Window != DefaultRoute().Breaker.Window || p.MaxConcurrency != 40 || p.Retry.MaxAttempts != 4 {
 				t.Errorf("merged policy = %+v", p)
 			}
-			if p := c.Routes["cheap"].TargetPolicy(0); p.Breaker.Failures != 5 || p.MaxConcurrency != 0 {
+			if p := c.Routes["cheap"].TargetPolicy(0); *p.Breaker.Failures != 5 || p.MaxConcurrency != 0 {
 				t.Errorf("unmerged policy = %+v", p)
 			}
 			if got, _ := c.Catalog().Price("local", "llama-3.3-70b"); got != (catalog.Price{}) {
@@ -116,10 +116,10 @@ func TestLoadGood(t *testing.T) {
 		}},
 		{"explicit-zeros.yaml", nil, func(t *testing.T, c *Config) {
 			r := c.Routes["default"]
-			if r.Retry.Budget != 0 || r.Retry.MinRetryConcurrency != 0 || r.Retry.BaseDelay != 0 || r.Breaker.Failures != 0 || r.HedgeAfter != 0 || r.QueueTimeout != 0 {
+			if *r.Retry.Budget != 0 || *r.Retry.MinRetryConcurrency != 0 || r.Retry.BaseDelay != 0 || *r.Breaker.Failures != 0 || r.HedgeAfter != 0 || r.QueueTimeout != 0 {
 				t.Errorf("explicit zeros replaced: %+v", *r)
 			}
-			if r.Retry.MaxAttempts != DefaultMaxAttempts || r.Breaker.FailureRatio != 0.5 || r.Breaker.MinCalls != DefaultBreakerMinCalls {
+			if d := DefaultRoute(); r.Retry.MaxAttempts != d.Retry.MaxAttempts || *r.Breaker.FailureRatio != 0.5 || r.Breaker.MinCalls != d.Breaker.MinCalls {
 				t.Errorf("absent keys not defaulted: %+v", *r)
 			}
 		}},
@@ -270,7 +270,7 @@ func TestParseInline(t *testing.T) {
 		{"numeric ${VAR}", "routes:\n  default: {targets: [sim], retry: {budget: ${B}, max_attempts: ${M}}}\n", map[string]string{"B": "0.5", "M": "2"},
 			func(c *Config) string {
 				r := c.Routes["default"].Retry
-				return strings.TrimSpace(strings.Repeat("x", r.MaxAttempts)) + " " + map[bool]string{true: "half"}[r.Budget == 0.5]
+				return strings.TrimSpace(strings.Repeat("x", r.MaxAttempts)) + " " + map[bool]string{true: "half"}[r.Budget != nil && *r.Budget == 0.5]
 			}},
 		{"key with YAML syntax stays a string", "providers:\n  openai: {api_key: ${K}}\n", map[string]string{"K": "a: b, [c] #d"},
 			func(c *Config) string { return c.Providers["openai"].APIKey }},
@@ -373,8 +373,9 @@ func TestProvisionGoConfig(t *testing.T) {
 	if d := cmp.Diff([]string{"openai/gpt-4.1-nano", "openai/gpt-4.1"}, targets(x)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if x.Retry.MaxAttempts != 2 || x.Retry.Budget != DefaultBudget || x.Timeout != DefaultTimeout || x.Breaker.Probes != DefaultBreakerProbes ||
-		x.Breaker.FailureRatio != DefaultBreakerFailureRatio || x.Breaker.InitialCooldown != DefaultBreakerInitialCooldown {
+	d := DefaultRoute()
+	if x.Retry.MaxAttempts != 2 || *x.Retry.Budget != *d.Retry.Budget || x.Timeout != d.Timeout || x.Breaker.Probes != d.Breaker.Probes ||
+		*x.Breaker.FailureRatio != *d.Breaker.FailureRatio || x.Breaker.InitialCooldown != d.Breaker.InitialCooldown {
 		t.Errorf("zero fields not defaulted: %+v", *x)
 	}
 	if got := c.Routes["default"].Targets[0].Target; got != "sim/sim-1" {

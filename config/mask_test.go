@@ -95,7 +95,7 @@ func TestEffectiveYAMLMasksAndRoundTrips(t *testing.T) {
 	if got, want := targets(c2.Routes["cheap"]), targets(c.Routes["cheap"]); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("round trip targets %v, want %v", got, want)
 	}
-	if p := c2.Routes["cheap"].TargetPolicy(1); p.Breaker.Failures != 8 || p.MaxConcurrency != 40 {
+	if p := c2.Routes["cheap"].TargetPolicy(1); *p.Breaker.Failures != 8 || p.MaxConcurrency != 40 {
 		t.Errorf("round trip override %+v", p)
 	}
 }

@@ -1,6 +1,15 @@
 package config
 
-import "time"
+import (
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// The schema's policy structs mirror resilience's field for field, so each
+// converts to the policy it configures by a plain Go conversion (a field
+// added to one and not the other fails to compile).
 
 // TargetPolicy is the effective policy of one target of a route: the
 // route's settings with the target's overrides merged over them.
@@ -25,39 +34,56 @@ func (r *Route) TargetPolicy(i int) TargetPolicy { return r.PolicyFor(r.Targets[
 // PolicyFor returns the effective policy of target t under route r, whether
 // or not t is one of r's targets (a call's own fallbacks run under the
 // route's policies): each non-zero field of t's retry and breaker overrides,
-// and a non-zero max_concurrency, replace the route's. It allocates nothing.
+// and a non-zero max_concurrency, replace the route's (see
+// resilience.Retry.Merge). It allocates nothing.
 func (r *Route) PolicyFor(t Target) TargetPolicy {
 	p := TargetPolicy{
 		Target: t.Target, Provider: t.Provider(), Model: t.Model(),
-		Timeout: r.Timeout, Retry: r.Retry, Stream: r.Stream, Breaker: r.Breaker,
+		Timeout: r.Timeout, Stream: r.Stream,
+		Retry:          Retry(resilience.Retry(r.Retry).Merge((*resilience.Retry)(t.Retry))),
+		Breaker:        Breaker(resilience.Breaker(r.Breaker).Merge((*resilience.Breaker)(t.Breaker))),
 		MaxConcurrency: r.MaxConcurrency, QueueTimeout: r.QueueTimeout,
 	}
 	if t.MaxConcurrency != 0 {
 		p.MaxConcurrency = t.MaxConcurrency
 	}
-	if o := t.Retry; o != nil {
-		over(&p.Retry.MaxAttempts, o.MaxAttempts)
-		over(&p.Retry.MaxTotalAttempts, o.MaxTotalAttempts)
-		over(&p.Retry.BaseDelay, o.BaseDelay)
-		over(&p.Retry.MaxDelay, o.MaxDelay)
-		over(&p.Retry.MaxWait, o.MaxWait)
-		over(&p.Retry.Budget, o.Budget)
-		over(&p.Retry.MinRetryConcurrency, o.MinRetryConcurrency)
+	return p
+}
+
+// Policy returns the route as the engine runs it.
+func (r *Route) Policy() resilience.Route {
+	p := resilience.Route{
+		Targets:                 make([]resilience.Target, len(r.Targets)),
+		ByCost:                  strings.EqualFold(strings.TrimSpace(r.Order), "cost"),
+		Timeout:                 r.Timeout,
+		MaxClientWait:           r.MaxClientWait,
+		Retry:                   resilience.Retry(r.Retry),
+		Stream:                  resilience.Timeouts(r.Stream),
+		Breaker:                 resilience.Breaker(r.Breaker),
+		MaxConcurrency:          r.MaxConcurrency,
+		QueueTimeout:            r.QueueTimeout,
+		HedgeAfter:              r.HedgeAfter,
+		Cache:                   resilience.Cache(r.Cache),
+		FallbackOnContentFilter: r.FallbackOnContentFilter,
+		StaticFallback:          r.StaticFallback,
 	}
-	if o := t.Breaker; o != nil {
-		over(&p.Breaker.Failures, o.Failures)
-		over(&p.Breaker.FailureRatio, o.FailureRatio)
-		over(&p.Breaker.MinCalls, o.MinCalls)
-		over(&p.Breaker.Window, o.Window)
-		over(&p.Breaker.InitialCooldown, o.InitialCooldown)
-		over(&p.Breaker.Cooldown, o.Cooldown)
-		over(&p.Breaker.Probes, o.Probes)
+	for i, t := range r.Targets {
+		p.Targets[i] = resilience.Target{Name: t.Target, Retry: (*resilience.Retry)(t.Retry),
+			Breaker: (*resilience.Breaker)(t.Breaker), MaxConcurrency: t.MaxConcurrency}
 	}
 	return p
 }
 
-func over[T int | float64 | time.Duration](dst *T, v T) {
-	if v != 0 {
-		*dst = v
+// EngineOptions returns the engine's options for this configuration: every
+// route (see Route.Policy) and the catalogue (see Catalog). The caller adds
+// the adapters, and any logger, store and event hook.
+func (c *Config) EngineOptions() *resilience.Options {
+	o := &resilience.Options{Routes: make(map[string]resilience.Route, len(c.Routes)), Catalog: c.Catalog()}
+	for name, r := range c.Routes {
+		if r == nil {
+			r = &Route{}
+		}
+		o.Routes[name] = r.Policy()
 	}
+	return o
 }

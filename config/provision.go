@@ -9,33 +9,10 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/resilience"
 )
 
-// Documented defaults. A route decoded from YAML starts from these, so a key
-// that is absent takes its default and an explicit value (0 included) is kept.
 const (
-	DefaultTimeout                = 60 * time.Second
-	DefaultMaxClientWait          = 30 * time.Second
-	DefaultMaxAttempts            = 4
-	DefaultMaxTotalAttempts       = 10
-	DefaultBaseDelay              = 500 * time.Millisecond
-	DefaultMaxDelay               = 30 * time.Second
-	DefaultMaxWait                = 60 * time.Second
-	DefaultBudget                 = 0.5
-	DefaultMinRetryConcurrency    = 3
-	DefaultFirstTokenTimeout      = 15 * time.Second
-	DefaultIdleTimeout            = 20 * time.Second
-	DefaultHeaderTimeout          = 30 * time.Second
-	DefaultBreakerFailures        = 5
-	DefaultBreakerFailureRatio    = 0.5
-	DefaultBreakerMinCalls        = 20
-	DefaultBreakerWindow          = 10 * time.Second
-	DefaultBreakerInitialCooldown = 5 * time.Second
-	DefaultBreakerCooldown        = 60 * time.Second
-	DefaultBreakerProbes          = 3
-	DefaultQueueTimeout           = 5 * time.Second
-	DefaultCacheMaxEntries        = 10000
-	DefaultCacheMaxBytes          = 64 << 20
 	// DefaultFile is the config file LoadDefault looks for in the working directory.
 	DefaultFile = "llmguard.yaml"
 	// SourceEnvironment is Config.Source for the zero-config built by FromEnv.
@@ -43,25 +20,20 @@ const (
 )
 
 // DefaultRoute returns a route with every policy at its documented default
-// and no targets.
+// (resilience.DefaultRoute's) and no targets. A route decoded from YAML
+// starts from it, so a key that is absent takes its default and an
+// explicit value (0 included) is kept.
 func DefaultRoute() Route {
+	d := resilience.DefaultRoute()
 	return Route{
 		Order:         "priority",
-		Timeout:       DefaultTimeout,
-		MaxClientWait: DefaultMaxClientWait,
-		Retry: Retry{
-			MaxAttempts: DefaultMaxAttempts, MaxTotalAttempts: DefaultMaxTotalAttempts,
-			BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay, MaxWait: DefaultMaxWait,
-			Budget: DefaultBudget, MinRetryConcurrency: DefaultMinRetryConcurrency,
-		},
-		Stream: StreamPolicy{FirstTokenTimeout: DefaultFirstTokenTimeout, IdleTimeout: DefaultIdleTimeout, HeaderTimeout: DefaultHeaderTimeout},
-		Breaker: Breaker{
-			Failures: DefaultBreakerFailures, FailureRatio: DefaultBreakerFailureRatio, MinCalls: DefaultBreakerMinCalls,
-			Window: DefaultBreakerWindow, InitialCooldown: DefaultBreakerInitialCooldown, Cooldown: DefaultBreakerCooldown,
-			Probes: DefaultBreakerProbes,
-		},
-		QueueTimeout: DefaultQueueTimeout,
-		Cache:        Cache{MaxEntries: DefaultCacheMaxEntries, MaxBytes: DefaultCacheMaxBytes},
+		Timeout:       d.Timeout,
+		MaxClientWait: d.MaxClientWait,
+		Retry:         Retry(d.Retry),
+		Stream:        StreamPolicy(d.Stream),
+		Breaker:       Breaker(d.Breaker),
+		QueueTimeout:  d.QueueTimeout,
+		Cache:         Cache(d.Cache),
 	}
 }
 
@@ -120,53 +92,46 @@ func (t Target) Provider() string { p, _, _ := strings.Cut(t.Target, "/"); retur
 // contain slashes ("openrouter/anthropic/claude-sonnet-4.5").
 func (t Target) Model() string { _, m, _ := strings.Cut(t.Target, "/"); return m }
 
-// fillZero replaces zero policy fields with their defaults (routes built in
-// Go rather than decoded from YAML).
+// fillZero replaces zero (and nil) policy fields with their defaults
+// (routes built in Go rather than decoded from YAML).
 func (r *Route) fillZero() {
 	d := DefaultRoute()
-	setStr(&r.Order, d.Order)
-	setDur(&r.Timeout, d.Timeout)
-	setDur(&r.MaxClientWait, d.MaxClientWait)
-	setInt(&r.Retry.MaxAttempts, d.Retry.MaxAttempts)
-	setInt(&r.Retry.MaxTotalAttempts, d.Retry.MaxTotalAttempts)
-	setDur(&r.Retry.BaseDelay, d.Retry.BaseDelay)
-	setDur(&r.Retry.MaxDelay, d.Retry.MaxDelay)
-	setDur(&r.Retry.MaxWait, d.Retry.MaxWait)
-	if r.Retry.Budget == 0 {
-		r.Retry.Budget = d.Retry.Budget
-	}
-	setInt(&r.Retry.MinRetryConcurrency, d.Retry.MinRetryConcurrency)
-	setDur(&r.Stream.FirstTokenTimeout, d.Stream.FirstTokenTimeout)
-	setDur(&r.Stream.IdleTimeout, d.Stream.IdleTimeout)
-	setDur(&r.Stream.HeaderTimeout, d.Stream.HeaderTimeout)
-	setInt(&r.Breaker.Failures, d.Breaker.Failures)
-	if r.Breaker.FailureRatio == 0 {
-		r.Breaker.FailureRatio = d.Breaker.FailureRatio
-	}
-	setInt(&r.Breaker.MinCalls, d.Breaker.MinCalls)
-	setDur(&r.Breaker.Window, d.Breaker.Window)
-	setDur(&r.Breaker.InitialCooldown, d.Breaker.InitialCooldown)
-	setDur(&r.Breaker.Cooldown, d.Breaker.Cooldown)
-	setInt(&r.Breaker.Probes, d.Breaker.Probes)
-	setDur(&r.QueueTimeout, d.QueueTimeout)
-	setInt(&r.Cache.MaxEntries, d.Cache.MaxEntries)
-	if r.Cache.MaxBytes == 0 {
-		r.Cache.MaxBytes = d.Cache.MaxBytes
+	fill(&r.Order, d.Order)
+	fill(&r.Timeout, d.Timeout)
+	fillPtr(&r.MaxClientWait, d.MaxClientWait)
+	fill(&r.Retry.MaxAttempts, d.Retry.MaxAttempts)
+	fill(&r.Retry.MaxTotalAttempts, d.Retry.MaxTotalAttempts)
+	fill(&r.Retry.BaseDelay, d.Retry.BaseDelay)
+	fill(&r.Retry.MaxDelay, d.Retry.MaxDelay)
+	fill(&r.Retry.MaxWait, d.Retry.MaxWait)
+	fillPtr(&r.Retry.Budget, d.Retry.Budget)
+	fillPtr(&r.Retry.MinRetryConcurrency, d.Retry.MinRetryConcurrency)
+	fill(&r.Stream.FirstTokenTimeout, d.Stream.FirstTokenTimeout)
+	fill(&r.Stream.IdleTimeout, d.Stream.IdleTimeout)
+	fill(&r.Stream.HeaderTimeout, d.Stream.HeaderTimeout)
+	fillPtr(&r.Breaker.Failures, d.Breaker.Failures)
+	fillPtr(&r.Breaker.FailureRatio, d.Breaker.FailureRatio)
+	fill(&r.Breaker.MinCalls, d.Breaker.MinCalls)
+	fill(&r.Breaker.Window, d.Breaker.Window)
+	fill(&r.Breaker.InitialCooldown, d.Breaker.InitialCooldown)
+	fill(&r.Breaker.Cooldown, d.Breaker.Cooldown)
+	fill(&r.Breaker.Probes, d.Breaker.Probes)
+	fill(&r.QueueTimeout, d.QueueTimeout)
+	fill(&r.Cache.MaxEntries, d.Cache.MaxEntries)
+	fill(&r.Cache.MaxBytes, d.Cache.MaxBytes)
+}
+
+// fill sets a zero *p to d.
+func fill[T comparable](p *T, d T) {
+	var zero T
+	if *p == zero {
+		*p = d
 	}
 }
 
-func setStr(p *string, d string) {
-	if *p == "" {
-		*p = d
-	}
-}
-func setInt(p *int, d int) {
-	if *p == 0 {
-		*p = d
-	}
-}
-func setDur(p *time.Duration, d time.Duration) {
-	if *p == 0 {
+// fillPtr sets a nil or zero *p to d: in a route built in Go a zero is unset.
+func fillPtr[T int | float64 | time.Duration](p **T, d *T) {
+	if *p == nil || **p == 0 {
 		*p = d
 	}
 }

@@ -233,7 +233,7 @@ func (v *validator) route(path string, r *Route) {
 		v.add(path+".targets", "no targets")
 	}
 	v.positive(path+".timeout", r.Timeout)
-	v.nonNeg(path+".max_client_wait", r.MaxClientWait)
+	v.nonNeg(path+".max_client_wait", deref(r.MaxClientWait))
 	v.retry(path+".retry", r.Retry)
 	v.nonNeg(path+".stream.first_token_timeout", r.Stream.FirstTokenTimeout)
 	v.nonNeg(path+".stream.idle_timeout", r.Stream.IdleTimeout)
@@ -327,25 +327,25 @@ func (v *validator) retry(path string, r Retry) {
 		v.add(path+".max_delay", "must not be below base_delay (%s)", r.BaseDelay)
 	}
 	v.nonNeg(path+".max_wait", r.MaxWait)
-	if r.Budget < 0 || r.Budget > 1 {
+	if b := deref(r.Budget); b < 0 || b > 1 {
 		v.add(path+".budget", "must be in [0,1]")
 	}
-	if r.MinRetryConcurrency < 0 {
+	if deref(r.MinRetryConcurrency) < 0 {
 		v.add(path+".min_retry_concurrency", "must not be negative")
 	}
 }
 
 func (v *validator) breaker(path string, b Breaker) {
-	if b.Failures < 0 {
+	if deref(b.Failures) < 0 {
 		v.add(path+".failures", "must not be negative (0 = no floor)")
 	}
-	if b.FailureRatio < 0 || b.FailureRatio > 1 {
+	if r := deref(b.FailureRatio); r < 0 || r > 1 {
 		v.add(path+".failure_ratio", "must be in [0,1]")
 	}
 	if b.MinCalls < 0 {
 		v.add(path+".min_calls", "must not be negative")
 	}
-	if b.FailureRatio > 0 {
+	if deref(b.FailureRatio) > 0 {
 		v.positive(path+".window", b.Window)
 	}
 	v.positive(path+".initial_cooldown", b.InitialCooldown)
@@ -353,4 +353,13 @@ func (v *validator) breaker(path string, b Breaker) {
 	if b.Probes < 1 {
 		v.add(path+".probes", "must be at least 1")
 	}
+}
+
+// deref is *p, or zero for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

@@ -256,21 +256,23 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	}
 	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(route)) + " targets"}}
 	ev := newEventLog(5)
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: logger,
-		Rand: rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5eed)),
-		OnEvent: func(e resilience.Event) {
-			switch e.Kind {
-			case resilience.EventAttempt:
-				lg.attempts.Add(1)
-			case resilience.EventRetry:
-				lg.add(func(o *Outcome) { o.Retries++; o.Waited += e.Wait })
-			case resilience.EventFallback:
-				lg.add(func(o *Outcome) { o.Fallbacks++ })
-			case resilience.EventSkip:
-				lg.add(func(o *Outcome) { o.Skips++ })
-			}
-			ev.note(e)
-		}})
+	eo := cfg.EngineOptions()
+	eo.Adapters, eo.Logger = adapters, logger
+	eo.Rand = rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5eed))
+	eo.OnEvent = func(e resilience.Event) {
+		switch e.Kind {
+		case resilience.EventAttempt:
+			lg.attempts.Add(1)
+		case resilience.EventRetry:
+			lg.add(func(o *Outcome) { o.Retries++; o.Waited += e.Wait })
+		case resilience.EventFallback:
+			lg.add(func(o *Outcome) { o.Fallbacks++ })
+		case resilience.EventSkip:
+			lg.add(func(o *Outcome) { o.Skips++ })
+		}
+		ev.note(e)
+	}
+	eng, err := resilience.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}

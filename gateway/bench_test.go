@@ -66,7 +66,9 @@ func newBench(tb testing.TB) *benchSetup {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet})
+	eo := cfg.EngineOptions()
+	eo.Adapters, eo.Logger = adapters, quiet
+	eng, err := resilience.New(eo)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -276,7 +276,7 @@ func fromEngine(err error, now time.Time) *apiError {
 		last = provider.AsError(err)
 	}
 	if re == nil {
-		re = &resilience.RouteError{Route: "?", Err: err, ClientWait: resilience.DefaultMaxClientWait}
+		re = &resilience.RouteError{Route: "?", Err: err, ClientWait: *resilience.DefaultRoute().MaxClientWait}
 		if last != nil {
 			re.Attempts = []resilience.AttemptError{{Target: targetOf(last), Err: last}}
 		}

@@ -103,14 +103,16 @@ func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet, Now: st.now,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			st.mu.Lock()
-			st.slept = append(st.slept, d)
-			st.skew += d
-			st.mu.Unlock()
-			return ctx.Err()
-		}})
+	eo := cfg.EngineOptions()
+	eo.Adapters, eo.Logger, eo.Now = adapters, quiet, st.now
+	eo.Sleep = func(ctx context.Context, d time.Duration) error {
+		st.mu.Lock()
+		st.slept = append(st.slept, d)
+		st.skew += d
+		st.mu.Unlock()
+		return ctx.Err()
+	}
+	eng, err := resilience.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,8 +117,10 @@ func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	st := &stack{mock: ms}
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet,
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+	eo := cfg.EngineOptions()
+	eo.Adapters, eo.Logger = adapters, quiet
+	eo.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	eng, err := resilience.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}

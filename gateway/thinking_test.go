@@ -148,7 +148,9 @@ routes:
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters, Logger: quiet})
+	eo := cfg.EngineOptions()
+	eo.Adapters, eo.Logger = adapters, quiet
+	eng, err := resilience.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,9 @@
 //
 // Typical use:
 //
-//	eng, _ := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
+//	opts := cfg.EngineOptions()
+//	opts.Adapters = adapters
+//	eng, _ := resilience.New(opts)
 //	srv := mcpserver.New(&mcpserver.Config{Engine: eng, Logger: stderrLogger})
 //	err := srv.Run(ctx, &mcp.StdioTransport{}) // stdout carries only JSON-RPC
 //

@@ -76,18 +76,17 @@ func newRigScenario(t testing.TB, sc *mock.Scenario, targets []string, extra map
 	for k, v := range extra {
 		adapters[k] = v
 	}
-	r.engine, err = resilience.New(resilience.Options{
-		Config:   cfg,
-		Adapters: adapters,
-		Rand:     rand.New(rand.NewPCG(1, 2)),
-		Logger:   slog.New(slog.DiscardHandler),
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			r.mu.Lock()
-			r.waits = append(r.waits, d)
-			r.mu.Unlock()
-			return ctx.Err()
-		},
-	})
+	eo := cfg.EngineOptions()
+	eo.Adapters = adapters
+	eo.Rand = rand.New(rand.NewPCG(1, 2))
+	eo.Logger = slog.New(slog.DiscardHandler)
+	eo.Sleep = func(ctx context.Context, d time.Duration) error {
+		r.mu.Lock()
+		r.waits = append(r.waits, d)
+		r.mu.Unlock()
+		return ctx.Err()
+	}
+	r.engine, err = resilience.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}

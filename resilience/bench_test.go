@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -23,10 +22,10 @@ func (a nopAdapter) Stream(ctx context.Context, req *provider.Request) (provider
 
 func benchEngine(b *testing.B, maxConcurrency int) (*Engine, provider.Adapter) {
 	ad := nopAdapter{resp: &provider.Response{Text: "ok", Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}}}
-	eng, err := New(Options{
-		Config: &config.Config{Routes: map[string]*config.Route{
+	eng, err := New(&Options{
+		Routes: map[string]Route{
 			"default": {Targets: targets("a/m1", "a/m2"), MaxConcurrency: maxConcurrency},
-		}},
+		},
 		Adapters: map[string]provider.Adapter{"a": ad},
 	})
 	if err != nil {

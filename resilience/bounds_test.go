@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state/memstore"
 )
@@ -27,7 +26,7 @@ func (failAll) Stream(context.Context, *provider.Request) (provider.Stream, erro
 }
 
 func inventingHarness(t *testing.T) *harness {
-	return newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1}}},
+	return newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1}}},
 		func(o *Options) { o.Adapters["c"] = failAll{}; o.OnEvent = nil })
 }
 

@@ -4,14 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/state"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // defaultBreaker is the breaker policy of a route with every default.
-func defaultBreaker() breakerPolicy { return resolveBreaker(config.Breaker{}, false) }
+func defaultBreaker() breakerPolicy { return resolveBreaker(&Breaker{}) }
 
 // outcomes reports pattern's outcomes to b, one per millisecond from at: 'f'
 // an ill-health failure, 'r' a rate limit, anything else a success. It

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -25,10 +24,10 @@ func (noStream) Stream(context.Context, *provider.Request) (provider.Stream, err
 // (the client has seen nothing), the call's deadline bounds the whole, and
 // an adapter that cannot stream is called with Chat.
 func TestChatThroughStream(t *testing.T) {
-	route := func() map[string]*config.Route {
-		return map[string]*config.Route{"default": {
-			Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: config.Retry{MaxAttempts: 2},
-			Stream: config.StreamPolicy{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second, IdleTimeout: 5 * time.Second},
+	route := func() map[string]*Route {
+		return map[string]*Route{"default": {
+			Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: Retry{MaxAttempts: 2},
+			Stream: Timeouts{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second, IdleTimeout: 5 * time.Second},
 		}}
 	}
 	midErr := perr(classify.Overloaded, 529, classify.ScopeModel, true, true, 0)
@@ -75,7 +74,7 @@ func TestChatThroughStream(t *testing.T) {
 		})
 	}
 	t.Run("after a broken stream, Chats to the target go whole for its cooldown", func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1"), Breaker: config.Breaker{Cooldown: 30 * time.Second}}}, nil)
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Breaker: Breaker{Cooldown: 30 * time.Second}}}, nil)
 		h.ads["a"].on("m1", reply{chunks: []string{"he"}, midErr: midErr}, reply{}, reply{}, reply{chunks: []string{"x"}})
 		for i, want := range []string{"req_ok", "req_ok", "req_stream"} {
 			if i == 2 {
@@ -94,7 +93,7 @@ func TestChatThroughStream(t *testing.T) {
 		}
 	})
 	t.Run("an adapter that cannot stream is called with Chat", func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, func(o *Options) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, func(o *Options) {
 			o.Adapters["a"] = noStream{o.Adapters["a"].(*fakeAdapter)}
 		})
 		h.ads["a"].on("m1", reply{text: "whole"})

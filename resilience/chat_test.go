@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -125,8 +124,10 @@ func chatAssembled(t *testing.T, a answer, noStream bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config.Config{Routes: map[string]*config.Route{"default": {Targets: []config.Target{{Target: a.provider + "/m"}}}}}
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: map[string]provider.Adapter{a.provider: ad}})
+	eng, err := resilience.New(&resilience.Options{
+		Routes:   map[string]resilience.Route{"default": {Targets: []resilience.Target{{Name: a.provider + "/m"}}}},
+		Adapters: map[string]provider.Adapter{a.provider: ad},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -20,9 +19,9 @@ import (
 // time to wait) until a probe's success closes it; then they are answered.
 func TestHalfOpenAdmitsOnlyProbes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{
-			"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1},
-				Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1, InitialCooldown: 10 * time.Second, Probes: 2}},
+		h := newHarness(t, map[string]*Route{
+			"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1},
+				Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 10 * time.Second, Probes: 2}},
 		}, realClock)
 		gate := make(chan struct{})
 		h.ads["a"].on("m1", reply{err: errOverloaded}, reply{block: gate})
@@ -69,7 +68,7 @@ func TestHalfOpenAdmitsOnlyProbes(t *testing.T) {
 
 func TestSingleFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, nil)
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
 		gate := make(chan struct{})
 		h.ads["a"].on("m1", reply{block: gate, text: "once"})
 		const n = 8
@@ -118,7 +117,7 @@ func TestSingleFlight(t *testing.T) {
 		if cachedEvents != n {
 			t.Errorf("%d cached success events, want %d", cachedEvents, n)
 		}
-		h.clock.Advance(DefaultIdempotencyTTL)
+		h.clock.Advance(idempotencyTTL)
 		res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("hi"), IdempotencyKey: "k1"})
 		if err != nil || res.Cached || h.ads["a"].Calls("m1") != 2 {
 			t.Errorf("after TTL: %+v %v calls=%d", res, err, h.ads["a"].Calls("m1"))
@@ -127,7 +126,7 @@ func TestSingleFlight(t *testing.T) {
 }
 
 func TestRouteCacheKeysOnRequest(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1"), Cache: config.Cache{TTL: time.Minute}}}, nil)
+	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Cache: Cache{TTL: time.Minute}}}, nil)
 	h.ads["a"].on("m1", reply{err: errServer}, reply{})
 	call := func(text string) *Result {
 		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq(text)})
@@ -172,7 +171,7 @@ func TestHedging(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					h := newHarness(t, map[string]*config.Route{
+					h := newHarness(t, map[string]*Route{
 						"default": {Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second},
 					}, realClock)
 					h.ads["a"].on("m1", tt.primary)
@@ -237,24 +236,24 @@ func TestSilentUpstreamFailsOverAfterFirstTimeout(t *testing.T) {
 		name   string
 		stream bool
 		a      reply
-		route  config.Route
+		route  Route
 		want   time.Duration
 	}{
 		{"chat: no response within header timeout", false, reply{hang: true},
-			config.Route{Stream: config.StreamPolicy{HeaderTimeout: 5 * time.Second}}, 5 * time.Second},
+			Route{Stream: Timeouts{HeaderTimeout: 5 * time.Second}}, 5 * time.Second},
 		{"stream: no headers", true, reply{hang: true},
-			config.Route{Stream: config.StreamPolicy{HeaderTimeout: 3 * time.Second}}, 3 * time.Second},
+			Route{Stream: Timeouts{HeaderTimeout: 3 * time.Second}}, 3 * time.Second},
 		{"stream: no first token", true, reply{stallAfter: -1},
-			config.Route{Stream: config.StreamPolicy{FirstTokenTimeout: 2 * time.Second}}, 2 * time.Second},
+			Route{Stream: Timeouts{FirstTokenTimeout: 2 * time.Second}}, 2 * time.Second},
 		{"stream: deadline shorter than first-token timeout", true, reply{stallAfter: -1},
-			config.Route{Timeout: time.Second, Stream: config.StreamPolicy{FirstTokenTimeout: 15 * time.Second}}, time.Second},
+			Route{Timeout: time.Second, Stream: Timeouts{FirstTokenTimeout: 15 * time.Second}}, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := tt.route
 				r.Targets = targets("a/m1", "b/m2")
-				h := newHarness(t, map[string]*config.Route{"default": &r}, realClock)
+				h := newHarness(t, map[string]*Route{"default": &r}, realClock)
 				h.ads["a"].on("m1", tt.a)
 				start := time.Now()
 				var target string
@@ -303,8 +302,8 @@ func TestSilentUpstreamFailsOverAfterFirstTimeout(t *testing.T) {
 
 func TestStreamIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{
-			"default": {Targets: targets("a/m1"), Stream: config.StreamPolicy{IdleTimeout: 4 * time.Second}},
+		h := newHarness(t, map[string]*Route{
+			"default": {Targets: targets("a/m1"), Stream: Timeouts{IdleTimeout: 4 * time.Second}},
 		}, realClock)
 		h.ads["a"].on("m1", reply{chunks: []string{"one", "two", "three"}, stallAfter: 2})
 		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
@@ -335,7 +334,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 }
 
 func TestStreamMidErrorIsAfterFirstToken(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1", "b/m2")}}, nil)
+	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1", "b/m2")}}, nil)
 	h.ads["a"].on("m1", reply{chunks: []string{"partial"}, midErr: errOverloaded})
 	sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
 	if err != nil || sr.Target != "a/m1" {
@@ -357,7 +356,7 @@ func TestStreamMidErrorIsAfterFirstToken(t *testing.T) {
 
 func TestConcurrencyLimitQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{
+		h := newHarness(t, map[string]*Route{
 			"default": {Targets: targets("a/m1", "b/m2"), MaxConcurrency: 1, QueueTimeout: 2 * time.Second},
 		}, realClock)
 		gate := make(chan struct{})
@@ -405,9 +404,9 @@ func TestHoldForABreaker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, map[string]*config.Route{
-					"default": {Targets: targets("a/m1"), Timeout: tt.timeout, Retry: config.Retry{MaxAttempts: 1},
-						Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1, InitialCooldown: 5 * time.Second}},
+				h := newHarness(t, map[string]*Route{
+					"default": {Targets: targets("a/m1"), Timeout: tt.timeout, Retry: Retry{MaxAttempts: 1},
+						Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 5 * time.Second}},
 				}, realClock)
 				h.ads["a"].on("m1", reply{err: tt.first}, reply{})
 				if _, err := h.chat("default"); err == nil {
@@ -440,8 +439,8 @@ func TestHoldForABreaker(t *testing.T) {
 // wire; with sleeping calls holding slots, eight of these would fail.)
 func TestBackoffHoldsNoRetrySlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHarness(t, map[string]*config.Route{
-			"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 2, Budget: 0.2, MinRetryConcurrency: -1}},
+		h := newHarness(t, map[string]*Route{
+			"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 2, Budget: new(0.2), MinRetryConcurrency: new(-1)}},
 		}, realClock)
 		var rs []reply
 		for range 10 {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 )
 
 // TestDeadlineProperty runs random bad nights (latencies, overloads, rate
@@ -23,10 +22,10 @@ func TestDeadlineProperty(t *testing.T) {
 			t.Run(fmt.Sprintf("seed%d/stream=%v", seed, stream), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					r := rand.New(rand.NewPCG(seed, 99))
-					h := newHarness(t, map[string]*config.Route{
+					h := newHarness(t, map[string]*Route{
 						"default": {Targets: targets("a/m", "b/m", "c/m"), Timeout: timeout,
-							Retry:  config.Retry{MaxAttempts: 5, MaxTotalAttempts: 50, BaseDelay: 300 * time.Millisecond, MaxDelay: 5 * time.Second},
-							Stream: config.StreamPolicy{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 4 * time.Second},
+							Retry:  Retry{MaxAttempts: 5, MaxTotalAttempts: 50, BaseDelay: 300 * time.Millisecond, MaxDelay: 5 * time.Second},
+							Stream: Timeouts{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 4 * time.Second},
 						},
 					}, func(o *Options) {
 						realClock(o)
@@ -95,9 +94,9 @@ func TestChatAttemptBound(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, map[string]*config.Route{"default": {
-					Targets: targets("a/m1"), Timeout: time.Minute, Retry: config.Retry{MaxAttempts: 1},
-					Stream: config.StreamPolicy{HeaderTimeout: 6 * time.Second},
+				h := newHarness(t, map[string]*Route{"default": {
+					Targets: targets("a/m1"), Timeout: time.Minute, Retry: Retry{MaxAttempts: 1},
+					Stream: Timeouts{HeaderTimeout: 6 * time.Second},
 				}}, realClock)
 				h.ads["a"].on("m1", reply{hang: true})
 				ctx := context.Background()
@@ -148,10 +147,10 @@ func TestDeadlineCutIsNotIllHealth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, map[string]*config.Route{"default": {
-					Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: config.Retry{MaxAttempts: 1},
-					Stream:  config.StreamPolicy{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second},
-					Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1}, // one failure would open it
+				h := newHarness(t, map[string]*Route{"default": {
+					Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: Retry{MaxAttempts: 1},
+					Stream:  Timeouts{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second},
+					Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1)}, // one failure would open it
 				}}, realClock)
 				h.ads["a"].on("m1", tt.rep, reply{})
 				ctx := context.Background()

@@ -17,7 +17,7 @@
 //     first token (the first chunk with content: text, a tool call, thinking
 //     or a finish reason; metadata-only chunks before it do not count), after
 //     which the idle timeout and the caller's context rule.
-//  3. Route walk, target by target in effective order (priority, or cost):
+//  3. Route walk, target by target in effective order (as listed, or by cost):
 //     a. Fallback eligibility from the last failure: invalid_request never
 //     falls back; context_length_exceeded only to a larger context window;
 //     content_filtered only when the route opts in; otherwise Verdict.Fallback.
@@ -63,7 +63,19 @@
 //
 // Every step emits an Event (Options.OnEvent, then Call.OnEvent).
 //
-//	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
+// # Policies
+//
+// Route, Target, Retry, Timeouts, Breaker and Cache are plain structs whose
+// zero fields mean the documented defaults (DefaultRoute lists them); New
+// applies them once. A field where zero is itself a setting is a pointer:
+// nil is the default, new(0) or new(0.0) an explicit zero. config decodes
+// llmguard.yaml into these types (config.Config.EngineOptions).
+//
+//	eng, err := resilience.New(&resilience.Options{
+//		Routes: map[string]resilience.Route{"default": {Targets: []resilience.Target{
+//			{Name: "anthropic/claude-sonnet-4-5"}, {Name: "openai/gpt-4.1"}}}},
+//		Adapters: adapters, // "anthropic", "openai": provider.Adapter
+//	})
 //	if err != nil { ... }
 //	res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: req})
 //	var re *resilience.RouteError

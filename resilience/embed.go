@@ -89,7 +89,7 @@ func (e *Engine) embedState(rp *routePlan, req *provider.EmbedRequest) *embedSta
 			st.model = t.model
 		}
 		if st.dims == 0 {
-			st.dims = e.cat.Model(t.provider, t.model).Dimensions
+			st.dims = t.info.Dimensions
 		}
 		break
 	}
@@ -106,7 +106,7 @@ func (cs *callState) cannotServeEmbed(t *targetPlan) string {
 	if _, ok := cs.embedDims(t); ok {
 		return ""
 	}
-	info := cs.e.cat.Model(t.provider, t.model)
+	info := &t.info
 	if st.dims == 0 || info.Dimensions == 0 {
 		return "vector size unknown (set models." + t.name + ".dimensions to fall back to it)"
 	}
@@ -117,7 +117,7 @@ func (cs *callState) cannotServeEmbed(t *targetPlan) string {
 // the call's size at all.
 func (cs *callState) embedDims(t *targetPlan) (int, bool) {
 	st := cs.emb
-	info := cs.e.cat.Model(t.provider, t.model)
+	info := &t.info
 	switch {
 	case st.dims == 0:
 		return 0, t.model == st.model // unknown size: the same model gives the same vectors

@@ -3,11 +3,11 @@ package resilience
 import (
 	"context"
 	"errors"
+	"github.com/llmguard/llmguard/catalog"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -58,11 +58,11 @@ func (f *fakeEmbedder) requests() []provider.EmbedRequest {
 }
 
 // embedHarness is a harness whose adapters "x" and "y" embed ("a" does not).
-func embedHarness(t *testing.T, routes map[string]*config.Route, models map[string]config.ModelInfo) (*harness, map[string]*fakeEmbedder) {
+func embedHarness(t *testing.T, routes map[string]*Route, models map[string]catalog.Model) (*harness, map[string]*fakeEmbedder) {
 	t.Helper()
 	ems := map[string]*fakeEmbedder{}
 	h := newHarness(t, routes, func(o *Options) {
-		o.Config.Models = models
+		o.Catalog = &catalog.Catalog{Models: models}
 		for _, n := range []string{"x", "y"} {
 			ems[n] = &fakeEmbedder{fakeAdapter: newFake(n, nil), embed: map[string][]embedReply{}}
 			o.Adapters[n] = ems[n]
@@ -72,12 +72,12 @@ func embedHarness(t *testing.T, routes map[string]*config.Route, models map[stri
 }
 
 func TestEmbedRetriesAndFallsBack(t *testing.T) {
-	models := map[string]config.ModelInfo{
+	models := map[string]catalog.Model{
 		"x/small": {Dimensions: 4},
 		"y/flex":  {Dimensions: 8, MinDimensions: 2},
 		"y/big":   {Dimensions: 8},
 	}
-	routes := map[string]*config.Route{
+	routes := map[string]*Route{
 		"emb":   {Targets: targets("x/small", "a/chat", "y/big", "y/flex")},
 		"asked": {Targets: targets("y/big", "y/flex", "x/small")},
 	}
@@ -114,8 +114,8 @@ func TestEmbedRetriesAndFallsBack(t *testing.T) {
 }
 
 func TestEmbedTerminalAndWrongSize(t *testing.T) {
-	models := map[string]config.ModelInfo{"x/m": {Dimensions: 4}, "y/m": {Dimensions: 4}}
-	h, ems := embedHarness(t, map[string]*config.Route{"r": {Targets: targets("x/m", "y/m")}}, models)
+	models := map[string]catalog.Model{"x/m": {Dimensions: 4}, "y/m": {Dimensions: 4}}
+	h, ems := embedHarness(t, map[string]*Route{"r": {Targets: targets("x/m", "y/m")}}, models)
 	// A bad request is not retried nor sent elsewhere.
 	ems["x"].embed["m"] = []embedReply{{err: errInvalid}}
 	_, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
@@ -129,7 +129,7 @@ func TestEmbedTerminalAndWrongSize(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 	// Unknown sizes: only the same model may stand in.
-	h2, ems2 := embedHarness(t, map[string]*config.Route{"r": {Targets: targets("x/m", "y/other", "y/m")}}, nil)
+	h2, ems2 := embedHarness(t, map[string]*Route{"r": {Targets: targets("x/m", "y/other", "y/m")}}, nil)
 	ems2["x"].embed["m"] = []embedReply{{err: errServer}}
 	res, err = h2.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
 	if err != nil || res.Target != "y/m" || len(ems2["y"].requests()) != 1 {

@@ -7,19 +7,28 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state"
 )
 
-// Options configures an Engine. Config and Adapters are required; every other
-// zero value means the documented default.
+// Options configures an Engine; every zero field means the documented
+// default. config.Config.EngineOptions fills Routes and Catalog from a
+// configuration file.
 type Options struct {
-	// Config supplies routes, pricing and the model catalogue. Load it with config.Load.
-	Config *config.Config
-	// Adapters maps a provider name (the config's providers key) to its adapter.
+	// Routes maps a route name to its targets and policies. Route
+	// "default" serves calls that name no route, and lends its policies
+	// to calls that name a "provider/model" (no "default": the defaults).
+	Routes map[string]Route
+	// Adapters maps a provider name (a target's part before the slash) to
+	// its adapter.
 	Adapters map[string]provider.Adapter
+	// Catalog says what is known of each provider's models (price,
+	// context window, prefill, vector size) and where a call whose Route
+	// is a bare model name goes (its DefaultProvider; "" = such a call
+	// fails with ErrUnknownRoute). nil is the built-in table alone.
+	Catalog *catalog.Catalog
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
 	// Sleep waits for d or until ctx is done (nil = a real timer). Tests inject a fake.
@@ -53,8 +62,8 @@ type Call struct {
 	Timeout time.Duration
 	// IdempotencyKey makes concurrent and repeated identical calls run once:
 	// duplicates share the first call's flight, and later ones get its stored
-	// success until the route's cache TTL (DefaultIdempotencyTTL when the
-	// route does not cache). Stream replays a stored success (of a Chat, or
+	// success until the route's cache TTL (10 minutes when the route does
+	// not cache). Stream replays a stored success (of a Chat, or
 	// of a stream that ended properly) as a stream and stores its own;
 	// concurrent duplicate streams are not single-flighted (each runs).
 	IdempotencyKey string

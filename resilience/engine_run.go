@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/memstore"
@@ -26,22 +24,17 @@ import (
 // Engine runs calls over routes. Create it with New; it is safe for
 // concurrent use. The zero value is not usable.
 type Engine struct {
-	cfg      *config.Config
-	cat      *catalog.Catalog // the providers' and models' facts, from Config
-	adapters map[string]provider.Adapter
-	now      func() time.Time
-	sleep    func(ctx context.Context, d time.Duration) error
-	randMu   sync.Mutex
-	rnd      *rand.Rand
-	onEvent  func(Event)
-	log      *slog.Logger
-	store    state.Store
-	// provisioned: the config came from config.Load/FromEnv (Source set),
-	// so its zeros are explicit.
-	provisioned bool
-
+	adapters     map[string]provider.Adapter
+	cat          *catalog.Catalog // never nil
+	now          func() time.Time
+	sleep        func(ctx context.Context, d time.Duration) error
+	randMu       sync.Mutex
+	rnd          *rand.Rand
+	onEvent      func(Event)
+	log          *slog.Logger
+	store        state.Store
 	routes       map[string]*routePlan
-	defaultRoute *config.Route
+	defaultRoute Route // the policies of calls that name a target
 
 	// limits is each configured target's concurrency limit (see runtime),
 	// fixed by New; read-only after it.
@@ -80,27 +73,31 @@ type targetRuntime struct {
 	lastFailed time.Time
 }
 
-// New builds an Engine from opts. It fails when a route target is not
-// "provider/model" or names a provider without an adapter.
-func New(opts Options) (*Engine, error) {
-	if opts.Config == nil {
-		return nil, errors.New("resilience: Options.Config is nil")
+// New builds an Engine from opts (nil: no routes and no adapters, so that
+// every call fails). It fails when a route target is not "provider/model"
+// or names a provider without an adapter.
+func New(opts *Options) (*Engine, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
 	e := &Engine{
-		cfg:      opts.Config,
-		cat:      opts.Config.Catalog(),
-		adapters: opts.Adapters,
-		now:      opts.Now,
-		sleep:    opts.Sleep,
-		rnd:      opts.Rand,
-		onEvent:  opts.OnEvent,
-		log:      opts.Logger,
-		store:    opts.Store,
-		routes:   make(map[string]*routePlan, len(opts.Config.Routes)),
-		runtimes: make(map[string]*targetRuntime),
-		dynamic:  make(map[string]*memoPlan),
+		adapters:     o.Adapters,
+		cat:          o.Catalog,
+		now:          o.Now,
+		sleep:        o.Sleep,
+		rnd:          o.Rand,
+		onEvent:      o.OnEvent,
+		log:          o.Logger,
+		store:        o.Store,
+		routes:       make(map[string]*routePlan, len(o.Routes)),
+		runtimes:     make(map[string]*targetRuntime),
+		dynamic:      make(map[string]*memoPlan),
+		defaultRoute: o.Routes["default"],
 	}
-	e.provisioned = opts.Config.Source != ""
+	if e.cat == nil {
+		e.cat = &catalog.Catalog{}
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -116,16 +113,16 @@ func New(opts Options) (*Engine, error) {
 	if e.store == nil {
 		e.store = memstore.New()
 	}
-	e.defaultRoute = opts.Config.Routes["default"]
-	names := make([]string, 0, len(opts.Config.Routes))
-	for name := range opts.Config.Routes {
+	names := make([]string, 0, len(o.Routes))
+	for name := range o.Routes {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	e.limits = targetLimits(opts.Config.Routes, names, e.log)
+	e.limits = targetLimits(o.Routes, names, e.log)
 	var maxEntries, maxBytes int64
 	for _, name := range names {
-		rp, err := e.newRoutePlan(name, opts.Config.Routes[name], nil)
+		r := o.Routes[name]
+		rp, err := e.newRoutePlan(name, &r, nil)
 		if err != nil {
 			return nil, fmt.Errorf("resilience: %w", err)
 		}
@@ -134,7 +131,7 @@ func New(opts Options) (*Engine, error) {
 		maxBytes = max(maxBytes, rp.cacheMaxByte)
 	}
 	if maxEntries == 0 {
-		maxEntries, maxBytes = DefaultCacheMaxEntries, DefaultCacheMaxBytes
+		maxEntries, maxBytes = defaultCacheMaxEntries, defaultCacheMaxBytes
 	}
 	e.cache = newResultCache(maxEntries, maxBytes)
 	return e, nil
@@ -191,12 +188,6 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 	return rt
 }
 
-// memoPlan is a memoised route plan of a call that names targets.
-type memoPlan struct {
-	rp   *routePlan
-	used atomic.Int64 // Unix ns on the engine's clock
-}
-
 // sweepLocked drops the state of invented targets idle for inventedTTL:
 // memoised plans and runtimes of targets no configured route lists and no
 // call is on. It runs at most once a minute (a flood of new names does not
@@ -217,167 +208,6 @@ func (e *Engine) sweepLocked(now time.Time) {
 			delete(e.runtimes, name)
 		}
 	}
-}
-
-// touch marks every target of a plan used at now.
-func touch(rp *routePlan, now int64) {
-	for _, t := range rp.targets {
-		t.rt.used.Store(now)
-	}
-}
-
-// maxTargetName bounds a route or target name a call may give; longer
-// ones are refused before any state is built for them.
-const maxTargetName = 512
-
-// maxPlanKey bounds the memo key of a plan (its name and fallbacks); a
-// longer plan is built for its call and not kept.
-const maxPlanKey = 4096
-
-// checkNames refuses a call whose route (unless configured) or fallbacks
-// name something longer than maxTargetName.
-func checkNames(name string, configured bool, fallbacks []string) error {
-	for i, n := range append([]string{name}, fallbacks...) {
-		if len(n) > maxTargetName && (i > 0 || !configured) {
-			return &RouteError{Route: shortName(name), Err: fmt.Errorf("%w: %q is longer than %d bytes",
-				ErrUnknownRoute, shortName(n), maxTargetName)}
-		}
-	}
-	return nil
-}
-
-// shortName cuts a client-given name to 64 bytes (on a rune boundary) for
-// an error line.
-func shortName(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:64], "") + "…"
-}
-
-// targetLimits returns the concurrency limit of every target a configured
-// route lists. A listing's limit is the target's own max_concurrency, else
-// its route's; a target's limit is the smallest non-zero limit among its
-// listings (0, unlimited, sets no limit and so never lifts another route's).
-// Routes that give a target different non-zero limits are logged, once per
-// target, naming the limit kept. names are the routes' names, sorted.
-func targetLimits(routes map[string]*config.Route, names []string, log *slog.Logger) map[string]int {
-	limits := make(map[string]int)
-	var conflicts map[string]bool
-	for _, rn := range names {
-		r := routes[rn]
-		if r == nil {
-			continue
-		}
-		for _, ct := range r.Targets {
-			prov, model, ok := catalog.SplitTarget(ct.Target)
-			if !ok {
-				continue // newRoutePlan reports it
-			}
-			name := prov + "/" + model
-			maxc := r.PolicyFor(ct).MaxConcurrency
-			cur, seen := limits[name]
-			switch {
-			case !seen || cur == 0:
-				limits[name] = max(maxc, 0)
-			case maxc > 0 && maxc != cur:
-				if conflicts == nil {
-					conflicts = make(map[string]bool)
-				}
-				conflicts[name] = true
-				limits[name] = min(cur, maxc)
-			}
-		}
-	}
-	cs := make([]string, 0, len(conflicts))
-	for name := range conflicts {
-		cs = append(cs, name)
-	}
-	sort.Strings(cs)
-	for _, name := range cs {
-		log.Warn("llmguard: routes give a target different max_concurrency; the smallest applies to every route",
-			"target", name, "max_concurrency", limits[name])
-	}
-	return limits
-}
-
-// Bounds on the state for targets a client invents (a "provider/model"
-// route or per-call Fallbacks naming targets no configured route lists).
-const (
-	// maxRuntimes bounds the targets whose statistics the engine keeps.
-	maxRuntimes = 4096
-	// maxPlans bounds the memoised route plans of calls that name targets.
-	maxPlans = 1024
-	// inventedTTL is how long an unused invented target's state is kept.
-	inventedTTL = 30 * time.Minute
-)
-
-// plan returns the route plan for a call: a named route, or a single
-// "provider/model" (or bare model with a default provider) under the default
-// route's policies, with the call's Fallbacks appended.
-func (e *Engine) plan(c *Call) (*routePlan, error) {
-	name := c.Route
-	if name == "" {
-		name = "default"
-	}
-	rp, ok := e.routes[name]
-	if err := checkNames(name, ok, c.Fallbacks); err != nil {
-		return nil, err
-	}
-	if ok && len(c.Fallbacks) == 0 {
-		return rp, nil
-	}
-	var base *config.Route
-	var targets []config.Target
-	if ok {
-		base = rp.cfgRoute
-	} else {
-		target := name
-		if !strings.Contains(name, "/") {
-			if e.cfg.DefaultProvider == "" || c.Route == "" {
-				return nil, &RouteError{Route: name, Err: ErrUnknownRoute}
-			}
-			target = e.cfg.DefaultProvider + "/" + name
-		}
-		if d := e.defaultRoute; d != nil {
-			cp := *d
-			cp.Targets = nil
-			base = &cp
-		}
-		targets = []config.Target{{Target: target}}
-	}
-	for _, f := range c.Fallbacks {
-		targets = append(targets, config.Target{Target: f})
-	}
-	key := name + "\x00" + strings.Join(c.Fallbacks, "\x00")
-	now := e.now()
-	e.mu.Lock()
-	m, ok := e.dynamic[key]
-	e.mu.Unlock()
-	if ok {
-		m.used.Store(now.UnixNano())
-		touch(m.rp, now.UnixNano())
-		return m.rp, nil
-	}
-	rp, err := e.newRoutePlan(name, base, targets)
-	if err != nil {
-		return nil, &RouteError{Route: name, Err: fmt.Errorf("%w: %v", ErrUnknownRoute, err)}
-	}
-	touch(rp, now.UnixNano())
-	if len(key) > maxPlanKey {
-		return rp, nil // built for this call only
-	}
-	m = &memoPlan{rp: rp}
-	m.used.Store(now.UnixNano())
-	e.mu.Lock()
-	if len(e.dynamic) >= maxPlans {
-		e.sweepLocked(now)
-	}
-	if len(e.dynamic) < maxPlans { // beyond the bound plans are rebuilt per call
-		e.dynamic[key] = m
-	}
-	e.mu.Unlock()
-	return rp, nil
 }
 
 // Routes returns each configured route's targets in effective order

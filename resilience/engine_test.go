@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/llmguard/llmguard/catalog"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,13 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
 func TestChatRetryThenFallback(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 2}},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 2}},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errOverloaded})
 	res, err := h.chat("default")
@@ -53,7 +53,7 @@ func TestNonRetryableMakesOneAttempt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, map[string]*config.Route{
+			h := newHarness(t, map[string]*Route{
 				"default": {Targets: targets("a/m1", "b/m2")},
 			}, nil)
 			h.ads["a"].on("m1", reply{err: tt.err})
@@ -91,8 +91,8 @@ func TestWaitNeverBelowHint(t *testing.T) {
 	for _, tt := range tests {
 		for seed := uint64(0); seed < 20; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", tt.name, seed), func(t *testing.T) {
-				h := newHarness(t, map[string]*config.Route{
-					"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 10 * time.Second}},
+				h := newHarness(t, map[string]*Route{
+					"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 10 * time.Second}},
 				}, func(o *Options) { o.Rand = rand.New(rand.NewPCG(seed, seed)) })
 				h.ads["a"].on("m1", reply{err: rateLimited(tt.hint)}, reply{err: rateLimited(tt.hint)}, reply{})
 				res, err := h.chat("default")
@@ -131,19 +131,19 @@ func TestWaitNeverBelowHint(t *testing.T) {
 func TestWaitThatDoesNotFitMovesOn(t *testing.T) {
 	tests := []struct {
 		name    string
-		route   *config.Route
+		route   *Route
 		hint    time.Duration
 		wantB   bool
 		wantErr error
 	}{
-		{"beyond max_wait, next target", &config.Route{Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxWait: 30 * time.Second}}, 45 * time.Second, true, nil},
-		{"beyond deadline, next target", &config.Route{Targets: targets("a/m1", "b/m2"), Timeout: 10 * time.Second}, 20 * time.Second, true, nil},
-		{"beyond max_wait, none left", &config.Route{Targets: targets("a/m1"), Retry: config.Retry{MaxWait: 30 * time.Second}}, 45 * time.Second, false, ErrExhausted},
-		{"beyond deadline, none left", &config.Route{Targets: targets("a/m1"), Timeout: 10 * time.Second}, 20 * time.Second, false, ErrExhausted},
+		{"beyond max_wait, next target", &Route{Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxWait: 30 * time.Second}}, 45 * time.Second, true, nil},
+		{"beyond deadline, next target", &Route{Targets: targets("a/m1", "b/m2"), Timeout: 10 * time.Second}, 20 * time.Second, true, nil},
+		{"beyond max_wait, none left", &Route{Targets: targets("a/m1"), Retry: Retry{MaxWait: 30 * time.Second}}, 45 * time.Second, false, ErrExhausted},
+		{"beyond deadline, none left", &Route{Targets: targets("a/m1"), Timeout: 10 * time.Second}, 20 * time.Second, false, ErrExhausted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, map[string]*config.Route{"default": tt.route}, nil)
+			h := newHarness(t, map[string]*Route{"default": tt.route}, nil)
 			h.ads["a"].on("m1", reply{err: rateLimited(tt.hint)})
 			start := h.clock.Now()
 			res, err := h.chat("default")
@@ -176,9 +176,9 @@ func TestWaitThatDoesNotFitMovesOn(t *testing.T) {
 func TestDeadlineNeverExceeded(t *testing.T) {
 	for seed := uint64(0); seed < 30; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			h := newHarness(t, map[string]*config.Route{
+			h := newHarness(t, map[string]*Route{
 				"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Timeout: 20 * time.Second,
-					Retry: config.Retry{MaxAttempts: 10, MaxTotalAttempts: 100, BaseDelay: time.Second, MaxDelay: 8 * time.Second}},
+					Retry: Retry{MaxAttempts: 10, MaxTotalAttempts: 100, BaseDelay: time.Second, MaxDelay: 8 * time.Second}},
 			}, func(o *Options) { o.Rand = rand.New(rand.NewPCG(seed, 3)) })
 			// Every attempt takes 1.5s of (fake) time and fails retryably.
 			for _, n := range []string{"a", "b", "c"} {
@@ -206,7 +206,7 @@ func TestDeadlineNeverExceeded(t *testing.T) {
 
 func TestKeyScopeSkipsSiblings(t *testing.T) {
 	reset := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	h := newHarness(t, map[string]*config.Route{
+	h := newHarness(t, map[string]*Route{
 		"default": {Targets: targets("a/m1", "a/m2", "b/m3")},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: quota(reset)}, reply{})
@@ -260,13 +260,13 @@ func statusOf(e *Engine, target string) TargetStatus {
 
 // openAfter is a breaker that opens once n calls in the window all failed
 // (failure_ratio 1 has no margin for chance), for cooldown.
-func openAfter(n int, cooldown time.Duration) config.Breaker {
-	return config.Breaker{FailureRatio: 1, MinCalls: n, Failures: n, InitialCooldown: cooldown, Cooldown: cooldown}
+func openAfter(n int, cooldown time.Duration) Breaker {
+	return Breaker{FailureRatio: new(1.0), MinCalls: n, Failures: new(n), InitialCooldown: cooldown, Cooldown: cooldown}
 }
 
 func TestModelBreakerOpensAndSkipsAtZeroCost(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 1},
 			Breaker: openAfter(2, 30*time.Second)},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errOverloaded}, reply{err: errOverloaded}, reply{})
@@ -310,7 +310,7 @@ func TestModelBreakerOpensAndSkipsAtZeroCost(t *testing.T) {
 // isolated blips among successes open nothing, and a target whose calls all
 // fail is opened alone while its key's other targets keep serving.
 func TestTransportFailuresCountOnTheTarget(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
+	h := newHarness(t, map[string]*Route{
 		"default": {Targets: targets("a/m1", "a/m2", "b/m3"), Breaker: openAfter(3, 30*time.Second)},
 	}, nil)
 	netErr := perr(classify.Network, 0, classify.ScopeProvider, true, true, 0)
@@ -360,8 +360,8 @@ func TestTransportFailuresCountOnTheTarget(t *testing.T) {
 // TestFallbackEventNamesTheFailure: a fallback event names the target
 // fallen back from (From) and to (Target), with the failure's verdict.
 func TestFallbackEventNamesTheFailure(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Retry: config.Retry{MaxAttempts: 1}},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Retry: Retry{MaxAttempts: 1}},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errOverloaded})
 	h.ads["b"].on("m2", reply{err: errServer})
@@ -390,9 +390,9 @@ func TestFallbackEventNamesTheFailure(t *testing.T) {
 // limited is it skipped until the hint ends (one paced call per second
 // excepted), and a rate limit never opens the breaker.
 func TestRateLimitIsCooldownNotIllHealth(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
-			Breaker: config.Breaker{FailureRatio: 1, MinCalls: 3}},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 1},
+			Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 3}},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: rateLimited(5 * time.Second)}, reply{}, reply{}, reply{},
 		reply{err: rateLimited(5 * time.Second)}, reply{err: rateLimited(5 * time.Second)}, reply{err: rateLimited(5 * time.Second)}, reply{})
@@ -430,7 +430,7 @@ func TestRateLimitIsCooldownNotIllHealth(t *testing.T) {
 }
 
 func TestRequestScopeCountsNothing(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
+	h := newHarness(t, map[string]*Route{
 		"default": {Targets: targets("a/m1"), Breaker: openAfter(1, time.Minute)},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errInvalid}, reply{err: errInvalid}, reply{})
@@ -445,13 +445,13 @@ func TestRequestScopeCountsNothing(t *testing.T) {
 }
 
 func TestContextLengthFallsBackOnlyToLargerWindows(t *testing.T) {
-	cfg := map[string]*config.Route{
+	cfg := map[string]*Route{
 		"default": {Targets: targets("a/small", "b/same", "c/large")},
 	}
 	h := newHarness(t, cfg, func(o *Options) {
-		o.Config.Models = map[string]config.ModelInfo{
+		o.Catalog = &catalog.Catalog{Models: map[string]catalog.Model{
 			"a/small": {ContextWindow: 8000}, "b/same": {ContextWindow: 8000}, "c/large": {ContextWindow: 200000},
-		}
+		}}
 	})
 	h.ads["a"].on("small", reply{err: errContextLen})
 	res, err := h.chat("default")
@@ -464,7 +464,7 @@ func TestContextLengthFallsBackOnlyToLargerWindows(t *testing.T) {
 }
 
 func TestContentFilteredOptIn(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
+	h := newHarness(t, map[string]*Route{
 		"default": {Targets: targets("a/m1", "b/m2"), FallbackOnContentFilter: true},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errFiltered})
@@ -476,18 +476,18 @@ func TestContentFilteredOptIn(t *testing.T) {
 func TestRetryBudget(t *testing.T) {
 	tests := []struct {
 		name         string
-		retry        config.Retry
+		retry        Retry
 		wantAttempts int
 		wantSkip     string
 	}{
-		{"lone caller gets its retries from the floor", config.Retry{MaxAttempts: 3, Budget: 0.2, MinRetryConcurrency: 3}, 3, ""},
-		{"no floor, 20% of one call is no retry", config.Retry{MaxAttempts: 3, Budget: 0.2, MinRetryConcurrency: -1}, 1, "retry budget exhausted"},
-		{"max_total_attempts caps the route", config.Retry{MaxAttempts: 3, MaxTotalAttempts: 2}, 2, "max_total_attempts reached"},
+		{"lone caller gets its retries from the floor", Retry{MaxAttempts: 3, Budget: new(0.2), MinRetryConcurrency: new(3)}, 3, ""},
+		{"no floor, 20% of one call is no retry", Retry{MaxAttempts: 3, Budget: new(0.2), MinRetryConcurrency: new(-1)}, 1, "retry budget exhausted"},
+		{"max_total_attempts caps the route", Retry{MaxAttempts: 3, MaxTotalAttempts: 2}, 2, "max_total_attempts reached"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, map[string]*config.Route{
-				"default": {Targets: targets("a/m1"), Retry: tt.retry, Breaker: config.Breaker{Failures: 100}},
+			h := newHarness(t, map[string]*Route{
+				"default": {Targets: targets("a/m1"), Retry: tt.retry, Breaker: Breaker{Failures: new(100)}},
 			}, nil)
 			h.ads["a"].on("m1", reply{err: errServer})
 			_, err := h.chat("default")
@@ -529,8 +529,8 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 }
 
 func TestStaticFallbackIsLabelled(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1},
 			StaticFallback: map[string]string{"help": "Available commands: /help", "*": "Service busy"}},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errOverloaded})
@@ -554,9 +554,9 @@ func TestStaticFallbackIsLabelled(t *testing.T) {
 }
 
 func TestRouteErrorLine(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Retry: config.Retry{MaxAttempts: 2, MaxWait: 10 * time.Second},
-			Breaker: config.Breaker{Failures: 100}},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1", "b/m2", "c/m3"), Retry: Retry{MaxAttempts: 2, MaxWait: 10 * time.Second},
+			Breaker: Breaker{Failures: new(100)}},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errOverloaded})
 	h.ads["b"].on("m2", reply{err: rateLimited(20 * time.Second)})
@@ -582,7 +582,7 @@ func TestRouteErrorLine(t *testing.T) {
 }
 
 func TestUnknownRouteAndBareModel(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, func(o *Options) { o.Config.DefaultProvider = "b" })
+	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, func(o *Options) { o.Catalog = &catalog.Catalog{DefaultProvider: "b"} })
 	if _, err := h.chat("nope/"); !errors.Is(err, ErrUnknownRoute) {
 		t.Errorf("bad target: err = %v", err)
 	}
@@ -604,10 +604,10 @@ func TestUnknownRouteAndBareModel(t *testing.T) {
 }
 
 func TestCostOrderAndCost(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"cheap": {Targets: targets("a/pricey", "b/cheap", "c/unknown"), Order: "cost"},
+	h := newHarness(t, map[string]*Route{
+		"cheap": {Targets: targets("a/pricey", "b/cheap", "c/unknown"), ByCost: true},
 	}, func(o *Options) {
-		o.Config.Pricing = map[string]config.Price{"a/pricey": {In: 10, Out: 30}, "b/cheap": {In: 0.1, Out: 0.4}}
+		o.Catalog = &catalog.Catalog{Prices: map[string]catalog.Price{"a/pricey": {In: 10, Out: 30}, "b/cheap": {In: 0.1, Out: 0.4}}}
 	})
 	if got := h.eng.Routes()["cheap"]; !cmp.Equal(got, []string{"b/cheap", "a/pricey", "c/unknown"}) {
 		t.Errorf("cost order = %v", got)
@@ -626,13 +626,13 @@ func TestCostOrderAndCost(t *testing.T) {
 // targets; a call's Fallbacks (and a target the call names) follow them in
 // the order given.
 func TestCostOrderKeepsCallFallbacksLast(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/pricey", "b/cheap"), Order: "cost"},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/pricey", "b/cheap"), ByCost: true},
 	}, func(o *Options) {
-		o.Config.Pricing = map[string]config.Price{
+		o.Catalog = &catalog.Catalog{Prices: map[string]catalog.Price{
 			"a/pricey": {In: 10, Out: 30}, "b/cheap": {In: 0.1, Out: 0.4},
 			"c/cheapest": {In: 0.01, Out: 0.01}, "c/dear": {In: 50, Out: 50},
-		}
+		}}
 	})
 	for _, tc := range []struct {
 		route     string
@@ -657,14 +657,14 @@ func TestCostOrderKeepsCallFallbacksLast(t *testing.T) {
 }
 
 func TestPerTargetOverridesAndStatus(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
+	h := newHarness(t, map[string]*Route{
 		"default": {
-			Targets: []config.Target{
-				{Target: "a/m1", Retry: &config.Retry{MaxAttempts: 1}, Breaker: &config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1}},
-				{Target: "b/m2"},
+			Targets: []Target{
+				{Name: "a/m1", Retry: &Retry{MaxAttempts: 1}, Breaker: &Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1)}},
+				{Name: "b/m2"},
 			},
-			Retry:   config.Retry{MaxAttempts: 4},
-			Breaker: config.Breaker{MinCalls: 5},
+			Retry:   Retry{MaxAttempts: 4},
+			Breaker: Breaker{MinCalls: 5},
 		},
 	}, nil)
 	h.ads["a"].on("m1", reply{err: errServer})
@@ -691,7 +691,7 @@ func TestPerTargetOverridesAndStatus(t *testing.T) {
 }
 
 func TestCallerDeadlineShortensTheCall(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{
+	h := newHarness(t, map[string]*Route{
 		"default": {Targets: targets("a/m1", "b/m2"), Timeout: time.Minute},
 	}, nil)
 	// A 10s wait fits the route's minute but not the caller's 5s: move on.

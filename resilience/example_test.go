@@ -7,14 +7,16 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/provider/anthropic"
+	"github.com/llmguard/llmguard/provider/openai"
 	"github.com/llmguard/llmguard/resilience"
 )
 
-// A route over two providers: the first is overloaded once, so the engine
+// An engine built from Go structs alone: a route over two providers (here
+// llmguard's fault-injecting mock, in-process), each policy at its default
+// but the backoff. The first target is overloaded once, so the engine
 // retries it after a jittered backoff and it answers.
 func Example() {
 	srv := mock.New(nil) // the fault-injecting upstream, in-process
@@ -22,24 +24,19 @@ func Example() {
 	defer ts.Close()
 	defer srv.Close()
 
-	cfg := &config.Config{
-		Providers: map[string]*config.Provider{
-			"anthropic": {APIKey: "sk-ant-example", BaseURL: ts.URL},
-			"openai":    {APIKey: "sk-example", BaseURL: ts.URL + "/v1"},
-		},
-		Routes: map[string]*config.Route{"default": {
-			Targets: []config.Target{{Target: "anthropic/claude-sonnet-4-5+fault=529,200"}, {Target: "openai/gpt-4.1"}},
-			Retry:   config.Retry{BaseDelay: time.Millisecond},
+	eng, err := resilience.New(&resilience.Options{
+		Routes: map[string]resilience.Route{"default": {
+			Targets: []resilience.Target{
+				{Name: "anthropic/claude-sonnet-4-5+fault=529,200"},
+				{Name: "openai/gpt-4.1", Retry: &resilience.Retry{MaxAttempts: 2}},
+			},
+			Retry:   resilience.Retry{BaseDelay: time.Millisecond, Budget: new(1.0)},
+			Breaker: resilience.Breaker{FailureRatio: new(0.0)}, // never opens on ill health
 		}},
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), ts.Client())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	eng, err := resilience.New(resilience.Options{
-		Config:   cfg,
-		Adapters: adapters,
+		Adapters: map[string]provider.Adapter{
+			"anthropic": anthropic.New(&anthropic.Config{APIKey: "sk-ant-example", BaseURL: ts.URL, Client: ts.Client()}),
+			"openai":    openai.New(&openai.Config{APIKey: "sk-example", BaseURL: ts.URL + "/v1", Client: ts.Client()}),
+		},
 		OnEvent: func(e resilience.Event) {
 			if e.Kind == resilience.EventFailure {
 				fmt.Println("failure:", e.Target, e.Verdict.Class)
@@ -72,14 +69,10 @@ func ExampleRouteError() {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Close()
-	cfg := &config.Config{
-		Providers: map[string]*config.Provider{"openai": {APIKey: "sk-example", BaseURL: ts.URL + "/v1"}},
-		Routes: map[string]*config.Route{"default": {
-			Targets: []config.Target{{Target: "openai/gpt-4.1+fault=rate_limit:90"}},
-		}},
-	}
-	adapters, _ := registry.Build(cfg.ProviderSettings(), ts.Client())
-	eng, _ := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
+	eng, _ := resilience.New(&resilience.Options{
+		Routes:   map[string]resilience.Route{"default": {Targets: []resilience.Target{{Name: "openai/gpt-4.1+fault=rate_limit:90"}}}},
+		Adapters: map[string]provider.Adapter{"openai": openai.New(&openai.Config{APIKey: "sk-example", BaseURL: ts.URL + "/v1", Client: ts.Client()})},
+	})
 	_, err := eng.Chat(context.Background(), &resilience.Call{Request: &provider.Request{
 		Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}})
 	var re *resilience.RouteError

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -286,10 +285,10 @@ func quota(until time.Time) *provider.Error {
 	return e
 }
 
-func targets(names ...string) []config.Target {
-	ts := make([]config.Target, len(names))
+func targets(names ...string) []Target {
+	ts := make([]Target, len(names))
 	for i, n := range names {
-		ts[i] = config.Target{Target: n}
+		ts[i] = Target{Name: n}
 	}
 	return ts
 }
@@ -314,7 +313,7 @@ type harness struct {
 	events []Event
 }
 
-func newHarness(t *testing.T, routes map[string]*config.Route, mutate func(*Options)) *harness {
+func newHarness(t *testing.T, routes map[string]*Route, mutate func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: newFakeClock(), ads: map[string]*fakeAdapter{}}
 	adapters := map[string]provider.Adapter{}
@@ -322,8 +321,12 @@ func newHarness(t *testing.T, routes map[string]*config.Route, mutate func(*Opti
 		h.ads[n] = newFake(n, h.clock)
 		adapters[n] = h.ads[n]
 	}
+	cfg := make(map[string]Route, len(routes))
+	for name, r := range routes {
+		cfg[name] = *r
+	}
 	opts := Options{
-		Config:   &config.Config{Routes: routes},
+		Routes:   cfg,
 		Adapters: adapters,
 		Now:      h.clock.Now,
 		Sleep:    h.clock.Sleep,
@@ -337,7 +340,7 @@ func newHarness(t *testing.T, routes map[string]*config.Route, mutate func(*Opti
 	if mutate != nil {
 		mutate(&opts)
 	}
-	eng, err := New(opts)
+	eng, err := New(&opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,10 @@ package resilience
 import (
 	"context"
 	"errors"
+	"github.com/llmguard/llmguard/catalog"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/llmguard/llmguard/catalog"
-	"github.com/llmguard/llmguard/config"
 )
 
 // TestHedgeObeysTheWalk: a hedge is an attempt like any other. It counts
@@ -17,12 +15,12 @@ import (
 // failure while the hedge runs), and a target the hedge tried is not tried
 // again as a plain fallback in the same call.
 func TestHedgeObeysTheWalk(t *testing.T) {
-	windows := map[string]config.ModelInfo{
+	windows := map[string]catalog.Model{
 		"a/m1": {ContextWindow: 8000}, "b/m2": {ContextWindow: 200000}, "c/m3": {ContextWindow: 8000},
 	}
 	tests := []struct {
 		name     string
-		route    config.Route
+		route    Route
 		script   map[string][]reply // "provider/model" -> replies
 		want     string             // target that answers ("" = the call fails)
 		wantErr  error
@@ -32,7 +30,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 	}{
 		{
 			name:  "a hedge counts toward max_total_attempts",
-			route: config.Route{Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxTotalAttempts: 1}},
+			route: Route{Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxTotalAttempts: 1}},
 			script: map[string][]reply{
 				"a/m1": {{delay: 5 * time.Second}},
 			},
@@ -40,7 +38,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 		},
 		{
 			name:  "no hedge to a target the fallback rules refuse",
-			route: config.Route{Targets: targets("a/m1", "b/m2", "c/m3")},
+			route: Route{Targets: targets("a/m1", "b/m2", "c/m3")},
 			script: map[string][]reply{
 				"a/m1": {{err: errContextLen}},     // falls back to the larger b/m2 only
 				"b/m2": {{delay: 5 * time.Second}}, // slow: would hedge to c/m3 (8000 tokens)
@@ -50,7 +48,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 		},
 		{
 			name:  "a primary's failure that forbids fallback ends the hedge",
-			route: config.Route{Targets: targets("a/m1", "b/m2")}, // no fallback on content filter
+			route: Route{Targets: targets("a/m1", "b/m2")}, // no fallback on content filter
 			script: map[string][]reply{
 				"a/m1": {{delay: 2 * time.Second, err: errFiltered}},
 				"b/m2": {{delay: 3 * time.Second}},
@@ -59,7 +57,7 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 		},
 		{
 			name:  "a target the hedge tried is not tried again",
-			route: config.Route{Targets: targets("a/m1", "b/m2", "c/m3"), Retry: config.Retry{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}},
+			route: Route{Targets: targets("a/m1", "b/m2", "c/m3"), Retry: Retry{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}},
 			script: map[string][]reply{
 				"a/m1": {{delay: 2 * time.Second, err: errOverloaded}, {err: errOverloaded}},
 				"b/m2": {{delay: 500 * time.Millisecond, err: errServer}},
@@ -77,9 +75,9 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					route := tt.route
 					route.HedgeAfter = time.Second
-					h := newHarness(t, map[string]*config.Route{"default": &route}, func(o *Options) {
+					h := newHarness(t, map[string]*Route{"default": &route}, func(o *Options) {
 						realClock(o)
-						o.Config.Models = windows
+						o.Catalog = &catalog.Catalog{Models: windows}
 					})
 					for target, rs := range tt.script {
 						prov, model, _ := catalog.SplitTarget(target)

@@ -40,7 +40,7 @@ func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key strin
 	ck := rp.name + "\x00" + key
 	ttl := rp.cacheTTL
 	if ttl <= 0 {
-		ttl = DefaultIdempotencyTTL
+		ttl = idempotencyTTL
 	}
 	if r, ok := e.cache.get(ck, e.now()); ok {
 		e.emitCached(rp, c, r)
@@ -202,7 +202,7 @@ type recordStream struct {
 func (e *Engine) recordStream(s provider.Stream, rp *routePlan, key string, t *targetPlan) *recordStream {
 	ttl := rp.cacheTTL
 	if ttl <= 0 {
-		ttl = DefaultIdempotencyTTL
+		ttl = idempotencyTTL
 	}
 	return &recordStream{Stream: s, e: e, key: rp.name + "\x00" + key, ttl: ttl, t: t, answer: newAssembler(t)}
 }

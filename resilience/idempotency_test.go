@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -68,7 +67,7 @@ func TestResultCacheExpiryAndCopies(t *testing.T) {
 // properly is stored; a later duplicate, streamed or not, replays it without
 // an upstream call. A stream that broke is not stored.
 func TestStreamIdempotencyKey(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, nil)
+	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
 	h.ads["a"].on("m1",
 		reply{chunks: []string{"broken "}, midErr: errServer},
 		reply{chunks: []string{"one ", "two"}},
@@ -137,7 +136,7 @@ func TestStreamIdempotencyKey(t *testing.T) {
 // once it has its finish reason without reading to the end (the gateway
 // does): the answer is complete and stored. Closed earlier, it is not.
 func TestStreamIdempotencyKeyClosedAfterFinish(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, nil)
+	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
 	h.ads["a"].on("m1",
 		reply{chunks: []string{"one ", "two"}, finish: provider.FinishStop},
 		reply{chunks: []string{"three"}, finish: provider.FinishStop})

@@ -64,18 +64,17 @@ func newMockEngine(t *testing.T, route *config.Route) *mockEngine {
 		}
 		adapters[name] = a
 	}
-	eng, err := resilience.New(resilience.Options{
-		Config:   cfg,
-		Adapters: adapters,
-		Now:      m.now,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			m.mu.Lock()
-			m.sleeps = append(m.sleeps, d)
-			m.slept += d
-			m.mu.Unlock()
-			return ctx.Err()
-		},
-	})
+	opts := cfg.EngineOptions()
+	opts.Adapters = adapters
+	opts.Now = m.now
+	opts.Sleep = func(ctx context.Context, d time.Duration) error {
+		m.mu.Lock()
+		m.sleeps = append(m.sleeps, d)
+		m.slept += d
+		m.mu.Unlock()
+		return ctx.Err()
+	}
+	eng, err := resilience.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/llmguard/llmguard/config"
 )
 
 // TestConcurrencyLimitIsPerTarget: a target's limit is the smallest non-zero
@@ -16,34 +14,34 @@ import (
 func TestConcurrencyLimitIsPerTarget(t *testing.T) {
 	tests := []struct {
 		name   string
-		r1, r2 *config.Route // r1 is built first (routes are built in name order)
+		r1, r2 *Route // r1 is built first (routes are built in name order)
 		via    string
 		want   int
 	}{
 		{"second route's target override is smaller",
-			&config.Route{Targets: targets("a/m1"), MaxConcurrency: 3},
-			&config.Route{Targets: []config.Target{{Target: "a/m1", MaxConcurrency: 1}}}, "r1", 1},
+			&Route{Targets: targets("a/m1"), MaxConcurrency: 3},
+			&Route{Targets: []Target{{Name: "a/m1", MaxConcurrency: 1}}}, "r1", 1},
 		{"second route's route limit is smaller",
-			&config.Route{Targets: targets("a/m1"), MaxConcurrency: 3},
-			&config.Route{Targets: targets("a/m1"), MaxConcurrency: 2}, "r1", 2},
+			&Route{Targets: targets("a/m1"), MaxConcurrency: 3},
+			&Route{Targets: targets("a/m1"), MaxConcurrency: 2}, "r1", 2},
 		{"first route's limit is smaller",
-			&config.Route{Targets: targets("a/m1"), MaxConcurrency: 1},
-			&config.Route{Targets: targets("a/m1"), MaxConcurrency: 3}, "r2", 1},
+			&Route{Targets: targets("a/m1"), MaxConcurrency: 1},
+			&Route{Targets: targets("a/m1"), MaxConcurrency: 3}, "r2", 1},
 		{"an unlimited route does not lift another's limit",
-			&config.Route{Targets: targets("a/m1")},
-			&config.Route{Targets: targets("a/m1"), MaxConcurrency: 2}, "r1", 2},
+			&Route{Targets: targets("a/m1")},
+			&Route{Targets: targets("a/m1"), MaxConcurrency: 2}, "r1", 2},
 		{"a target override replaces its own route's limit",
-			&config.Route{Targets: []config.Target{{Target: "a/m1", MaxConcurrency: 2}}, MaxConcurrency: 1},
-			&config.Route{Targets: targets("b/m2")}, "r1", 2},
+			&Route{Targets: []Target{{Name: "a/m1", MaxConcurrency: 2}}, MaxConcurrency: 1},
+			&Route{Targets: targets("b/m2")}, "r1", 2},
 	}
 	const calls = 3
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				for _, r := range []*config.Route{tt.r1, tt.r2} {
+				for _, r := range []*Route{tt.r1, tt.r2} {
 					r.QueueTimeout = time.Minute
 				}
-				h := newHarness(t, map[string]*config.Route{"r1": tt.r1, "r2": tt.r2}, realClock)
+				h := newHarness(t, map[string]*Route{"r1": tt.r1, "r2": tt.r2}, realClock)
 				gate := make(chan struct{})
 				h.ads["a"].on("m1", reply{block: gate})
 				var wg sync.WaitGroup

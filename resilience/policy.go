@@ -1,45 +1,243 @@
 package resilience
 
 import (
-	"fmt"
-	"strings"
 	"time"
-
-	"github.com/llmguard/llmguard/catalog"
-	"github.com/llmguard/llmguard/config"
-	"github.com/llmguard/llmguard/provider"
 )
 
-// Defaults applied to zero config values: config's documented defaults.
+// The policy types. Each is a plain struct whose zero fields mean their
+// documented defaults: New resolves every route once (see resolveRoute), so
+// a Route built in Go needs only what differs. Where zero is itself a
+// setting (no retry budget, no breaker floor, never telling a client to
+// wait), the field is a pointer: nil takes the default, a pointer to 0 is
+// an explicit zero (new(0.0), new(0)). A negative value counts as zero.
+// DefaultRoute lists every default.
+
+// Route is an ordered list of targets and the policies of calls over it.
+type Route struct {
+	// Targets are tried in this order ("provider/model", each with optional
+	// overrides), unless ByCost. A call's own fallbacks follow them.
+	Targets []Target
+	// ByCost tries Targets cheapest first (catalog.SortByCost, with the
+	// prices of Options.Catalog; false: as listed).
+	ByCost bool
+	// Timeout is the one deadline of a whole call: every attempt, backoff
+	// and queue wait (0 = 60s). For a stream it bounds the time to the
+	// first token.
+	Timeout time.Duration
+	// MaxClientWait is the longest wait a failed call tells its client to
+	// sleep before retrying (RouteError.ClientWait; nil = 30s, a pointer to
+	// 0 = never).
+	MaxClientWait *time.Duration
+	// Retry is the retry policy of each target (see Target.Retry).
+	Retry Retry
+	// Stream bounds each attempt: its headers, its first token, and a
+	// stream's silences.
+	Stream Timeouts
+	// Breaker is the circuit-breaker policy of each target (see Target.Breaker).
+	Breaker Breaker
+	// MaxConcurrency caps the calls in flight on each target (0 = no cap).
+	// The cap is the target's, shared by every route that lists it: the
+	// smallest non-zero one any route gives it.
+	MaxConcurrency int
+	// QueueTimeout bounds the wait for a concurrency slot (0 = 5s).
+	QueueTimeout time.Duration
+	// HedgeAfter starts the next target too when the first attempt has no
+	// answer (a stream: no first token) after this long (0 = never).
+	HedgeAfter time.Duration
+	// Cache stores successful results (zero TTL: only calls with an
+	// IdempotencyKey are deduplicated).
+	Cache Cache
+	// FallbackOnContentFilter lets a content_filtered failure fall back to
+	// the next target (false: the call fails with the filter's verdict).
+	FallbackOnContentFilter bool
+	// StaticFallback maps a prompt (the last user message, trimmed and
+	// case-folded) to a canned answer served, labelled, when every target
+	// failed; key "*" answers any prompt (nil = none).
+	StaticFallback map[string]string
+}
+
+// Target is one "provider/model" of a route with its overrides of the
+// route's policies.
+type Target struct {
+	// Name is "provider/model"; the provider names an adapter (Options.Adapters).
+	Name string
+	// Retry's fields override the route's, each that is not zero (nil: none).
+	Retry *Retry
+	// Breaker's fields override the route's, each that is not zero (nil: none).
+	Breaker *Breaker
+	// MaxConcurrency, when not zero, overrides the route's.
+	MaxConcurrency int
+}
+
+// Retry is the retry policy on one target.
+type Retry struct {
+	// MaxAttempts per target, the first attempt included (0 = 4).
+	MaxAttempts int
+	// MaxTotalAttempts across the whole route (0 = 10).
+	MaxTotalAttempts int
+	// BaseDelay of the full-jitter exponential backoff (0 = 500ms).
+	BaseDelay time.Duration
+	// MaxDelay caps the backoff, though never a longer wait the server
+	// asked for (0 = 30s).
+	MaxDelay time.Duration
+	// MaxWait: a server asking for a longer wait moves the call on to the
+	// next target at once (0 = 60s).
+	MaxWait time.Duration
+	// Budget bounds the retries in flight on a target to this share of
+	// its calls in flight (nil = 0.5; a pointer to 0: MinRetryConcurrency alone).
+	Budget *float64
+	// MinRetryConcurrency retries may be in flight whatever the budget
+	// (nil = 3).
+	MinRetryConcurrency *int
+}
+
+// Timeouts bound each upstream attempt (each is cut to the call's time
+// left).
+type Timeouts struct {
+	// FirstTokenTimeout: no first token this long after the headers moves
+	// on (0 = 15s).
+	FirstTokenTimeout time.Duration
+	// IdleTimeout: a stream silent this long has stalled (0 = 20s).
+	IdleTimeout time.Duration
+	// HeaderTimeout: no response headers within this moves on (0 = 30s).
+	HeaderTimeout time.Duration
+}
+
+// Breaker is the circuit-breaker policy of one target. It opens on a
+// failure rate over a sliding window, never on a run of failures: with at
+// least MinCalls calls in Window, at least Failures of them failed and a
+// failed share of at least FailureRatio beyond chance. See breaker.go.
+type Breaker struct {
+	// Failures is the fewest failures in Window that open it (nil = 5; a
+	// pointer to 0: no floor beyond FailureRatio and MinCalls).
+	Failures *int
+	// FailureRatio is the failed share of Window's calls that opens it
+	// (nil = 0.5; a pointer to 0: it never opens on ill health).
+	FailureRatio *float64
+	// MinCalls is the fewest calls in Window before it may open (0 = 20).
+	MinCalls int
+	// Window is the sliding window of the failure rate (0 = 10s).
+	Window time.Duration
+	// InitialCooldown is how long it stays open the first time before
+	// half-opening (0 = 5s); each re-opening without a close doubles it.
+	InitialCooldown time.Duration
+	// Cooldown is the longest it stays open (0 = 60s).
+	Cooldown time.Duration
+	// Probes is the fewest calls admitted at once while half-open (0 = 3;
+	// more in proportion to the calls asking). The first to succeed closes
+	// the breaker; Probes failures without a success re-open it.
+	Probes int
+}
+
+// Cache is a route's store of successful results.
+type Cache struct {
+	// TTL keeps each success this long for identical calls (0 = no cache).
+	TTL time.Duration
+	// MaxEntries bounds the stored results (0 = 10000).
+	MaxEntries int
+	// MaxBytes bounds the stored results' size (0 = 64 MiB).
+	MaxBytes int64
+}
+
+// Merge returns r with each field of o that is not zero in its place (a
+// nil o, or a nil or zero field, keeps r's): a target's override.
+func (r Retry) Merge(o *Retry) Retry {
+	if o != nil {
+		set(&r.MaxAttempts, o.MaxAttempts)
+		set(&r.MaxTotalAttempts, o.MaxTotalAttempts)
+		set(&r.BaseDelay, o.BaseDelay)
+		set(&r.MaxDelay, o.MaxDelay)
+		set(&r.MaxWait, o.MaxWait)
+		setPtr(&r.Budget, o.Budget)
+		setPtr(&r.MinRetryConcurrency, o.MinRetryConcurrency)
+	}
+	return r
+}
+
+// Merge returns b with each field of o that is not zero in its place (a
+// nil o, or a nil or zero field, keeps b's): a target's override.
+func (b Breaker) Merge(o *Breaker) Breaker {
+	if o != nil {
+		setPtr(&b.Failures, o.Failures)
+		setPtr(&b.FailureRatio, o.FailureRatio)
+		set(&b.MinCalls, o.MinCalls)
+		set(&b.Window, o.Window)
+		set(&b.InitialCooldown, o.InitialCooldown)
+		set(&b.Cooldown, o.Cooldown)
+		set(&b.Probes, o.Probes)
+	}
+	return b
+}
+
+type number interface {
+	~int | ~int64 | ~float64
+}
+
+func set[T number](dst *T, v T) {
+	if v != 0 {
+		*dst = v
+	}
+}
+
+func setPtr[T number](dst **T, v *T) {
+	if v != nil && *v != 0 {
+		*dst = v
+	}
+}
+
+// Defaults: what a zero field of each policy means.
 const (
-	DefaultTimeout                = config.DefaultTimeout
-	DefaultMaxClientWait          = config.DefaultMaxClientWait
-	DefaultMaxAttempts            = config.DefaultMaxAttempts
-	DefaultMaxTotalAttempts       = config.DefaultMaxTotalAttempts
-	DefaultBaseDelay              = config.DefaultBaseDelay
-	DefaultMaxDelay               = config.DefaultMaxDelay
-	DefaultMaxWait                = config.DefaultMaxWait
-	DefaultBudget                 = config.DefaultBudget
-	DefaultMinRetryConcurrency    = config.DefaultMinRetryConcurrency
-	DefaultFirstTokenTimeout      = config.DefaultFirstTokenTimeout
-	DefaultIdleTimeout            = config.DefaultIdleTimeout
-	DefaultHeaderTimeout          = config.DefaultHeaderTimeout
-	DefaultBreakerFailures        = config.DefaultBreakerFailures
-	DefaultBreakerFailureRatio    = config.DefaultBreakerFailureRatio
-	DefaultBreakerMinCalls        = config.DefaultBreakerMinCalls
-	DefaultBreakerWindow          = config.DefaultBreakerWindow
-	DefaultBreakerInitialCooldown = config.DefaultBreakerInitialCooldown
-	DefaultBreakerCooldown        = config.DefaultBreakerCooldown
-	DefaultBreakerProbes          = config.DefaultBreakerProbes
-	DefaultQueueTimeout           = config.DefaultQueueTimeout
-	DefaultCacheMaxEntries        = config.DefaultCacheMaxEntries
-	DefaultCacheMaxBytes          = config.DefaultCacheMaxBytes
-	// DefaultIdempotencyTTL keeps results of calls with an explicit
+	defaultTimeout                = 60 * time.Second
+	defaultMaxClientWait          = 30 * time.Second
+	defaultMaxAttempts            = 4
+	defaultMaxTotalAttempts       = 10
+	defaultBaseDelay              = 500 * time.Millisecond
+	defaultMaxDelay               = 30 * time.Second
+	defaultMaxWait                = 60 * time.Second
+	defaultBudget                 = 0.5
+	defaultMinRetryConcurrency    = 3
+	defaultFirstTokenTimeout      = 15 * time.Second
+	defaultIdleTimeout            = 20 * time.Second
+	defaultHeaderTimeout          = 30 * time.Second
+	defaultBreakerFailures        = 5
+	defaultBreakerFailureRatio    = 0.5
+	defaultBreakerMinCalls        = 20
+	defaultBreakerWindow          = 10 * time.Second
+	defaultBreakerInitialCooldown = 5 * time.Second
+	defaultBreakerCooldown        = 60 * time.Second
+	defaultBreakerProbes          = 3
+	defaultQueueTimeout           = 5 * time.Second
+	defaultCacheMaxEntries        = 10000
+	defaultCacheMaxBytes          = 64 << 20
+	// idempotencyTTL keeps the results of calls with an explicit
 	// IdempotencyKey when their route has no cache TTL.
-	DefaultIdempotencyTTL = 10 * time.Minute
+	idempotencyTTL = 10 * time.Minute
 )
 
-// retryPolicy is a resolved config.Retry (defaults applied).
+// DefaultRoute returns a route with every policy at its documented
+// default, each field set, and no targets: what the zero fields of a Route
+// mean.
+func DefaultRoute() Route {
+	return Route{
+		Timeout:       defaultTimeout,
+		MaxClientWait: new(time.Duration(defaultMaxClientWait)),
+		Retry: Retry{
+			MaxAttempts: defaultMaxAttempts, MaxTotalAttempts: defaultMaxTotalAttempts,
+			BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxWait: defaultMaxWait,
+			Budget: new(float64(defaultBudget)), MinRetryConcurrency: new(int(defaultMinRetryConcurrency)),
+		},
+		Stream: Timeouts{FirstTokenTimeout: defaultFirstTokenTimeout, IdleTimeout: defaultIdleTimeout, HeaderTimeout: defaultHeaderTimeout},
+		Breaker: Breaker{
+			Failures: new(int(defaultBreakerFailures)), FailureRatio: new(float64(defaultBreakerFailureRatio)),
+			MinCalls: defaultBreakerMinCalls, Window: defaultBreakerWindow,
+			InitialCooldown: defaultBreakerInitialCooldown, Cooldown: defaultBreakerCooldown, Probes: defaultBreakerProbes,
+		},
+		QueueTimeout: defaultQueueTimeout,
+		Cache:        Cache{MaxEntries: defaultCacheMaxEntries, MaxBytes: defaultCacheMaxBytes},
+	}
+}
+
+// retryPolicy is a resolved Retry: every field effective.
 type retryPolicy struct {
 	maxAttempts, maxTotal int
 	base, maxDelay        time.Duration
@@ -48,7 +246,7 @@ type retryPolicy struct {
 	minConcurrency        int
 }
 
-// breakerPolicy is a resolved config.Breaker (see breaker.go).
+// breakerPolicy is a resolved Breaker (see breaker.go).
 type breakerPolicy struct {
 	failures int     // fewest failures in the window that open it
 	ratio    float64 // failed share of the window's calls that opens it (0: never)
@@ -59,28 +257,8 @@ type breakerPolicy struct {
 	probes   int           // fewest probes at once while half-open
 }
 
-// targetPlan is one target of a route with its resolved policies.
-type targetPlan struct {
-	name     string // provider/model
-	tkey     string // the target's breaker key
-	kkey     string // its provider key's breaker key
-	keyLabel string // "key <provider>", for events
-	provider string
-	model    string
-	adapter  provider.Adapter
-	retry    retryPolicy
-	breaker  breakerPolicy
-	rt       *targetRuntime
-	// window is the model's context window in tokens (0 = unknown).
-	window int
-	price  catalog.Price
-	priced bool
-}
-
-// routePlan is a route with resolved policies and targets in effective order.
-type routePlan struct {
-	name                          string
-	targets                       []*targetPlan
+// routePolicy is a resolved Route, less its targets.
+type routePolicy struct {
 	timeout                       time.Duration
 	clientWait                    time.Duration
 	headerTimeout                 time.Duration
@@ -89,170 +267,70 @@ type routePlan struct {
 	queueTimeout                  time.Duration
 	hedgeAfter                    time.Duration
 	cacheTTL                      time.Duration
-	maxTotal                      int
+	cacheMaxEntries, cacheMaxByte int64
 	fallbackOnFilter              bool
 	static                        map[string]string
 	retry                         retryPolicy
 	breaker                       breakerPolicy
-	maxConcurrency                int
-	cfgRoute                      *config.Route
-	targetNames                   []string
-	cacheMaxEntries, cacheMaxByte int64
 }
 
-func durOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
-func intOr(n, def int) int {
-	if n > 0 {
-		return n
-	}
-	return def
-}
-
-// resolveRetry applies defaults. For Budget and MinRetryConcurrency a zero
-// is explicit when the config was loaded (provisioned: config.Load and
-// config.FromEnv fill every absent key, so zero is what the user wrote) and
-// means the default for a Config built in Go; a negative value always means zero.
-func resolveRetry(r config.Retry, provisioned bool) retryPolicy {
-	p := retryPolicy{
-		maxAttempts:    intOr(r.MaxAttempts, DefaultMaxAttempts),
-		maxTotal:       intOr(r.MaxTotalAttempts, DefaultMaxTotalAttempts),
-		base:           durOr(r.BaseDelay, DefaultBaseDelay),
-		maxDelay:       durOr(r.MaxDelay, DefaultMaxDelay),
-		maxWait:        durOr(r.MaxWait, DefaultMaxWait),
-		budget:         r.Budget,
-		minConcurrency: r.MinRetryConcurrency,
-	}
-	switch {
-	case p.budget == 0 && !provisioned:
-		p.budget = DefaultBudget
-	case p.budget < 0:
-		p.budget = 0
-	}
-	switch {
-	case p.minConcurrency == 0 && !provisioned:
-		p.minConcurrency = DefaultMinRetryConcurrency
-	case p.minConcurrency < 0:
-		p.minConcurrency = 0
-	}
-	return p
-}
-
-// clientWait resolves max_client_wait: a zero is explicit (never tell a
-// client to wait) in a loaded config and the default in one built in Go;
-// negative means zero.
-func clientWait(d time.Duration, provisioned bool) time.Duration {
-	switch {
-	case d == 0 && !provisioned:
-		return DefaultMaxClientWait
-	case d < 0:
-		return 0
-	}
-	return d
-}
-
-// resolveBreaker applies defaults. As for the retry budget, a zero Failures
-// or FailureRatio is explicit in a loaded config (no floor; never opens on
-// ill health) and means the default in a Config built in Go.
-func resolveBreaker(b config.Breaker, provisioned bool) breakerPolicy {
-	p := breakerPolicy{
-		failures: b.Failures,
-		ratio:    b.FailureRatio,
-		minCalls: intOr(b.MinCalls, DefaultBreakerMinCalls),
-		window:   durOr(b.Window, DefaultBreakerWindow),
-		initial:  durOr(b.InitialCooldown, DefaultBreakerInitialCooldown),
-		cooldown: durOr(b.Cooldown, DefaultBreakerCooldown),
-		probes:   intOr(b.Probes, DefaultBreakerProbes),
-	}
-	if !provisioned {
-		p.failures = intOr(p.failures, DefaultBreakerFailures)
-		if p.ratio == 0 {
-			p.ratio = DefaultBreakerFailureRatio
-		}
-	}
-	p.failures = max(p.failures, 0)
-	return p
-}
-
-// newRoutePlan resolves a route: r.Targets, then extra (a call's named
-// target and Fallbacks), duplicates dropped. order: cost sorts only the
-// route's own targets; extra follows them in the order given.
-func (e *Engine) newRoutePlan(name string, r *config.Route, extra []config.Target) (*routePlan, error) {
-	if r == nil {
-		r = &config.Route{}
-	}
-	rp := &routePlan{
-		name:              name,
-		timeout:           durOr(r.Timeout, DefaultTimeout),
-		clientWait:        clientWait(r.MaxClientWait, e.provisioned),
-		headerTimeout:     durOr(r.Stream.HeaderTimeout, DefaultHeaderTimeout),
-		firstTokenTimeout: durOr(r.Stream.FirstTokenTimeout, DefaultFirstTokenTimeout),
-		idleTimeout:       durOr(r.Stream.IdleTimeout, DefaultIdleTimeout),
-		queueTimeout:      durOr(r.QueueTimeout, DefaultQueueTimeout),
-		hedgeAfter:        r.HedgeAfter,
-		cacheTTL:          r.Cache.TTL,
+// resolveRoute applies the defaults to r's zero fields: the one place they
+// are applied.
+func resolveRoute(r *Route) routePolicy {
+	return routePolicy{
+		timeout:           or(r.Timeout, defaultTimeout),
+		clientWait:        orPtr(r.MaxClientWait, defaultMaxClientWait),
+		headerTimeout:     or(r.Stream.HeaderTimeout, defaultHeaderTimeout),
+		firstTokenTimeout: or(r.Stream.FirstTokenTimeout, defaultFirstTokenTimeout),
+		idleTimeout:       or(r.Stream.IdleTimeout, defaultIdleTimeout),
+		queueTimeout:      or(r.QueueTimeout, defaultQueueTimeout),
+		hedgeAfter:        max(r.HedgeAfter, 0),
+		cacheTTL:          max(r.Cache.TTL, 0),
+		cacheMaxEntries:   int64(or(r.Cache.MaxEntries, defaultCacheMaxEntries)),
+		cacheMaxByte:      or(r.Cache.MaxBytes, defaultCacheMaxBytes),
 		fallbackOnFilter:  r.FallbackOnContentFilter,
 		static:            r.StaticFallback,
-		retry:             resolveRetry(r.Retry, e.provisioned),
-		breaker:           resolveBreaker(r.Breaker, e.provisioned),
-		maxConcurrency:    r.MaxConcurrency,
-		cfgRoute:          r,
-		cacheMaxEntries:   int64(intOr(r.Cache.MaxEntries, DefaultCacheMaxEntries)),
-		cacheMaxByte:      r.Cache.MaxBytes,
+		retry:             resolveRetry(&r.Retry),
+		breaker:           resolveBreaker(&r.Breaker),
 	}
-	if rp.cacheMaxByte <= 0 {
-		rp.cacheMaxByte = DefaultCacheMaxBytes
+}
+
+func resolveRetry(r *Retry) retryPolicy {
+	return retryPolicy{
+		maxAttempts:    or(r.MaxAttempts, defaultMaxAttempts),
+		maxTotal:       or(r.MaxTotalAttempts, defaultMaxTotalAttempts),
+		base:           or(r.BaseDelay, defaultBaseDelay),
+		maxDelay:       or(r.MaxDelay, defaultMaxDelay),
+		maxWait:        or(r.MaxWait, defaultMaxWait),
+		budget:         orPtr(r.Budget, defaultBudget),
+		minConcurrency: orPtr(r.MinRetryConcurrency, defaultMinRetryConcurrency),
 	}
-	rp.maxTotal = rp.retry.maxTotal
-	all := make([]config.Target, 0, len(r.Targets)+len(extra))
-	all = append(all, r.Targets...)
-	all = append(all, extra...)
-	seen := make(map[string]bool, len(all))
-	own := 0 // how many of rp.targets come from r.Targets
-	for i, ct := range all {
-		prov, model, ok := catalog.SplitTarget(ct.Target)
-		if !ok {
-			return nil, fmt.Errorf("route %q: targets[%d]: %q is not provider/model", name, i, ct.Target)
-		}
-		tname := prov + "/" + model
-		if seen[tname] {
-			continue
-		}
-		seen[tname] = true
-		ad, ok := e.adapters[prov]
-		if !ok || ad == nil {
-			return nil, fmt.Errorf("route %q: targets[%d]: no adapter for provider %q", name, i, prov)
-		}
-		tp := &targetPlan{
-			name:     tname,
-			tkey:     targetKey(tname),
-			kkey:     keyKey(prov),
-			keyLabel: "key " + prov,
-			provider: prov,
-			model:    model,
-			adapter:  ad,
-		}
-		pol := r.PolicyFor(ct)
-		tp.retry = resolveRetry(pol.Retry, e.provisioned)
-		tp.breaker = resolveBreaker(pol.Breaker, e.provisioned)
-		tp.window = e.cat.Model(prov, model).ContextWindow
-		tp.price, tp.priced = e.cat.Price(prov, model)
-		tp.rt = e.runtime(tname, pol.MaxConcurrency)
-		rp.targets = append(rp.targets, tp)
-		if i < len(r.Targets) {
-			own++
-		}
+}
+
+func resolveBreaker(b *Breaker) breakerPolicy {
+	return breakerPolicy{
+		failures: orPtr(b.Failures, defaultBreakerFailures),
+		ratio:    orPtr(b.FailureRatio, defaultBreakerFailureRatio),
+		minCalls: or(b.MinCalls, defaultBreakerMinCalls),
+		window:   or(b.Window, defaultBreakerWindow),
+		initial:  or(b.InitialCooldown, defaultBreakerInitialCooldown),
+		cooldown: or(b.Cooldown, defaultBreakerCooldown),
+		probes:   or(b.Probes, defaultBreakerProbes),
 	}
-	if strings.EqualFold(r.Order, "cost") {
-		catalog.SortByCost(rp.targets[:own], func(t *targetPlan) (catalog.Price, bool) { return t.price, t.priced })
+}
+
+// or is v when positive, else def.
+func or[T number](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	for _, t := range rp.targets {
-		rp.targetNames = append(rp.targetNames, t.name)
+	return def
+}
+
+// orPtr is *p when set (a negative value as 0), else def.
+func orPtr[T number](p *T, def T) T {
+	if p == nil {
+		return def
 	}
-	return rp, nil
+	return max(*p, 0)
 }

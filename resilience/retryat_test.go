@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -97,14 +96,14 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, map[string]*config.Route{"default": {
+			h := newHarness(t, map[string]*Route{"default": {
 				Targets: targets(tt.targets...),
 				// Too short a deadline to wait for any of the refusals: the
 				// call says when to come back instead.
 				Timeout: time.Second,
-				Retry:   config.Retry{MaxAttempts: 1},
+				Retry:   Retry{MaxAttempts: 1},
 				// One failure (or one rate limit of one call) is enough.
-				Breaker: config.Breaker{FailureRatio: 1, MinCalls: 1, Failures: 1, InitialCooldown: 30 * time.Second, Cooldown: 30 * time.Second},
+				Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 30 * time.Second, Cooldown: 30 * time.Second},
 			}}, nil)
 			tt.prime(h)
 			if _, err := h.chat("default"); err == nil {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/memstore"
 )
@@ -30,9 +29,9 @@ func (s *optimisticStore) UpdateBreaker(ctx context.Context, key string, fn func
 
 func TestEngineToleratesOptimisticStore(t *testing.T) {
 	st := &optimisticStore{Store: memstore.New()}
-	h := newHarness(t, map[string]*config.Route{
-		"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
-			Breaker: config.Breaker{FailureRatio: 1, MinCalls: 2, Failures: 2, InitialCooldown: 10 * time.Second, Probes: 1}},
+	h := newHarness(t, map[string]*Route{
+		"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 1},
+			Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 2, Failures: new(2), InitialCooldown: 10 * time.Second, Probes: 1}},
 	}, func(o *Options) { o.Store = st })
 	h.ads["a"].on("m1", reply{err: errOverloaded}, reply{err: errOverloaded}, reply{})
 	for range 2 {

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -31,7 +30,7 @@ func TestStreamCloseDuringRecv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i := 0; i < 20; i++ {
-				h := newHarness(t, map[string]*config.Route{"default": {Targets: targets("a/m1")}}, nil)
+				h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
 				h.ads["a"].on("m1", reply{chunks: []string{"one", "two"}, stallAfter: 1})
 				sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
 				if err != nil {
@@ -74,9 +73,9 @@ func TestStreamCloseDuringRecv(t *testing.T) {
 // engine waits, under the first-token timeout, for a chunk with content: a
 // failure or a stall before it falls back, and the metadata is replayed.
 func TestStreamFirstTokenIsContent(t *testing.T) {
-	route := func() map[string]*config.Route {
-		return map[string]*config.Route{"default": {Targets: targets("a/m1", "b/m2"), Retry: config.Retry{MaxAttempts: 1},
-			Stream: config.StreamPolicy{FirstTokenTimeout: 2 * time.Second, IdleTimeout: 5 * time.Second}}}
+	route := func() map[string]*Route {
+		return map[string]*Route{"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 1},
+			Stream: Timeouts{FirstTokenTimeout: 2 * time.Second, IdleTimeout: 5 * time.Second}}}
 	}
 	t.Run("error after metadata falls back", func(t *testing.T) {
 		h := newHarness(t, route(), nil)

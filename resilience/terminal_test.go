@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -53,9 +52,9 @@ func TestRouteErrorTerminal(t *testing.T) {
 // failed again), without calling upstream and without a retry time; a probe
 // that succeeds clears it.
 func TestKeyFaultHeldByBreaker(t *testing.T) {
-	h := newHarness(t, map[string]*config.Route{"default": {
-		Targets: targets("a/m1"), Retry: config.Retry{MaxAttempts: 1},
-		Breaker: config.Breaker{Cooldown: 30 * time.Second},
+	h := newHarness(t, map[string]*Route{"default": {
+		Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1},
+		Breaker: Breaker{Cooldown: 30 * time.Second},
 	}}, nil)
 	t0 := h.clock.Now()
 	h.ads["a"].on("m1", reply{err: errAuth}, reply{err: errAuth}, reply{})

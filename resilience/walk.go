@@ -164,11 +164,11 @@ func (cs *callState) fallbackOK(pe *provider.Error, from, to *targetPlan) (ok, s
 	case classify.InvalidRequest:
 		return false, true, "invalid_request never falls back"
 	case classify.ContextLengthExceeded:
-		if to.window == 0 {
+		if to.contextSize == 0 {
 			return false, false, "context window unknown"
 		}
-		if from.window != 0 && to.window <= from.window {
-			return false, false, fmt.Sprintf("context window %d not larger than %d", to.window, from.window)
+		if from.contextSize != 0 && to.contextSize <= from.contextSize {
+			return false, false, fmt.Sprintf("context window %d not larger than %d", to.contextSize, from.contextSize)
 		}
 		return true, false, ""
 	case classify.ContentFiltered:
@@ -618,7 +618,7 @@ func hasContent(c *provider.Chunk) bool {
 // cooldown's next paced call) when that is known.
 func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (ticket, refusal) {
 	var tk ticket
-	ok, probe, kb, no := e.ask(ctx, cs, t, t.kkey, t.keyLabel, now)
+	ok, probe, kb, no := e.ask(ctx, cs, t, t.keyKey, t.keyLabel, now)
 	if !ok {
 		if no.reason != "" && !strings.HasPrefix(no.reason, "state store: ") {
 			no.reason = "key " + t.provider + ": " + no.reason
@@ -632,7 +632,7 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 		return tk, no
 	}
 	tk.keyProbe, tk.keyGen = probe, kb.Generation
-	ok, probe, tb, no := e.ask(ctx, cs, t, t.tkey, "", now)
+	ok, probe, tb, no := e.ask(ctx, cs, t, t.breakerKey, "", now)
 	if !ok {
 		e.release(t, tk)
 		no.hold = !strings.HasPrefix(no.reason, "state store: ")
@@ -705,10 +705,10 @@ func (e *Engine) update(cs *callState, t *targetPlan, key, label, route string, 
 // release returns half-open probe slots without an outcome.
 func (e *Engine) release(t *targetPlan, tk ticket) {
 	if tk.keyProbe {
-		e.update(nil, t, t.kkey, t.keyLabel, "", func(b *state.Breaker) bool { return b.Generation == tk.keyGen && breakerRelease(b) })
+		e.update(nil, t, t.keyKey, t.keyLabel, "", func(b *state.Breaker) bool { return b.Generation == tk.keyGen && breakerRelease(b) })
 	}
 	if tk.targetProbe {
-		e.update(nil, t, t.tkey, "", "", func(b *state.Breaker) bool { return b.Generation == tk.targetGen && breakerRelease(b) })
+		e.update(nil, t, t.breakerKey, "", "", func(b *state.Breaker) bool { return b.Generation == tk.targetGen && breakerRelease(b) })
 	}
 }
 
@@ -720,11 +720,11 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 	t.rt.successes.Add(1)
 	now := e.now()
 	if tk.keyProbe {
-		e.update(cs, t, t.kkey, t.keyLabel, "", func(b *state.Breaker) bool {
+		e.update(cs, t, t.keyKey, t.keyLabel, "", func(b *state.Breaker) bool {
 			return breakerSuccess(b, t.breaker, now, b.Generation == tk.keyGen)
 		})
 	}
-	e.update(cs, t, t.tkey, "", "", func(b *state.Breaker) bool {
+	e.update(cs, t, t.breakerKey, "", "", func(b *state.Breaker) bool {
 		return breakerSuccess(b, t.breaker, now, tk.targetProbe && b.Generation == tk.targetGen)
 	})
 }
@@ -749,25 +749,25 @@ func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Er
 	switch {
 	case v.Class == classify.RateLimited && v.Scope == classify.ScopeKey:
 		e.release(t, ticket{targetProbe: tk.targetProbe, targetGen: tk.targetGen})
-		e.update(cs, t, t.kkey, t.keyLabel, route, func(b *state.Breaker) bool {
+		e.update(cs, t, t.keyKey, t.keyLabel, route, func(b *state.Breaker) bool {
 			return breakerRateLimited(b, t.breaker, now, v.Wait, keyProbe(b))
 		})
 	case v.Class == classify.RateLimited:
 		e.release(t, ticket{keyProbe: tk.keyProbe, keyGen: tk.keyGen})
-		e.update(cs, t, t.tkey, "", route, func(b *state.Breaker) bool {
+		e.update(cs, t, t.breakerKey, "", route, func(b *state.Breaker) bool {
 			return breakerRateLimited(b, t.breaker, now, v.Wait, targetProbe(b))
 		})
 	case v.Scope == classify.ScopeKey:
 		e.release(t, ticket{targetProbe: tk.targetProbe, targetGen: tk.targetGen})
 		f := keyFault(v, now)
-		e.update(cs, t, t.kkey, t.keyLabel, route, func(b *state.Breaker) bool {
+		e.update(cs, t, t.keyKey, t.keyLabel, route, func(b *state.Breaker) bool {
 			prev := b.Fault
 			ch := breakerOpenKey(b, t.breaker, now, v.Until, reason)
 			return keepFault(b, prev, f) || ch
 		})
 	case v.Scope == classify.ScopeModel || v.Scope == classify.ScopeProvider:
 		e.release(t, ticket{keyProbe: tk.keyProbe, keyGen: tk.keyGen})
-		e.update(cs, t, t.tkey, "", route, func(b *state.Breaker) bool {
+		e.update(cs, t, t.breakerKey, "", route, func(b *state.Breaker) bool {
 			return breakerFailure(b, t.breaker, now, reason, targetProbe(b))
 		})
 	default: // request scope (or unknown): the target is healthy

@@ -43,7 +43,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: adapters})
+	opts := cfg.EngineOptions() // routes, default provider, model catalogue
+	opts.Adapters = adapters
+	eng, err := resilience.New(opts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -84,19 +84,21 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 	for n, a := range adapters {
 		app.Adapters[n] = a
 	}
-	o := resilience.Options{}
-	if opts != nil {
-		o = *opts
-	}
 	// Adapters the caller brings (mcp: the client's own model for the
 	// mcp/sampling target) join the configured ones.
-	for n, a := range o.Adapters {
-		app.Adapters[n] = a
+	if opts != nil {
+		for n, a := range opts.Adapters {
+			app.Adapters[n] = a
+		}
 	}
 	if _, ok := app.Adapters[catalog.SamplingProvider]; !ok {
 		dropSampling(cfg)
 	}
-	o.Config, o.Adapters = cfg, app.Adapters
+	o := cfg.EngineOptions()
+	if opts != nil {
+		o.Rand, o.OnEvent, o.Logger, o.Store = opts.Rand, opts.OnEvent, opts.Logger, opts.Store
+	}
+	o.Adapters = app.Adapters
 	if u := cfg.Alerts.WebhookURL; u != "" {
 		n, err := alert.New(&alert.Options{WebhookURL: u, Logger: o.Logger})
 		if err != nil {

@@ -4,7 +4,9 @@
 // clients can name targets without end.
 //
 //	st := memstore.New()
-//	eng, err := resilience.New(resilience.Options{Config: cfg, Adapters: ads, Store: st})
+//	opts := cfg.EngineOptions()
+//	opts.Adapters, opts.Store = ads, st
+//	eng, err := resilience.New(opts)
 package memstore
 
 import (
