@@ -170,12 +170,3 @@ func BenchmarkSideBySide(b *testing.B) {
 	b.ReportMetric(n*par/(float64(mockNS.Load())/1e9), "mock-req/s")
 	b.ReportMetric(float64(mockNS.Load())/float64(bareNS.Load()), "mock/bare")
 }
-
-func BenchmarkFastChat(b *testing.B) {
-	proto := call{api: dialectOpenAI, model: "gpt-4.1", text: "What is the capital of France?"}.request("http://mock")
-	body, _ := io.ReadAll(proto.Body)
-	b.ReportAllocs()
-	for b.Loop() {
-		fastChat(body, false)
-	}
-}

@@ -3,13 +3,14 @@ package mock
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
@@ -58,7 +59,7 @@ func parseEmbedOpenAI(body []byte) (*chat, *embedReq, error) {
 		Dimensions     int             `json:"dimensions"`
 		EncodingFormat string          `json:"encoding_format"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeBody(body, &r); err != nil {
 		return nil, nil, err
 	}
 	e := &embedReq{dims: r.Dimensions, b64: r.EncodingFormat == "base64"}
@@ -98,7 +99,7 @@ func parseEmbedGemini(body []byte, model string, batch bool) (*chat, *embedReq, 
 		one
 		Requests []one `json:"requests"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeBody(body, &r); err != nil {
 		return nil, nil, err
 	}
 	reqs := []one{r.one}

@@ -1,8 +1,9 @@
 package mock
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 )
 
 // chat is what the mock needs from a generation request, whatever its dialect.
@@ -59,6 +60,17 @@ func textOf(raw json.RawMessage) (text string, isToolResult bool) {
 	return strings.Join(parts, " "), isToolResult
 }
 
+// decodeBody is json.Unmarshal(body, v) for a request body the exchange
+// owns: strings and raw values without escapes point into body instead of
+// being copied.
+func decodeBody(body []byte, v any) error {
+	rest, err := json.Parse(body, v, json.ZeroCopy)
+	if err == nil && len(rest) > 0 {
+		return json.Unmarshal(body, v) // the trailing-data error, as Unmarshal reports it
+	}
+	return err
+}
+
 func estimateTokens(body []byte) int { return len(body)/4 + 1 }
 
 // parseAnthropic reads a Messages API request.
@@ -79,7 +91,7 @@ func parseAnthropic(body []byte) (*chat, error) {
 			Name string `json:"name"`
 		} `json:"tool_choice"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeBody(body, &r); err != nil {
 		return nil, err
 	}
 	c := &chat{model: r.Model, stream: r.Stream, inputTokens: estimateTokens(body)}
@@ -125,7 +137,7 @@ func parseOpenAI(body []byte) (*chat, error) {
 		} `json:"tools"`
 		ToolChoice json.RawMessage `json:"tool_choice"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeBody(body, &r); err != nil {
 		return nil, err
 	}
 	c := &chat{model: r.Model, stream: r.Stream, inputTokens: estimateTokens(body)}
@@ -197,7 +209,7 @@ func parseGemini(body []byte, model string, stream bool) (*chat, error) {
 		ToolConfig  *geminiToolConfig `json:"toolConfig"`
 		ToolConfig2 *geminiToolConfig `json:"tool_config"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeBody(body, &r); err != nil {
 		return nil, err
 	}
 	c := &chat{model: model, stream: stream, inputTokens: estimateTokens(body)}

@@ -1,8 +1,9 @@
 package mock
 
 import (
-	"encoding/json"
 	"strconv"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -27,7 +28,7 @@ func parseResponses(body []byte) (*chat, error) {
 		} `json:"tools"`
 		ToolChoice json.RawMessage `json:"tool_choice"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeBody(body, &r); err != nil {
 		return nil, err
 	}
 	c := &chat{model: r.Model, stream: r.Stream, inputTokens: estimateTokens(body)}

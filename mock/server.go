@@ -2,14 +2,9 @@ package mock
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/llmguard/llmguard/internal/rawjson"
-	"github.com/llmguard/llmguard/internal/wait"
-
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -19,6 +14,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/internal/wait"
 )
 
 // Endpoints a request can hit.
@@ -438,19 +438,15 @@ func (x *exchange) parseChat() (ok bool, parseErr error) {
 	rt := &x.rt
 	switch rt.dialect {
 	case dialectAnthropic:
-		if x.chat, ok = fastChat(body, true); !ok {
-			x.chat, parseErr = parseAnthropic(body)
-		}
+		x.chat, parseErr = parseAnthropic(body)
 	case dialectOpenAI, dialectAzure:
 		if rt.responses {
 			x.chat, parseErr = parseResponses(body)
-		} else if x.chat, ok = fastChat(body, false); !ok {
+		} else {
 			x.chat, parseErr = parseOpenAI(body)
 		}
 	case dialectGemini:
-		if x.chat, ok = fastGemini(body, rt.model, rt.stream); !ok {
-			x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
-		}
+		x.chat, parseErr = parseGemini(body, rt.model, rt.stream)
 	}
 	if x.chat != nil {
 		if x.chat.model == "" {
