@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -47,7 +48,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 			r.Stop, err = stringOrList(v)
 		case "metadata":
 			var md map[string]any
-			if err = json.Unmarshal(v, &md); err == nil && len(md) > 0 {
+			if err = rawjson.Unmarshal(v, &md); err == nil && len(md) > 0 {
 				r.Metadata = make(map[string]string, len(md))
 				for mk, mv := range md {
 					if s, ok := mv.(string); ok {
@@ -96,7 +97,7 @@ func decodeANSystem(v json.RawMessage, r *provider.Request) error {
 	lossy := lossyNames{r: r}
 	for _, bl := range blocks {
 		var typ string
-		_ = json.Unmarshal(bl["type"], &typ)
+		_ = rawjson.Unmarshal(bl["type"], &typ)
 		if typ != "text" {
 			lossy.add("system[type=" + typ + "]")
 			continue
@@ -223,15 +224,15 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 			}
 			// Other sources (file, a malformed one) stay verbatim for the
 			// provider to judge.
-			if json.Unmarshal(obj["source"], &src) == nil && (src.Type == "base64" || src.Type == "url") {
+			if rawjson.Unmarshal(obj["source"], &src) == nil && (src.Type == "base64" || src.Type == "url") {
 				p.Type = provider.PartImage
 				p.Image = &provider.Image{URL: src.URL, MediaType: src.MediaType, Data: src.Data}
 				delete(obj, "source")
 			}
 		case "tool_use":
 			tc := &provider.ToolCall{}
-			_ = json.Unmarshal(obj["id"], &tc.ID)
-			_ = json.Unmarshal(obj["name"], &tc.Name)
+			_ = rawjson.Unmarshal(obj["id"], &tc.ID)
+			_ = rawjson.Unmarshal(obj["name"], &tc.Name)
 			tc.Arguments = append(json.RawMessage(nil), bytes.TrimSpace(obj["input"])...)
 			if len(tc.Arguments) == 0 {
 				tc.Arguments = json.RawMessage(`{}`)
@@ -242,8 +243,8 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 			p.Type, p.ToolCall = provider.PartToolCall, tc
 		case "tool_result":
 			tr := &provider.ToolResult{}
-			_ = json.Unmarshal(obj["tool_use_id"], &tr.CallID)
-			_ = json.Unmarshal(obj["is_error"], &tr.IsError)
+			_ = rawjson.Unmarshal(obj["tool_use_id"], &tr.CallID)
+			_ = rawjson.Unmarshal(obj["is_error"], &tr.IsError)
 			var inner []provider.Part
 			if inner, err = decodeANContent(obj["content"]); err != nil {
 				return prefixError("content", err)
@@ -274,7 +275,7 @@ func decodeANTools(v json.RawMessage, r *provider.Request) error {
 	lossy := lossyNames{r: r}
 	for i, obj := range raw {
 		var typ string
-		_ = json.Unmarshal(obj["type"], &typ)
+		_ = rawjson.Unmarshal(obj["type"], &typ)
 		if typ != "" && typ != "custom" {
 			lossy.add("tools[type=" + typ + "]") // a server tool (web_search, bash, ...)
 			continue
@@ -303,12 +304,12 @@ func decodeANToolChoice(v json.RawMessage, r *provider.Request) error {
 		return typeError("", `an object such as {"type":"auto"}`, v)
 	}
 	var tc map[string]json.RawMessage
-	if err := json.Unmarshal(v, &tc); err != nil {
+	if err := rawjson.Unmarshal(v, &tc); err != nil {
 		return err
 	}
 	var typ, name string
-	_ = json.Unmarshal(tc["type"], &typ)
-	_ = json.Unmarshal(tc["name"], &name)
+	_ = rawjson.Unmarshal(tc["type"], &typ)
+	_ = rawjson.Unmarshal(tc["name"], &name)
 	lossy := lossyNames{r: r}
 	switch typ {
 	case "auto", "none":
@@ -321,7 +322,7 @@ func decodeANToolChoice(v json.RawMessage, r *provider.Request) error {
 		lossy.add("tool_choice") // a type this gateway does not know: the API judges
 	}
 	var off bool
-	if json.Unmarshal(tc["disable_parallel_tool_use"], &off) == nil && tc["disable_parallel_tool_use"] != nil {
+	if rawjson.Unmarshal(tc["disable_parallel_tool_use"], &off) == nil && tc["disable_parallel_tool_use"] != nil {
 		on := !off
 		r.ParallelToolCalls = &on
 	}
@@ -342,7 +343,7 @@ func decodeANOutputConfig(v json.RawMessage, r *provider.Request) error {
 		return typeError("", "an object", v)
 	}
 	var oc map[string]json.RawMessage
-	if err := json.Unmarshal(v, &oc); err != nil {
+	if err := rawjson.Unmarshal(v, &oc); err != nil {
 		return err
 	}
 	lossy := lossyNames{r: r}
@@ -351,7 +352,7 @@ func decodeANOutputConfig(v json.RawMessage, r *provider.Request) error {
 			Type   string          `json:"type"`
 			Schema json.RawMessage `json:"schema"`
 		}
-		if err := json.Unmarshal(f, &jf); err != nil {
+		if err := rawjson.Unmarshal(f, &jf); err != nil {
 			return prefixError("format", err)
 		}
 		if jf.Type == "json_schema" {
@@ -386,9 +387,9 @@ func anStopReason(f string) string {
 // appendAnthropicResponse appends res as an Anthropic message object.
 func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte {
 	b = append(b, `{"id":`...)
-	b = rawjson.AppendString(b, id)
+	b = json.AppendEscape(b, id, 0)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = rawjson.AppendString(b, res.Model)
+	b = json.AppendEscape(b, res.Model, 0)
 	b = append(b, `,"content":[`...)
 	n := 0
 	for i := range res.Thinking {
@@ -403,7 +404,7 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"text","text":`...)
-		b = rawjson.AppendString(b, res.Text)
+		b = json.AppendEscape(b, res.Text, 0)
 		b = append(b, '}')
 		n++
 	}
@@ -413,15 +414,15 @@ func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte
 		}
 		n++
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = rawjson.AppendString(b, tc.ID)
+		b = json.AppendEscape(b, tc.ID, 0)
 		b = append(b, `,"name":`...)
-		b = rawjson.AppendString(b, tc.Name)
+		b = json.AppendEscape(b, tc.Name, 0)
 		b = append(b, `,"input":`...)
 		b = appendObject(b, tc.Arguments)
 		b = append(b, '}')
 	}
 	b = append(b, `],"stop_reason":`...)
-	b = rawjson.AppendString(b, anStopReason(res.FinishReason))
+	b = json.AppendEscape(b, anStopReason(res.FinishReason), 0)
 	b = append(b, `,"stop_sequence":`...)
 	b = appendStopSequence(b, res.StopSequence)
 	b = append(b, `,"usage":`...)
@@ -434,7 +435,7 @@ func appendStopSequence(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return rawjson.AppendString(b, s)
+	return json.AppendEscape(b, s, 0)
 }
 
 // appendANUsage appends u as Anthropic's usage object: input_tokens
@@ -455,7 +456,7 @@ func appendANUsage(b []byte, u provider.Usage, tier bool) []byte {
 	b = appendInt(b, u.OutputTokens)
 	if tier && u.ServiceTier != "" {
 		b = append(b, `,"service_tier":`...)
-		b = rawjson.AppendString(b, anServiceTier(u.ServiceTier))
+		b = json.AppendEscape(b, anServiceTier(u.ServiceTier), 0)
 	}
 	return append(b, '}')
 }
@@ -475,7 +476,7 @@ func anServiceTier(t string) string {
 // decoder produced them).
 func appendRawBlock(b []byte, p *provider.Part) []byte {
 	b = append(b, `{"type":`...)
-	b = rawjson.AppendString(b, p.Type)
+	b = json.AppendEscape(b, p.Type, 0)
 	keys := make([]string, 0, len(p.Extra))
 	for k := range p.Extra {
 		if k != "type" {
@@ -485,7 +486,7 @@ func appendRawBlock(b []byte, p *provider.Part) []byte {
 	slices.Sort(keys)
 	for _, k := range keys {
 		b = append(b, ',')
-		b = rawjson.AppendString(b, k)
+		b = json.AppendEscape(b, k, 0)
 		b = append(b, ':')
 		b = append(b, p.Extra[k]...)
 	}

@@ -3,6 +3,8 @@ package gateway
 import (
 	"strings"
 
+	"github.com/segmentio/encoding/json"
+
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -59,9 +61,9 @@ func (s *anStream) head() error {
 	}
 	s.pending = false
 	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
-	b = rawjson.AppendString(b, s.id)
+	b = json.AppendEscape(b, s.id, 0)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = rawjson.AppendString(b, s.model)
+	b = json.AppendEscape(b, s.model, 0)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
 	b = appendANUsage(b, s.startU, true)
 	b = append(b, `}}`...)
@@ -90,7 +92,7 @@ func (s *anStream) delta(index int, kind, field, text string) error {
 	b = append(b, `","`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = rawjson.AppendString(b, text)
+	b = json.AppendEscape(b, text, 0)
 	b = append(b, `}}`...)
 	return s.emit("content_block_delta", b)
 }
@@ -123,7 +125,7 @@ func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
 		}
 		var block []byte
 		if th.Type == provider.PartRedactedThinking {
-			block = append(rawjson.AppendString(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data), '}')
+			block = append(json.AppendEscape(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data, 0), '}')
 		} else {
 			block = []byte(`{"type":"thinking","thinking":"","signature":""}`)
 		}
@@ -232,9 +234,9 @@ func (s *anStream) chunk(c *provider.Chunk) error {
 			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
 			b = appendInt(b, idx)
 			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
-			b = rawjson.AppendString(b, tc.ID)
+			b = json.AppendEscape(b, tc.ID, 0)
 			b = append(b, `,"name":`...)
-			b = rawjson.AppendString(b, tc.Name)
+			b = json.AppendEscape(b, tc.Name, 0)
 			b = append(b, `,"input":{}}}`...)
 			if err := s.emit("content_block_start", b); err != nil {
 				return err
@@ -266,7 +268,7 @@ func (s *anStream) finish(reason string, u provider.Usage) error {
 	final := s.startU
 	final.Merge(u)
 	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
-	b = rawjson.AppendString(b, anStopReason(reason))
+	b = json.AppendEscape(b, anStopReason(reason), 0)
 	b = append(b, `,"stop_sequence":`...)
 	b = appendStopSequence(b, s.stopSeq)
 	b = append(b, `},"usage":`...)

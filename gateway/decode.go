@@ -2,11 +2,12 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -273,7 +274,7 @@ func article(v string) string {
 func decodeFault(body []byte, err error) error {
 	if !rawjson.Valid(body) {
 		var v any
-		serr := json.Unmarshal(body, &v)
+		serr := rawjson.Unmarshal(body, &v)
 		var se *json.SyntaxError
 		if errors.As(serr, &se) {
 			return badRequest("request body is not valid JSON: %v (at byte %d)", se, se.Offset)

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -210,7 +211,7 @@ func appendEmbeddings(b []byte, resp *provider.EmbedResponse, model string, b64 
 		b = append(b, '}')
 	}
 	b = append(b, `],"model":`...)
-	b = rawjson.AppendString(b, model)
+	b = json.AppendEscape(b, model, 0)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = appendInt(b, resp.Usage.InputTokens)
 	b = append(b, `,"total_tokens":`...)

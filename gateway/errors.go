@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/segmentio/encoding/json"
+
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -146,32 +147,32 @@ func isCode(s string) bool {
 func appendOpenAIError(b []byte, e *apiError) []byte {
 	typ, code := openAITypeCode(e)
 	b = append(b, `{"error":{"message":`...)
-	b = rawjson.AppendString(b, e.message)
+	b = json.AppendEscape(b, e.message, 0)
 	b = append(b, `,"type":`...)
-	b = rawjson.AppendString(b, typ)
+	b = json.AppendEscape(b, typ, 0)
 	b = append(b, `,"param":null,"code":`...)
 	if code == "" {
 		b = append(b, "null"...)
 	} else {
-		b = rawjson.AppendString(b, code)
+		b = json.AppendEscape(b, code, 0)
 	}
 	if e.requestID != "" {
 		b = append(b, `,"request_id":`...)
-		b = rawjson.AppendString(b, e.requestID)
+		b = json.AppendEscape(b, e.requestID, 0)
 	}
 	return append(b, `}}`...)
 }
 
 func appendAnthropicError(b []byte, e *apiError) []byte {
 	b = append(b, `{"type":"error","error":{"type":`...)
-	b = rawjson.AppendString(b, anthropicType(e))
+	b = json.AppendEscape(b, anthropicType(e), 0)
 	b = append(b, `,"message":`...)
-	b = rawjson.AppendString(b, e.message)
+	b = json.AppendEscape(b, e.message, 0)
 	b = append(b, `},"request_id":`...)
 	if e.requestID == "" {
 		b = append(b, "null"...)
 	} else {
-		b = rawjson.AppendString(b, e.requestID)
+		b = json.AppendEscape(b, e.requestID, 0)
 	}
 	return append(b, '}')
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +19,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/encoding/json"
+
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/internal/httpguard"
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/llmguard/llmguard/state"
@@ -210,7 +210,7 @@ func (s *Server) adminCheck(needKey bool, h http.HandlerFunc) http.HandlerFunc {
 			ref = s.guard.CheckKey(r)
 		}
 		if ref != nil {
-			b := rawjson.AppendString([]byte(`{"error":`), ref.Message)
+			b := json.AppendEscape([]byte(`{"error":`), ref.Message, 0)
 			writeJSON(w, ref.Status, append(b, '}'))
 			return
 		}
@@ -682,9 +682,9 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, dialect str
 	}
 	b = append(b, `],"has_more":false,"first_id":`...)
 	if len(ids) > 0 {
-		b = rawjson.AppendString(b, ids[0])
+		b = json.AppendEscape(b, ids[0], 0)
 		b = append(b, `,"last_id":`...)
-		b = rawjson.AppendString(b, ids[len(ids)-1])
+		b = json.AppendEscape(b, ids[len(ids)-1], 0)
 	} else {
 		b = append(b, `null,"last_id":null`...)
 	}

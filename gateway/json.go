@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
@@ -38,7 +40,7 @@ func unmarshalInt(v []byte, p *int) error {
 			return nil
 		}
 	}
-	return json.Unmarshal(v, p)
+	return stdjson.Unmarshal(v, p)
 }
 
 // unmarshalFloat is json.Unmarshal(v, p) for a *float64 field: a number is
@@ -53,7 +55,7 @@ func unmarshalFloat(v []byte, p **float64) error {
 			return nil
 		}
 	}
-	return json.Unmarshal(v, p)
+	return stdjson.Unmarshal(v, p)
 }
 
 // unmarshalBool is json.Unmarshal(v, p) for a bool.
@@ -66,7 +68,7 @@ func unmarshalBool(v []byte, p *bool) error {
 		*p = false
 		return nil
 	}
-	return json.Unmarshal(v, p)
+	return stdjson.Unmarshal(v, p)
 }
 
 // eachField calls fn with each key and raw value of the JSON object body, in

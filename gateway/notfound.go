@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/segmentio/encoding/json"
 )
 
 // This file answers every request no endpoint takes, in the dialect of its
@@ -132,14 +132,14 @@ func errNoModel(id string) *apiError {
 		message: "the model " + rawjsonQuote(id) + " does not exist on this gateway: GET /v1/models lists the routes and targets"}
 }
 
-func rawjsonQuote(s string) string { return string(rawjson.AppendString(nil, s)) }
+func rawjsonQuote(s string) string { return string(json.AppendEscape(nil, s, 0)) }
 
 // appendModel appends one model object in a shape both SDKs accept (OpenAI's
 // id/object/created/owned_by, Anthropic's type/display_name/created_at).
 func appendModel(b []byte, id string) []byte {
 	b = append(b, `{"id":`...)
-	b = rawjson.AppendString(b, id)
+	b = json.AppendEscape(b, id, 0)
 	b = append(b, `,"object":"model","type":"model","created":0,"created_at":"1970-01-01T00:00:00Z","owned_by":"llmguard","display_name":`...)
-	b = rawjson.AppendString(b, id)
+	b = json.AppendEscape(b, id, 0)
 	return append(b, '}')
 }

@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -86,10 +87,10 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 			var so struct {
 				IncludeUsage bool `json:"include_usage"`
 			}
-			err = json.Unmarshal(v, &so)
+			err = rawjson.Unmarshal(v, &so)
 			in.includeUsage = so.IncludeUsage
 		case "metadata":
-			err = json.Unmarshal(v, &r.Metadata)
+			err = rawjson.Unmarshal(v, &r.Metadata)
 		case "tools":
 			err = decodeOATools(v, r)
 		case "tool_choice":
@@ -173,7 +174,7 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 			case "content":
 				m.Content = fv
 			case "tool_calls":
-				if err = json.Unmarshal(fv, &m.ToolCalls); err != nil {
+				if err = rawjson.Unmarshal(fv, &m.ToolCalls); err != nil {
 					return prefixError(at+".tool_calls", err)
 				}
 			case "tool_call_id":
@@ -285,7 +286,7 @@ func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
 				URL    string          `json:"url"`
 				Detail json.RawMessage `json:"detail"`
 			}
-			if err := json.Unmarshal(obj["image_url"], &iu); err != nil {
+			if err := rawjson.Unmarshal(obj["image_url"], &iu); err != nil {
 				return prefixError("image_url", err)
 			}
 			delete(obj, "image_url")
@@ -313,7 +314,7 @@ func imageFromURL(u string) *provider.Image {
 
 func decodeOATools(v json.RawMessage, r *provider.Request) error {
 	var tools []oaTool
-	if err := json.Unmarshal(v, &tools); err != nil {
+	if err := rawjson.Unmarshal(v, &tools); err != nil {
 		return err
 	}
 	lossy := lossyNames{r: r}
@@ -355,7 +356,7 @@ func decodeOAToolChoice(v json.RawMessage, r *provider.Request) error {
 			Name string `json:"name"`
 		} `json:"function"`
 	}
-	if err := json.Unmarshal(v, &tc); err != nil {
+	if err := rawjson.Unmarshal(v, &tc); err != nil {
 		return err
 	}
 	if tc.Type != "function" {
@@ -383,7 +384,7 @@ func decodeOAResponseFormat(v json.RawMessage, r *provider.Request) error {
 			Schema      json.RawMessage `json:"schema"`
 		} `json:"json_schema"`
 	}
-	if err := json.Unmarshal(v, &rf); err != nil {
+	if err := rawjson.Unmarshal(v, &rf); err != nil {
 		return err
 	}
 	switch rf.Type {
@@ -416,16 +417,16 @@ func oaFinish(f string) string {
 // appendOpenAIResponse appends res as an OpenAI chat.completion object.
 func appendOpenAIResponse(b []byte, res *provider.Response, id string, created int64) []byte {
 	b = append(b, `{"id":`...)
-	b = rawjson.AppendString(b, id)
+	b = json.AppendEscape(b, id, 0)
 	b = append(b, `,"object":"chat.completion","created":`...)
 	b = appendInt(b, int(created))
 	b = append(b, `,"model":`...)
-	b = rawjson.AppendString(b, res.Model)
+	b = json.AppendEscape(b, res.Model, 0)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	if res.Text == "" && len(res.ToolCalls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = rawjson.AppendString(b, res.Text)
+		b = json.AppendEscape(b, res.Text, 0)
 	}
 	if len(res.ToolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -434,21 +435,21 @@ func appendOpenAIResponse(b []byte, res *provider.Response, id string, created i
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = rawjson.AppendString(b, tc.ID)
+			b = json.AppendEscape(b, tc.ID, 0)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = rawjson.AppendString(b, tc.Name)
+			b = json.AppendEscape(b, tc.Name, 0)
 			b = append(b, `,"arguments":`...)
 			args := bytes.TrimSpace(tc.Arguments)
 			if len(args) == 0 {
 				args = []byte("{}")
 			}
-			b = rawjson.AppendString(b, string(args))
+			b = json.AppendEscape(b, string(args), 0)
 			b = append(b, `}}`...)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
-	b = rawjson.AppendString(b, oaFinish(res.FinishReason))
+	b = json.AppendEscape(b, oaFinish(res.FinishReason), 0)
 	b = append(b, `}],"usage":`...)
 	b = appendOAUsage(b, res.Usage)
 	b = appendOAServiceTier(b, res.Usage)
@@ -484,5 +485,5 @@ func appendOAServiceTier(b []byte, u provider.Usage) []byte {
 		return b
 	}
 	b = append(b, `,"service_tier":`...)
-	return rawjson.AppendString(b, oaServiceTier(u.ServiceTier))
+	return json.AppendEscape(b, oaServiceTier(u.ServiceTier), 0)
 }

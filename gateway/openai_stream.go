@@ -3,7 +3,8 @@ package gateway
 import (
 	"strings"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/segmentio/encoding/json"
+
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -30,11 +31,11 @@ type oaStream struct {
 
 func (s *oaStream) head() []byte {
 	b := append(s.buf[:0], `{"id":`...)
-	b = rawjson.AppendString(b, s.id)
+	b = json.AppendEscape(b, s.id, 0)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = appendInt(b, int(s.created))
 	b = append(b, `,"model":`...)
-	b = rawjson.AppendString(b, s.model)
+	b = json.AppendEscape(b, s.model, 0)
 	return b
 }
 
@@ -97,7 +98,7 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 	if c.Text != "" {
 		b := s.head()
 		b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-		b = rawjson.AppendString(b, c.Text)
+		b = json.AppendEscape(b, c.Text, 0)
 		b = append(b, `},"logprobs":null,"finish_reason":null}]}`...)
 		if err := s.emit(b); err != nil {
 			return err
@@ -113,14 +114,14 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 			}
 			s.toolSeen[tc.Index] = true
 			b = append(b, `,"id":`...)
-			b = rawjson.AppendString(b, tc.ID)
+			b = json.AppendEscape(b, tc.ID, 0)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = rawjson.AppendString(b, tc.Name)
+			b = json.AppendEscape(b, tc.Name, 0)
 			b = append(b, `,"arguments":`...)
 		} else {
 			b = append(b, `,"function":{"arguments":`...)
 		}
-		b = rawjson.AppendString(b, tc.Arguments)
+		b = json.AppendEscape(b, tc.Arguments, 0)
 		b = append(b, `}}]},"logprobs":null,"finish_reason":null}]}`...)
 		if err := s.emit(b); err != nil {
 			return err
@@ -140,7 +141,7 @@ func (s *oaStream) finish(reason string, u provider.Usage) error {
 	if !s.rawFinish {
 		b := s.head()
 		b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-		b = rawjson.AppendString(b, oaFinish(reason))
+		b = json.AppendEscape(b, oaFinish(reason), 0)
 		b = append(b, `}]}`...)
 		if err := s.emit(b); err != nil {
 			return err

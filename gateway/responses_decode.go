@@ -2,10 +2,11 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -123,7 +124,7 @@ func (d *rsDecoder) field(k string, v json.RawMessage) (err error) {
 			err = unmarshalBool(v, &r.Stream)
 		}
 	case "metadata":
-		err = json.Unmarshal(v, &r.Metadata)
+		err = rawjson.Unmarshal(v, &r.Metadata)
 	case "fallbacks":
 		d.routing = true
 		in.fallbacks, err = stringOrList(v)
@@ -174,11 +175,11 @@ func (d *rsDecoder) reasoning(v json.RawMessage) error {
 		Effort  string `json:"effort"`
 		Summary string `json:"summary"`
 	}
-	if err := json.Unmarshal(v, &re); err != nil {
+	if err := rawjson.Unmarshal(v, &re); err != nil {
 		return err
 	}
 	if re.Effort != "" {
-		setExtra(&d.in.req.Extra, "reasoning_effort", rawjson.AppendString(nil, re.Effort))
+		setExtra(&d.in.req.Extra, "reasoning_effort", json.AppendEscape(nil, re.Effort, 0))
 	}
 	if re.Summary != "" {
 		d.drop("reasoning.summary")
@@ -360,5 +361,5 @@ func argsObject(s string) json.RawMessage {
 	if rawjson.Valid([]byte(s)) {
 		return json.RawMessage(s)
 	}
-	return rawjson.AppendString(nil, s)
+	return json.AppendEscape(nil, s, 0)
 }

@@ -1,9 +1,10 @@
 package gateway
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -134,20 +135,20 @@ func appendItem(b []byte, it *rsItem, done bool) []byte {
 		status = "completed"
 	}
 	b = append(b, `{"id":`...)
-	b = rawjson.AppendString(b, it.id)
+	b = json.AppendEscape(b, it.id, 0)
 	if it.call {
 		b = append(b, `,"type":"function_call","status":"`...)
 		b = append(b, status...)
 		b = append(b, `","arguments":`...)
 		if done {
-			b = rawjson.AppendString(b, it.text.String())
+			b = json.AppendEscape(b, it.text.String(), 0)
 		} else {
 			b = append(b, `""`...)
 		}
 		b = append(b, `,"call_id":`...)
-		b = rawjson.AppendString(b, it.callID)
+		b = json.AppendEscape(b, it.callID, 0)
 		b = append(b, `,"name":`...)
-		b = rawjson.AppendString(b, it.name)
+		b = json.AppendEscape(b, it.name, 0)
 		return append(b, '}')
 	}
 	b = append(b, `,"type":"message","status":"`...)
@@ -161,7 +162,7 @@ func appendItem(b []byte, it *rsItem, done bool) []byte {
 
 func appendTextPart(b []byte, text string) []byte {
 	b = append(b, `{"type":"output_text","annotations":[],"logprobs":[],"text":`...)
-	b = rawjson.AppendString(b, text)
+	b = json.AppendEscape(b, text, 0)
 	return append(b, '}')
 }
 
@@ -173,7 +174,7 @@ func (a *rsAnswer) appendObject(b []byte, done bool) []byte {
 		status, incomplete = a.status()
 	}
 	b = append(b, `{"id":`...)
-	b = rawjson.AppendString(b, a.id)
+	b = json.AppendEscape(b, a.id, 0)
 	b = append(b, `,"object":"response","created_at":`...)
 	b = strconv.AppendInt(b, a.created, 10)
 	b = append(b, `,"status":"`...)
@@ -186,7 +187,7 @@ func (a *rsAnswer) appendObject(b []byte, done bool) []byte {
 		b = append(b, '"', ':')
 		switch k.key {
 		case "model":
-			b = rawjson.AppendString(b, a.model)
+			b = json.AppendEscape(b, a.model, 0)
 		case "output":
 			b = append(b, '[')
 			if done {

@@ -2,8 +2,9 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -27,7 +28,7 @@ func (d *rsDecoder) tools(v json.RawMessage) error {
 		Parameters  json.RawMessage `json:"parameters"`
 		Strict      *bool           `json:"strict"`
 	}
-	if err := json.Unmarshal(v, &tools); err != nil {
+	if err := rawjson.Unmarshal(v, &tools); err != nil {
 		return err
 	}
 	r := d.in.req
@@ -50,10 +51,10 @@ func (d *rsDecoder) tools(v json.RawMessage) error {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":"function","function":{"name":`...)
-			b = rawjson.AppendString(b, t.Name)
+			b = json.AppendEscape(b, t.Name, 0)
 			if t.Description != "" {
 				b = append(b, `,"description":`...)
-				b = rawjson.AppendString(b, t.Description)
+				b = json.AppendEscape(b, t.Description, 0)
 			}
 			if len(t.Parameters) > 0 {
 				b = append(b, `,"parameters":`...)
@@ -88,7 +89,7 @@ func (d *rsDecoder) toolChoice(v json.RawMessage) error {
 		Name string `json:"name"`
 		Mode string `json:"mode"`
 	}
-	if err := json.Unmarshal(v, &tc); err != nil {
+	if err := rawjson.Unmarshal(v, &tc); err != nil {
 		return err
 	}
 	switch tc.Type {
@@ -118,12 +119,12 @@ func (d *rsDecoder) text(v json.RawMessage) error {
 		} `json:"format"`
 		Verbosity string `json:"verbosity"`
 	}
-	if err := json.Unmarshal(v, &t); err != nil {
+	if err := rawjson.Unmarshal(v, &t); err != nil {
 		return err
 	}
 	r := d.in.req
 	if t.Verbosity != "" {
-		setExtra(&r.Extra, "verbosity", rawjson.AppendString(nil, t.Verbosity))
+		setExtra(&r.Extra, "verbosity", json.AppendEscape(nil, t.Verbosity, 0))
 	}
 	if f := t.Format; f != nil {
 		switch f.Type {

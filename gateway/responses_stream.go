@@ -3,6 +3,8 @@ package gateway
 import (
 	"strings"
 
+	"github.com/segmentio/encoding/json"
+
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -71,7 +73,7 @@ func (s *rsStream) begin() error {
 
 func (s *rsStream) itemRef(b []byte, it *rsItem) []byte {
 	b = append(b, `,"item_id":`...)
-	b = rawjson.AppendString(b, it.id)
+	b = json.AppendEscape(b, it.id, 0)
 	b = append(b, `,"output_index":`...)
 	return appendInt(b, s.index(it))
 }
@@ -128,7 +130,7 @@ func (s *rsStream) chunk(c *provider.Chunk) error {
 		s.msg.text.WriteString(c.Text)
 		err := s.event("response.output_text.delta", func(b []byte) []byte {
 			b = append(s.itemRef(b, s.msg), `,"content_index":0,"logprobs":[],"delta":`...)
-			return rawjson.AppendString(b, c.Text)
+			return json.AppendEscape(b, c.Text, 0)
 		})
 		if err != nil {
 			return err
@@ -153,7 +155,7 @@ func (s *rsStream) chunk(c *provider.Chunk) error {
 			it.text.WriteString(tc.Arguments)
 			return s.event("response.function_call_arguments.delta", func(b []byte) []byte {
 				b = append(s.itemRef(b, it), `,"delta":`...)
-				return rawjson.AppendString(b, tc.Arguments)
+				return json.AppendEscape(b, tc.Arguments, 0)
 			})
 		}
 	}
@@ -195,7 +197,7 @@ func (s *rsStream) close(it *rsItem) error {
 	if it.call {
 		err := s.event("response.function_call_arguments.done", func(b []byte) []byte {
 			b = append(s.itemRef(b, it), `,"arguments":`...)
-			return rawjson.AppendString(b, it.text.String())
+			return json.AppendEscape(b, it.text.String(), 0)
 		})
 		if err != nil {
 			return err
@@ -203,7 +205,7 @@ func (s *rsStream) close(it *rsItem) error {
 	} else {
 		err := s.event("response.output_text.done", func(b []byte) []byte {
 			b = append(s.itemRef(b, it), `,"content_index":0,"logprobs":[],"text":`...)
-			return rawjson.AppendString(b, it.text.String())
+			return json.AppendEscape(b, it.text.String(), 0)
 		})
 		if err == nil {
 			err = s.event("response.content_part.done", func(b []byte) []byte {
@@ -234,9 +236,9 @@ func (s *rsStream) fail(e *apiError) error {
 	}
 	return s.event("error", func(b []byte) []byte {
 		b = append(b, `,"code":`...)
-		b = rawjson.AppendString(b, code)
+		b = json.AppendEscape(b, code, 0)
 		b = append(b, `,"message":`...)
-		b = rawjson.AppendString(b, e.message)
+		b = json.AppendEscape(b, e.message, 0)
 		return append(b, `,"param":null`...)
 	})
 }

@@ -1,8 +1,8 @@
 package mock
 
 import (
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/segmentio/encoding/json"
 )
 
 // anthropicMessage builds a Messages API response.
@@ -11,7 +11,7 @@ func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
 	b = append(b, `{"id":"`...)
 	b = x.appendID(b, "msg_011CMock")
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = rawjson.AppendString(b, x.chat.model)
+	b = json.AppendEscape(b, x.chat.model, 0)
 	b = append(b, `,"content":[`...)
 	out := 0
 	stop := "end_turn"
@@ -20,14 +20,14 @@ func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
 		b = append(b, `{"type":"tool_use","id":"`...)
 		b = x.appendID(b, "toolu_011CMock")
 		b = append(b, `","name":`...)
-		b = rawjson.AppendString(b, tl.name)
+		b = json.AppendEscape(b, tl.name, 0)
 		b = append(b, `,"input":`...)
 		b = append(b, args...)
 		b = append(b, '}')
 		stop, out = "tool_use", len(args)/4+1
 	} else {
 		b = append(b, `{"type":"text","text":`...)
-		b = rawjson.AppendString(b, text)
+		b = json.AppendEscape(b, text, 0)
 		b = append(b, '}')
 		out = countTokens(text)
 	}
@@ -52,7 +52,7 @@ func (s *streamer) anthropic(text string, tl *tool) {
 	b = append(b, `{"type":"message_start","message":{"id":"`...)
 	b = x.appendID(b, "msg_011CMock")
 	b = append(b, `","type":"message","role":"assistant","model":`...)
-	b = rawjson.AppendString(b, x.chat.model)
+	b = json.AppendEscape(b, x.chat.model, 0)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	b = appendInt(b, x.chat.inputTokens)
 	b = append(b, `,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1,"service_tier":"standard"}}}`...)
@@ -65,7 +65,7 @@ func (s *streamer) anthropic(text string, tl *tool) {
 		b = append(b[:0], `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"`...)
 		b = x.appendID(b, "toolu_011CMock")
 		b = append(b, `","name":`...)
-		b = rawjson.AppendString(b, tl.name)
+		b = json.AppendEscape(b, tl.name, 0)
 		b = append(b, `,"input":{}}}`...)
 		s.sw.Event("content_block_start", b)
 		pieces = []string{"", args[:len(args)/2], args[len(args)/2:]}
@@ -84,7 +84,7 @@ func (s *streamer) anthropic(text string, tl *tool) {
 		} else {
 			b = append(b[:0], `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`...)
 		}
-		b = rawjson.AppendString(b, p)
+		b = json.AppendEscape(b, p, 0)
 		b = append(b, "}}"...)
 		s.sw.Event("content_block_delta", b)
 	}

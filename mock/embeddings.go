@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/segmentio/encoding/json"
-
-	"github.com/llmguard/llmguard/internal/rawjson"
 )
 
 // This file serves embeddings: OpenAI's POST /v1/embeddings (and the
@@ -221,7 +219,7 @@ func (x *exchange) embeddingsBody() []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `],"model":`...)
-	b = rawjson.AppendString(b, x.chat.model)
+	b = json.AppendEscape(b, x.chat.model, 0)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = appendInt(b, x.chat.inputTokens)
 	b = append(b, `,"total_tokens":`...)

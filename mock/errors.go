@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/segmentio/encoding/json"
 )
 
 // Dialects: the wire format a request was made in.
@@ -88,7 +88,9 @@ func render(b []byte, segs []segment, v *tvars) []byte {
 			continue
 		}
 		if v.json {
-			b = rawjson.AppendContent(b, val)
+			start := len(b)
+			b = json.AppendEscape(b, val, 0)
+			b = append(b[:start], b[start+1:len(b)-1]...) // without the quotes
 		} else {
 			b = append(b, val...)
 		}

@@ -1,8 +1,8 @@
 package mock
 
 import (
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/segmentio/encoding/json"
 )
 
 func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
@@ -21,7 +21,7 @@ func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
 		b = append(b, "}]"...)
 	}
 	b = append(b, `},"modelVersion":`...)
-	b = rawjson.AppendString(b, x.chat.model)
+	b = json.AppendEscape(b, x.chat.model, 0)
 	b = append(b, `,"responseId":"`...)
 	b = x.appendID(b, "mockResp")
 	return append(b, `"}`...)
@@ -29,7 +29,7 @@ func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
 
 func appendFunctionCall(b []byte, tl *tool, args []byte) []byte {
 	b = append(b, `{"functionCall":{"name":`...)
-	b = rawjson.AppendString(b, tl.name)
+	b = json.AppendEscape(b, tl.name, 0)
 	b = append(b, `,"args":`...)
 	b = append(b, args...)
 	return append(b, "}}"...)
@@ -46,7 +46,7 @@ func (x *exchange) geminiResponse(text string, tl *tool) []byte {
 		out = len(args)/4 + 1
 	} else {
 		b = append(b, `{"text":`...)
-		b = rawjson.AppendString(b, text)
+		b = json.AppendEscape(b, text, 0)
 		b = append(b, '}')
 		out = countTokens(text)
 	}
@@ -85,7 +85,7 @@ func (s *streamer) gemini(text string, tl *tool) {
 		}
 		last := i == len(pieces)-1
 		b = append(b[:0], `{"candidates":[{"content":{"parts":[{"text":`...)
-		b = rawjson.AppendString(b, p)
+		b = json.AppendEscape(b, p, 0)
 		b = append(b, `}],"role":"model"}`...)
 		if last {
 			b = append(b, `,"finishReason":"STOP"`...)

@@ -3,7 +3,7 @@ package mock
 import (
 	"strconv"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/sse"
 )
@@ -25,9 +25,9 @@ func (x *exchange) appendToolCall(b []byte, tl *tool, args []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = x.appendID(b, "call_Mock")
 	b = append(b, `","type":"function","function":{"name":`...)
-	b = rawjson.AppendString(b, tl.name)
+	b = json.AppendEscape(b, tl.name, 0)
 	b = append(b, `,"arguments":`...)
-	b = rawjson.AppendString(b, string(args))
+	b = json.AppendEscape(b, string(args), 0)
 	return append(b, "}}"...)
 }
 
@@ -39,7 +39,7 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 	b = append(b, `","object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, x.created(), 10)
 	b = append(b, `,"model":`...)
-	b = rawjson.AppendString(b, x.chat.model)
+	b = json.AppendEscape(b, x.chat.model, 0)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant",`...)
 	out, finish := 0, "stop"
 	if tl != nil {
@@ -50,7 +50,7 @@ func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
 		out, finish = len(args)/4+1, "tool_calls"
 	} else {
 		b = append(b, `"content":`...)
-		b = rawjson.AppendString(b, text)
+		b = json.AppendEscape(b, text, 0)
 		b = append(b, `,"refusal":null,"annotations":[]}`...)
 		out = countTokens(text)
 	}
@@ -81,7 +81,7 @@ func (s *streamer) openai(text string, tl *tool) {
 	head = append(head, `","object":"chat.completion.chunk","created":`...)
 	head = strconv.AppendInt(head, x.created(), 10)
 	head = append(head, `,"model":`...)
-	head = rawjson.AppendString(head, x.chat.model)
+	head = json.AppendEscape(head, x.chat.model, 0)
 	head = append(head, `,"service_tier":"default","system_fingerprint":"fp_mock","choices":[`...)
 	tail := `}]}`
 	if x.chat.includeUsage {
@@ -93,7 +93,7 @@ func (s *streamer) openai(text string, tl *tool) {
 		b = append(b, `{"index":0,"delta":`...)
 		b = append(b, choice...)
 		if dyn != "" {
-			b = rawjson.AppendString(b, dyn)
+			b = json.AppendEscape(b, dyn, 0)
 			b = append(b, '}')
 			if tl != nil {
 				b = append(b, "}]}"...)
@@ -118,7 +118,7 @@ func (s *streamer) openai(text string, tl *tool) {
 		first = append(first, `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"`...)
 		first = x.appendID(first, "call_Mock")
 		first = append(first, `","type":"function","function":{"name":`...)
-		first = rawjson.AppendString(first, tl.name)
+		first = json.AppendEscape(first, tl.name, 0)
 		first = append(first, `,"arguments":""}}],"refusal":null}`...)
 		chunk(string(first), "", "")
 		a := string(args)

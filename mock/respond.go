@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/sse"
 )
@@ -370,7 +370,7 @@ func (s *streamer) stop() {
 		x := s.x
 		switch x.rt.dialect {
 		case dialectAnthropic:
-			b := append([]byte(`{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"},"request_id":`), rawjson.AppendString(nil, x.rid)...)
+			b := append([]byte(`{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"},"request_id":`), json.AppendEscape(nil, x.rid, 0)...)
 			s.sw.Event("error", append(b, '}'))
 		case dialectGemini:
 			s.data([]byte(`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`))
@@ -388,7 +388,7 @@ func (s *streamer) stop() {
 				b = append(b, `","object":"chat.completion.chunk","created":`...)
 				b = strconv.AppendInt(b, x.created(), 10)
 				b = append(b, `,"model":`...)
-				b = rawjson.AppendString(b, x.chat.model)
+				b = json.AppendEscape(b, x.chat.model, 0)
 				b = append(b, `,"provider":"Mock","error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"Mock","raw":"upstream connection closed"}},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error","native_finish_reason":"error"}]}`...)
 				s.sw.Data(b)
 				s.sw.Data([]byte("[DONE]"))

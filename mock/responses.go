@@ -5,7 +5,6 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 )
 
@@ -102,11 +101,11 @@ func appendRespItem(b []byte, id respIDs, text string, tl *tool, args []byte, do
 		b = append(b, `","type":"function_call","status":"`...)
 		b = append(b, status...)
 		b = append(b, `","arguments":`...)
-		b = rawjson.AppendString(b, content)
+		b = json.AppendEscape(b, content, 0)
 		b = append(b, `,"call_id":"`...)
 		b = append(b, id.call...)
 		b = append(b, `","name":`...)
-		b = rawjson.AppendString(b, tl.name)
+		b = json.AppendEscape(b, tl.name, 0)
 		return append(b, '}')
 	}
 	b = append(b, `{"id":"`...)
@@ -122,7 +121,7 @@ func appendRespItem(b []byte, id respIDs, text string, tl *tool, args []byte, do
 
 func appendRespText(b []byte, text string) []byte {
 	b = append(b, `{"type":"output_text","annotations":[],"logprobs":[],"text":`...)
-	b = rawjson.AppendString(b, text)
+	b = json.AppendEscape(b, text, 0)
 	return append(b, '}')
 }
 
@@ -140,7 +139,7 @@ func (x *exchange) appendRespObject(b []byte, id respIDs, text string, tl *tool,
 		b = append(b, `,"status":"in_progress","background":false,"completed_at":null`...)
 	}
 	b = append(b, `,"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":`...)
-	b = rawjson.AppendString(b, x.chat.model)
+	b = json.AppendEscape(b, x.chat.model, 0)
 	b = append(b, `,"output":[`...)
 	if done {
 		b = appendRespItem(b, id, text, tl, args, true)
@@ -241,7 +240,7 @@ func (s *streamer) responses(text string, tl *tool) {
 				b = append(b, `,"content_index":0,"logprobs":[]`...)
 			}
 			b = append(b, `,"delta":`...)
-			return rawjson.AppendString(b, p)
+			return json.AppendEscape(b, p, 0)
 		})
 	}
 	if !s.delta() {
@@ -250,12 +249,12 @@ func (s *streamer) responses(text string, tl *tool) {
 	if tl != nil {
 		ev("response.function_call_arguments.done", func(b []byte) []byte {
 			b = append(item(b), `,"arguments":`...)
-			return rawjson.AppendString(b, string(args))
+			return json.AppendEscape(b, string(args), 0)
 		})
 	} else {
 		ev("response.output_text.done", func(b []byte) []byte {
 			b = append(item(b), `,"content_index":0,"logprobs":[],"text":`...)
-			return rawjson.AppendString(b, text)
+			return json.AppendEscape(b, text, 0)
 		})
 		ev("response.content_part.done", func(b []byte) []byte {
 			return appendRespText(append(item(b), `,"content_index":0,"part":`...), text)

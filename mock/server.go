@@ -17,7 +17,6 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/wait"
 )
 
@@ -596,7 +595,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeMockError answers a request the mock itself cannot serve (not a
 // simulated provider error).
 func writeMockError(w http.ResponseWriter, status int, msg string) {
-	b := append([]byte(`{"error":{"type":"mock_error","message":`), rawjson.AppendString(nil, msg)...)
+	b := append([]byte(`{"error":{"type":"mock_error","message":`), json.AppendEscape(nil, msg, 0)...)
 	b = append(b, "}}"...)
 	w.Header().Set("Content-Type", ctJSON)
 	w.WriteHeader(status)

@@ -1,6 +1,10 @@
 package provider
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+)
 
 // Chunks returns r as the chunks of a stream that says the same, so that a
 // stream of them assembles back into r: the model and id, each thinking
@@ -13,7 +17,7 @@ func (r *Response) Chunks() []Chunk {
 		d := &ThinkingDelta{Index: i, Type: p.Type}
 		str := func(k string) string {
 			var s string
-			_ = json.Unmarshal(p.Extra[k], &s) // absent or not a string: ""
+			_ = rawjson.Unmarshal(p.Extra[k], &s) // absent or not a string: ""
 			return s
 		}
 		d.Thinking, d.Signature, d.Data = str("thinking"), str("signature"), str("data")

@@ -2,8 +2,9 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/classify"
 )

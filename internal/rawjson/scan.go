@@ -1,7 +1,6 @@
 package rawjson
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 	"unicode/utf8"
@@ -179,7 +178,7 @@ func simple(in []byte) bool {
 
 func unquoteSlow(raw []byte) (string, error) {
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := Unmarshal(raw, &s); err != nil {
 		return "", err
 	}
 	return s, nil

@@ -1,5 +1,7 @@
 package rawjson
 
+import "github.com/segmentio/encoding/json"
+
 // SpliceMode says when Splice applies a Field.
 type SpliceMode uint8
 
@@ -49,7 +51,7 @@ func Splice(dst, obj []byte, fields []Field) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		n++
-		dst = AppendString(dst, string(k))
+		dst = json.AppendEscape(dst, string(k), 0)
 		dst = append(dst, ':')
 		dst = append(dst, out...)
 		return nil
@@ -69,7 +71,7 @@ func Splice(dst, obj []byte, fields []Field) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		n++
-		dst = AppendString(dst, f.Key)
+		dst = json.AppendEscape(dst, f.Key, 0)
 		dst = append(dst, ':')
 		dst = append(dst, f.Value...)
 	}

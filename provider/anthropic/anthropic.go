@@ -2,11 +2,13 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -162,7 +164,7 @@ var errNotMessage = fmt.Errorf("body is not a message")
 // message (an error envelope, HTML, truncated JSON) is an error.
 func Decode(body []byte) (*provider.Response, error) {
 	var m wireResponse
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := rawjson.Unmarshal(body, &m); err != nil {
 		return nil, err
 	}
 	if m.Type != "message" && (m.Type != "" || m.Content == nil) {

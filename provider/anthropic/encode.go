@@ -1,9 +1,10 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -211,7 +212,7 @@ func splice(raw []byte, model string, stream bool) ([]byte, error) {
 	if !stream {
 		mode = rawjson.Replace // absent means false
 	}
-	m := rawjson.AppendString(make([]byte, 0, len(model)+2), model)
+	m := json.AppendEscape(make([]byte, 0, len(model)+2), model, 0)
 	return rawjson.Splice(make([]byte, 0, len(raw)+32), raw, []rawjson.Field{
 		{Key: "model", Value: m},
 		{Key: "stream", Value: strconv.AppendBool(nil, stream), Mode: mode},

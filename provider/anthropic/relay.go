@@ -1,8 +1,9 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
@@ -45,7 +46,7 @@ func (l *messageLog) add(data []byte) {
 		Delta        json.RawMessage `json:"delta"`
 		Usage        json.RawMessage `json:"usage"`
 	}
-	if json.Unmarshal(data, &e) != nil {
+	if rawjson.Unmarshal(data, &e) != nil {
 		return
 	}
 	switch e.Type {
@@ -65,7 +66,7 @@ func (l *messageLog) add(data []byte) {
 			Citation    json.RawMessage `json:"citation"`
 		}
 		b := l.block(e.Index)
-		if b == nil || json.Unmarshal(e.Delta, &d) != nil {
+		if b == nil || rawjson.Unmarshal(e.Delta, &d) != nil {
 			return
 		}
 		switch d.Type {
@@ -176,12 +177,12 @@ func (b *blockLog) build() ([]byte, error) {
 		Thinking  string            `json:"thinking"`
 		Citations []json.RawMessage `json:"citations"`
 	}
-	if err := json.Unmarshal(b.start, &start); err != nil {
+	if err := rawjson.Unmarshal(b.start, &start); err != nil {
 		return nil, err
 	}
 	var fields []rawjson.Field
 	str := func(key, prefix string, acc *strings.Builder) {
-		fields = append(fields, rawjson.Field{Key: key, Value: rawjson.AppendString(nil, prefix+acc.String())})
+		fields = append(fields, rawjson.Field{Key: key, Value: json.AppendEscape(nil, prefix+acc.String(), 0)})
 	}
 	if b.has[0] {
 		str("text", start.Text, &b.text)

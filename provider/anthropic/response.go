@@ -1,7 +1,7 @@
 package anthropic
 
 import (
-	"encoding/json"
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/provider"
 )

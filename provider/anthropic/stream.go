@@ -2,9 +2,11 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
@@ -83,7 +85,7 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		d.log.add(ev.Data)
 	}
 	var e wireEvent
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
+	if err := rawjson.Unmarshal(ev.Data, &e); err != nil {
 		return nil, false, err
 	}
 	switch e.Type {

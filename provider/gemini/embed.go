@@ -2,11 +2,12 @@ package gemini
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -40,7 +41,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 
 func (a *Adapter) embedBatch(ctx context.Context, model string, texts []string, dims int) ([][]float32, string, error) {
 	call := httpcall.Call{Provider: a.name, Model: model}
-	name := rawjson.AppendString(nil, "models/"+model)
+	name := json.AppendEscape(nil, "models/"+model, 0)
 	body := append(make([]byte, 0, 64+48*len(texts)), `{"requests":[`...)
 	for i, s := range texts {
 		if i > 0 {
@@ -49,7 +50,7 @@ func (a *Adapter) embedBatch(ctx context.Context, model string, texts []string, 
 		body = append(body, `{"model":`...)
 		body = append(body, name...)
 		body = append(body, `,"content":{"parts":[{"text":`...)
-		body = rawjson.AppendString(body, s)
+		body = json.AppendEscape(body, s, 0)
 		body = append(body, `}]}`...)
 		if dims > 0 {
 			body = append(body, `,"outputDimensionality":`...)
@@ -92,7 +93,7 @@ func DecodeEmbeddings(body []byte, n int) ([][]float32, error) {
 		} `json:"embedding"`
 		Error json.RawMessage `json:"error"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := rawjson.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
 	if len(r.Error) > 0 && !rawjson.IsNull(r.Error) {

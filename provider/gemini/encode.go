@@ -2,10 +2,12 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -276,7 +278,7 @@ func needsSignature(model string) bool {
 
 func signature(tc *provider.ToolCall) string {
 	var s string
-	if raw, ok := tc.Extra["thoughtSignature"]; ok && json.Unmarshal(raw, &s) == nil {
+	if raw, ok := tc.Extra["thoughtSignature"]; ok && rawjson.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	return ""

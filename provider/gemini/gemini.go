@@ -2,13 +2,15 @@ package gemini
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -170,7 +172,7 @@ var (
 // error.
 func Decode(body []byte) (*provider.Response, error) {
 	var r wireResponse
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := rawjson.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {

@@ -1,9 +1,9 @@
 package gemini
 
 import (
-	"encoding/json"
 	"net/http"
 
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
@@ -26,7 +26,7 @@ func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) { return 
 // Decode implements httpcall.Decoder.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	var r wireResponse
-	if err := json.Unmarshal(ev.Data, &r); err != nil {
+	if err := rawjson.Unmarshal(ev.Data, &r); err != nil {
 		return nil, false, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {

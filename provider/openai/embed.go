@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math"
 	"net/url"
 	"strconv"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -27,7 +28,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 	body := make([]byte, 0, 64+len(model)+16*len(req.Input))
 	if !a.azure {
 		body = append(body, `{"model":`...)
-		body = rawjson.AppendString(body, model)
+		body = json.AppendEscape(body, model, 0)
 		body = append(body, ',')
 	} else {
 		body = append(body, '{')
@@ -37,7 +38,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 		if i > 0 {
 			body = append(body, ',')
 		}
-		body = rawjson.AppendString(body, s)
+		body = json.AppendEscape(body, s, 0)
 	}
 	body = append(body, `],"encoding_format":"float"`...)
 	if req.Dimensions > 0 {
@@ -46,7 +47,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 	}
 	if req.User != "" {
 		body = append(body, `,"user":`...)
-		body = rawjson.AppendString(body, req.User)
+		body = json.AppendEscape(body, req.User, 0)
 	}
 	body = append(body, '}')
 	u := a.base + "/embeddings"
@@ -100,7 +101,7 @@ func (v *vector) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var f []float32
-	err := json.Unmarshal(b, &f)
+	err := rawjson.Unmarshal(b, &f)
 	*v = f
 	return err
 }
@@ -121,7 +122,7 @@ func DecodeEmbeddings(body []byte, n int) (*provider.EmbedResponse, error) {
 		} `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := rawjson.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
 	if len(r.Error) > 0 && !rawjson.IsNull(r.Error) {

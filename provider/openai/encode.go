@@ -1,10 +1,11 @@
 package openai
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
@@ -226,7 +227,7 @@ func chatRelayed(req *provider.Request) bool {
 // provider that lacks max_completion_tokens, no metadata where it is
 // refused).
 func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
-	m := rawjson.AppendString(make([]byte, 0, len(model)+2), model)
+	m := json.AppendEscape(make([]byte, 0, len(model)+2), model, 0)
 	fields := []rawjson.Field{{Key: "model", Value: m}}
 	if stream {
 		fields = append(fields, rawjson.Field{Key: "stream", Value: []byte("true")})
@@ -445,7 +446,7 @@ func appendRequest(b []byte, w *wireRequest) (_ []byte, ok bool) {
 		b = make([]byte, 0, requestSize(w))
 	}
 	b = append(b, `{"model":`...)
-	b = rawjson.AppendStringHTML(b, w.Model)
+	b = json.AppendEscape(b, w.Model, json.EscapeHTML)
 	b = append(b, `,"messages":`...)
 	if w.Messages == nil {
 		b = append(b, "null"...)
@@ -457,17 +458,17 @@ func appendRequest(b []byte, w *wireRequest) (_ []byte, ok bool) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"role":`...)
-			b = rawjson.AppendStringHTML(b, m.Role)
+			b = json.AppendEscape(b, m.Role, json.EscapeHTML)
 			b = append(b, `,"content":`...)
 			switch c := m.Content.(type) {
 			case nil:
 				b = append(b, "null"...)
 			case string:
-				b = rawjson.AppendStringHTML(b, c)
+				b = json.AppendEscape(b, c, json.EscapeHTML)
 			}
 			if m.ToolCallID != "" {
 				b = append(b, `,"tool_call_id":`...)
-				b = rawjson.AppendStringHTML(b, m.ToolCallID)
+				b = json.AppendEscape(b, m.ToolCallID, json.EscapeHTML)
 			}
 			b = append(b, '}')
 		}
@@ -495,7 +496,7 @@ func appendRequest(b []byte, w *wireRequest) (_ []byte, ok bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = rawjson.AppendStringHTML(b, s)
+			b = json.AppendEscape(b, s, json.EscapeHTML)
 		}
 		b = append(b, ']')
 	}
@@ -517,7 +518,7 @@ func appendTextPart(b []byte, text string) []byte {
 		return append(b, `{"type":"text"}`...)
 	}
 	b = append(b, `{"type":"text","text":`...)
-	return append(rawjson.AppendStringHTML(b, text), '}')
+	return append(json.AppendEscape(b, text, json.EscapeHTML), '}')
 }
 
 // appendFloat appends f as encoding/json writes a float64 (ok is false for

@@ -1,9 +1,10 @@
 package openai
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
@@ -80,7 +81,7 @@ func (l *completionLog) add(data []byte) {
 		} `json:"choices"`
 		Usage json.RawMessage `json:"usage"`
 	}
-	if json.Unmarshal(data, &c) != nil {
+	if rawjson.Unmarshal(data, &c) != nil {
 		return
 	}
 	set := func(dst *json.RawMessage, v json.RawMessage) {
@@ -181,11 +182,11 @@ func (l *completionLog) RawAnswer() json.RawMessage {
 		return nil
 	}
 	b := []byte(`{"id":`)
-	b = rawjson.AppendString(b, l.id)
+	b = json.AppendEscape(b, l.id, 0)
 	b = append(b, `,"object":"chat.completion","created":`...)
 	b = appendOr(b, l.created, "0")
 	b = append(b, `,"model":`...)
-	b = rawjson.AppendString(b, l.model)
+	b = json.AppendEscape(b, l.model, 0)
 	b = append(b, `,"choices":[`...)
 	for i, c := range l.choices {
 		if i > 0 {
@@ -217,7 +218,7 @@ func (c *choiceLog) appendTo(b []byte) []byte {
 	if role == "" {
 		role = "assistant"
 	}
-	b = rawjson.AppendString(b, role)
+	b = json.AppendEscape(b, role, 0)
 	b = append(b, `,"content":`...)
 	b = strOrNull(b, &c.content, c.hasContent)
 	b = append(b, `,"refusal":`...)
@@ -233,13 +234,13 @@ func (c *choiceLog) appendTo(b []byte) []byte {
 				typ = "function"
 			}
 			b = append(b, `{"id":`...)
-			b = rawjson.AppendString(b, t.id)
+			b = json.AppendEscape(b, t.id, 0)
 			b = append(b, `,"type":`...)
-			b = rawjson.AppendString(b, typ)
+			b = json.AppendEscape(b, typ, 0)
 			b = append(b, `,"function":{"name":`...)
-			b = rawjson.AppendString(b, t.name)
+			b = json.AppendEscape(b, t.name, 0)
 			b = append(b, `,"arguments":`...)
-			b = rawjson.AppendString(b, t.args.String())
+			b = json.AppendEscape(b, t.args.String(), 0)
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
@@ -267,7 +268,7 @@ func strOrNull(b []byte, s *strings.Builder, has bool) []byte {
 	if !has {
 		return append(b, "null"...)
 	}
-	return rawjson.AppendString(b, s.String())
+	return json.AppendEscape(b, s.String(), 0)
 }
 
 func appendOr(b []byte, v json.RawMessage, def string) []byte {

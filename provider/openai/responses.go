@@ -3,10 +3,11 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -77,7 +78,7 @@ func relayBody(body []byte, model string, stream bool) ([]byte, error) {
 	if hasModel && gotModel == model && gotStream == stream {
 		return body, nil
 	}
-	fields := []rawjson.Field{{Key: "model", Value: rawjson.AppendString(nil, model)}, {Key: "stream", Mode: rawjson.Delete}}
+	fields := []rawjson.Field{{Key: "model", Value: json.AppendEscape(nil, model, 0)}, {Key: "stream", Mode: rawjson.Delete}}
 	if stream {
 		fields[1] = rawjson.Field{Key: "stream", Value: []byte("true")}
 	}
@@ -152,7 +153,7 @@ var errFailed = errors.New("response failed")
 // status is "failed" or that carries an error is an error.
 func DecodeResponse(body []byte) (*provider.Response, error) {
 	var r respObject
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := rawjson.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
 	if r.Status == "failed" || (len(r.Error) > 0 && !rawjson.IsNull(r.Error)) {
@@ -237,7 +238,7 @@ func (d *respDecoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		return nil, bytes.Equal(data, done), nil
 	}
 	var e respEvent
-	if err := json.Unmarshal(data, &e); err != nil {
+	if err := rawjson.Unmarshal(data, &e); err != nil {
 		return nil, false, err
 	}
 	if e.Type == "" {

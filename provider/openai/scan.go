@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
-
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
 
@@ -57,7 +55,7 @@ func unmarshal(body []byte, r *wireResponse) error {
 	})
 	if err != nil && !rawjson.Valid(body) {
 		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
+		if err := rawjson.Unmarshal(body, &v); err != nil {
 			return err // the same syntax error encoding/json reports
 		}
 		return rawjson.ErrMalformed

@@ -2,9 +2,10 @@ package openai
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -51,7 +52,7 @@ func (f *flexText) UnmarshalJSON(b []byte) error {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
-		if err := json.Unmarshal(b, &parts); err != nil {
+		if err := rawjson.Unmarshal(b, &parts); err != nil {
 			return err
 		}
 		var s string

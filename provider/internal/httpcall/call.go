@@ -3,13 +3,14 @@ package httpcall
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/rawjson"
@@ -189,7 +190,7 @@ func MergeExtra(body []byte, extra map[string]json.RawMessage, keep ...string) (
 		return body, nil
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := rawjson.Unmarshal(body, &m); err != nil {
 		return nil, err
 	}
 next:
@@ -276,11 +277,11 @@ func (c Call) ListModels(ctx context.Context, client *http.Client, url string, h
 
 func modelIDs(body []byte, listKey, idKey string) ([]string, error) {
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
+	if err := rawjson.Unmarshal(body, &top); err != nil {
 		return nil, err
 	}
 	var items []map[string]json.RawMessage
-	if err := json.Unmarshal(top[listKey], &items); err != nil || items == nil {
+	if err := rawjson.Unmarshal(top[listKey], &items); err != nil || items == nil {
 		if err == nil || top[listKey] == nil {
 			err = ErrNotModelList
 		}
@@ -289,7 +290,7 @@ func modelIDs(body []byte, listKey, idKey string) ([]string, error) {
 	out := make([]string, len(items))
 	for i, it := range items {
 		if raw, ok := it[idKey]; ok {
-			if err := json.Unmarshal(raw, &out[i]); err != nil {
+			if err := rawjson.Unmarshal(raw, &out[i]); err != nil {
 				return nil, err
 			}
 		}

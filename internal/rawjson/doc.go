@@ -1,0 +1,14 @@
+// Package rawjson holds the project's JSON policy and the few hand-written
+// JSON pieces a benchmark in the repo shows to matter, each guarded by a
+// differential fuzz test against the JSON library.
+//
+// The library is github.com/segmentio/encoding/json (a drop-in for
+// encoding/json, several times faster): code encodes with its Marshal and
+// AppendEscape and decodes with Unmarshal here, which keeps the library's
+// speed and reports failures as encoding/json does (FuzzUnmarshal).
+//
+// Hand-written, for request bodies relayed in their own dialect: Splice
+// sets, replaces or deletes top-level fields and copies every other byte
+// as sent (FuzzSplice), on the walk EachField and EachElement do; Valid is
+// json.Valid's grammar in one pass (FuzzValid).
+package rawjson
