@@ -20,10 +20,8 @@
 // an "error" object or finish_reason "error" (OpenRouter) is a classified
 // *provider.Error.
 //
-// Decoding reads only the fields it uses with a reflection-free scanner
-// that checks, in the same pass, that the body is JSON as json.Valid
-// defines it (keys match exactly, where encoding/json would also accept
-// other cases).
+// Bodies are encoded and decoded by the project's JSON library
+// (internal/rawjson says which and why), as encoding/json would.
 //
 //	a := openai.New(&openai.Config{Name: "groq", BaseURL: "https://api.groq.com/openai/v1",
 //		APIKey: os.Getenv("GROQ_API_KEY"), Client: client})

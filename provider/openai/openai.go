@@ -9,6 +9,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -217,7 +218,7 @@ var (
 // error.
 func Decode(body []byte) (*provider.Response, error) {
 	var r wireResponse
-	if err := unmarshal(body, &r); err != nil {
+	if err := rawjson.Unmarshal(body, &r); err != nil {
 		return nil, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {

@@ -147,7 +147,7 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
 	}
 	var r wireResponse
-	if err := unmarshal(data, &r); err != nil {
+	if err := rawjson.Unmarshal(data, &r); err != nil {
 		return nil, false, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {

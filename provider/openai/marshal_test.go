@@ -5,25 +5,27 @@ import (
 	"math"
 	"testing"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/llmguard/llmguard/provider"
 	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
-// checkAppend: appendRequest writes json.Marshal's bytes whenever it takes
-// the request, and takes the plain chat requests it is meant for.
-func checkAppend(t *testing.T, w *wireRequest, wantFast bool) {
+// checkAppend: the JSON library writes a request byte for byte as
+// encoding/json's Marshal does, and fails where it fails (NaN, infinities).
+func checkAppend(t *testing.T, w *wireRequest, wantOK bool) {
 	t.Helper()
-	got, ok := appendRequest(nil, w)
+	got, gerr := segjson.Marshal(w)
 	want, err := json.Marshal(w)
-	if ok && (err != nil || string(got) != string(want)) {
-		t.Fatalf("appendRequest:\n got %s\nwant %s (%v)", got, want, err)
+	if (gerr == nil) != (err == nil) || string(got) != string(want) {
+		t.Fatalf("library:\n got %s (%v)\nwant %s (%v)", got, gerr, want, err)
 	}
-	if wantFast && !ok && err == nil {
-		t.Fatalf("appendRequest declined a plain request: %s", want)
+	if wantOK && err != nil {
+		t.Fatalf("encoding/json refused a plain request: %v", err)
 	}
 }
 
-func TestAppendRequestMatchesMarshal(t *testing.T) {
+func TestRequestMatchesEncodingJSON(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	temp, max := 0.2, 128
 	plain := &provider.Request{System: "You are <terse> & quick.", MaxTokens: max, Temperature: &temp, TopP: f(1e-7),
@@ -79,15 +81,6 @@ func buildWire(t *testing.T, req *provider.Request, stream bool, q quirks) *wire
 	return &w
 }
 
-func TestAppendTextPart(t *testing.T) {
-	for _, text := range []string{"", "plain", "<a href=\"x\">&</a>\n\xff"} {
-		want, _ := json.Marshal(wirePart{Type: "text", Text: text})
-		if got := appendTextPart(nil, text); string(got) != string(want) {
-			t.Errorf("appendTextPart(%q) = %s, want %s", text, got, want)
-		}
-	}
-}
-
 func FuzzAppendRequest(f *testing.F) {
 	f.Add("gpt-4o", "system", "Hello <b>&</b>", "tool_1", 128, 0.2, true, "STOP")
 	f.Add("", "", "\xff\u2028\"\\\n", "", 0, 1e-9, false, "")
@@ -99,8 +92,9 @@ func FuzzAppendRequest(f *testing.F) {
 			w.StreamOptions = &streamOptions{IncludeUsage: stream}
 		}
 		checkAppend(t, w, !math.IsInf(temp, 0) && !math.IsNaN(temp))
-		if want, _ := json.Marshal(wirePart{Type: "text", Text: content}); string(appendTextPart(nil, content)) != string(want) {
-			t.Fatalf("appendTextPart(%q) = %s, want %s", content, appendTextPart(nil, content), want)
+		got, _ := segjson.Marshal(wirePart{Type: "text", Text: content})
+		if want, _ := json.Marshal(wirePart{Type: "text", Text: content}); string(got) != string(want) {
+			t.Fatalf("text part %q: %s, want %s", content, got, want)
 		}
 	})
 }

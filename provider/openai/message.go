@@ -1,0 +1,183 @@
+package openai
+
+import (
+	"fmt"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
+)
+
+// appendMessage encodes one canonical message. Tool results become one
+// "tool" message each, placed before the rest of the message so they follow
+// the assistant turn that asked for them; tool calls go in tool_calls; a
+// single plain text part is sent as a string.
+func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *httpcall.Drops) ([]wireMessage, error) {
+	switch m.Role {
+	case provider.RoleUser, provider.RoleAssistant, provider.RoleTool, provider.RoleSystem, "developer":
+	default:
+		if !same {
+			drops.Add("messages[role=" + m.Role + "]")
+			return out, nil
+		}
+	}
+	if !same {
+		drops.Extra("messages[].", m.Extra)
+	}
+	c := content{same: same, drops: drops}
+	for j := range m.Content {
+		var err error
+		if out, err = c.add(out, &m.Content[j], j); err != nil {
+			return nil, err
+		}
+	}
+	return c.message(out, m), nil
+}
+
+// content collects one message's parts as Chat Completions takes them.
+type content struct {
+	same  bool // the request is in this dialect: its extras are sent
+	drops *httpcall.Drops
+	parts []json.RawMessage
+	calls []wireToolCall
+	text  string // the last text part
+	texts int    // how many text parts
+	rich  bool   // a part that only a content array can carry
+}
+
+// add adds part j, p; a tool result is appended to out as a message of its
+// own.
+func (c *content) add(out []wireMessage, p *provider.Part, j int) ([]wireMessage, error) {
+	if !c.same {
+		c.drops.Extra("messages[].content[].", p.Extra)
+	}
+	if !httpcall.KnownPart(p) {
+		if !c.same {
+			c.drops.Add("messages[].content[type=" + p.Type + "]")
+			return out, nil // another dialect's part (thinking, document...)
+		}
+		raw, err := httpcall.RawPart(p)
+		if err != nil {
+			return nil, err
+		}
+		c.rich = true
+		c.parts = append(c.parts, raw)
+		return out, nil
+	}
+	switch p.Type {
+	case provider.PartToolResult:
+		if p.ToolResult == nil {
+			return nil, fmt.Errorf("part %d: tool_result part without result", j)
+		}
+		return append(out, wireMessage{Role: "tool", ToolCallID: p.ToolResult.CallID, Content: p.ToolResult.Content}), nil
+	case provider.PartToolCall:
+		if p.ToolCall == nil {
+			return nil, fmt.Errorf("part %d: tool_call part without tool call", j)
+		}
+		var tc wireToolCall
+		tc.ID, tc.Type = p.ToolCall.ID, "function"
+		tc.Function.Name = p.ToolCall.Name
+		tc.Function.Arguments = string(p.ToolCall.Arguments)
+		if tc.Function.Arguments == "" || tc.Function.Arguments == "null" {
+			tc.Function.Arguments = "{}"
+		}
+		c.calls = append(c.calls, tc)
+	case provider.PartText:
+		return out, c.addText(p)
+	case provider.PartImage:
+		if p.Image == nil {
+			return nil, fmt.Errorf("part %d: image part without image", j)
+		}
+		return out, c.addImage(p)
+	}
+	return out, nil
+}
+
+func (c *content) addText(p *provider.Part) error {
+	c.texts++
+	c.text = p.Text
+	raw, err := json.Marshal(wirePart{Type: "text", Text: p.Text})
+	if err == nil && c.same && len(p.Extra) > 0 {
+		c.rich = true
+		raw, err = httpcall.MergeExtra(raw, p.Extra, "type")
+	}
+	if err != nil {
+		return err
+	}
+	c.parts = append(c.parts, raw)
+	return nil
+}
+
+func (c *content) addImage(p *provider.Part) error {
+	c.rich = true
+	u := p.Image.URL
+	if p.Image.Data != "" {
+		u = "data:" + p.Image.MediaType + ";base64," + p.Image.Data
+	}
+	iu := &wireImageURL{URL: u}
+	var extra map[string]json.RawMessage
+	if c.same && len(p.Extra) > 0 {
+		// "detail" belongs inside image_url; anything else beside it.
+		extra = make(map[string]json.RawMessage, len(p.Extra))
+		for k, v := range p.Extra {
+			if k == "detail" {
+				iu.Detail = v
+			} else {
+				extra[k] = v
+			}
+		}
+	}
+	raw, err := json.Marshal(wirePart{Type: "image_url", ImageURL: iu})
+	if err == nil {
+		raw, err = httpcall.MergeExtra(raw, extra, "type")
+	}
+	if err != nil {
+		return err
+	}
+	c.parts = append(c.parts, raw)
+	return nil
+}
+
+// message appends m's message, if anything is left of it once its tool
+// results went out as messages of their own.
+func (c *content) message(out []wireMessage, m *provider.Message) []wireMessage {
+	role := m.Role
+	if role == provider.RoleTool {
+		// A tool message whose parts were all tool results is done.
+		if len(c.parts) == 0 {
+			return out
+		}
+		role = provider.RoleUser
+	}
+	if len(c.parts) == 0 && len(c.calls) == 0 {
+		if role == provider.RoleAssistant || len(m.Content) > 0 {
+			return out // nothing but tool results
+		}
+		return append(out, wireMessage{Role: role, Content: ""})
+	}
+	wm := wireMessage{Role: role, ToolCalls: c.calls}
+	if c.same {
+		wm.extra = m.Extra
+	}
+	switch {
+	case c.rich:
+		wm.Content = c.parts
+	case c.texts == 1:
+		wm.Content = c.text
+	case c.texts > 1 && role == provider.RoleAssistant:
+		// Assistant content arrays are text-only; join them.
+		s := ""
+		for j := range m.Content {
+			if m.Content[j].Type == provider.PartText {
+				s += m.Content[j].Text
+			}
+		}
+		wm.Content = s
+	case c.texts > 1:
+		wm.Content = c.parts
+	default:
+		wm.Content = nil // assistant turn with tool calls only
+	}
+	return append(out, wm)
+}
