@@ -23,67 +23,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return validString(b, i)
 	case c == '{':
-		if depth >= maxDepth {
-			return 0, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return 0, false
-			}
-			var ok bool
-			if i, ok = validString(b, i); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return 0, false
-			}
-			if i, ok = validValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
+		return validObject(b, i, depth)
 	case c == '[':
-		if depth >= maxDepth {
-			return 0, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = validValue(b, i, depth+1); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
+		return validArray(b, i, depth)
 	case c == '-' || c >= '0' && c <= '9':
 		return validNumber(b, i)
 	case c == 't':
@@ -94,6 +36,73 @@ func validValue(b []byte, i, depth int) (int, bool) {
 		return literal(b, i, "null")
 	}
 	return 0, false
+}
+
+// validObject checks the object starting at b[i] == '{'.
+func validObject(b []byte, i, depth int) (int, bool) {
+	if depth >= maxDepth {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		var ok bool
+		if i, ok = validString(b, i); !ok {
+			return 0, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		if i, ok = validValue(b, skipSpace(b, i+1), depth+1); !ok {
+			return 0, false
+		}
+		var end bool
+		if i, end, ok = next(b, i, '}'); !ok || end {
+			return i, ok
+		}
+	}
+}
+
+// validArray checks the array starting at b[i] == '['.
+func validArray(b []byte, i, depth int) (int, bool) {
+	if depth >= maxDepth {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var end, ok bool
+		if i, ok = validValue(b, i, depth+1); !ok {
+			return 0, false
+		}
+		if i, end, ok = next(b, i, ']'); !ok || end {
+			return i, ok
+		}
+	}
+}
+
+// next reads what follows a member or element at b[i]: a comma (it returns
+// the index of the next one, past space) or the closing byte (end; it
+// returns the index after it).
+func next(b []byte, i int, closing byte) (_ int, end, ok bool) {
+	i = skipSpace(b, i)
+	switch {
+	case i >= len(b):
+		return 0, false, false
+	case b[i] == ',':
+		return skipSpace(b, i+1), false, true
+	case b[i] == closing:
+		return i + 1, true, true
+	}
+	return 0, false, false
 }
 
 func literal(b []byte, i int, lit string) (int, bool) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -96,6 +98,11 @@ func BenchmarkValid(b *testing.B) {
 	b.Run("encoding-json", func(b *testing.B) {
 		for b.Loop() {
 			json.Valid(body)
+		}
+	})
+	b.Run("library", func(b *testing.B) {
+		for b.Loop() {
+			segjson.Valid(body)
 		}
 	})
 }
