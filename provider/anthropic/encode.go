@@ -112,6 +112,38 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = DefaultMaxTokens
 	}
+	w.options(req, &drops)
+	if err := w.tools(req); err != nil {
+		return nil, nil, err
+	}
+	for i := range req.Messages {
+		if err := w.addMessage(&req.Messages[i], same, &drops); err != nil {
+			return nil, nil, fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	if w.Messages == nil {
+		w.Messages = []wireMessage{}
+	}
+	body, err := json.Marshal(&w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if same {
+		extras := make([]map[string]json.RawMessage, len(w.Messages))
+		for i := range w.Messages {
+			extras[i] = w.Messages[i].extra
+		}
+		if body, err = httpcall.MessageExtras(body, extras); err == nil {
+			body, err = httpcall.MergeExtra(body, req.Extra, "model", "stream")
+		}
+	}
+	return body, drops.Names(), err
+}
+
+// options sets sampling, metadata and the output format, naming in drops
+// what the API cannot take.
+func (w *wireRequest) options(req *provider.Request, drops *httpcall.Drops) {
+	same := req.Dialect == Dialect
 	if !same {
 		// Requests from other dialects: Anthropic's temperature range is
 		// 0..1 (OpenAI's and Gemini's is 0..2), and recent models reject
@@ -148,6 +180,10 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 			drops.Add(httpcall.FieldName(req.Dialect, "response_format") + "(" + rf.Type + ")") // no schema-less JSON mode
 		}
 	}
+}
+
+// tools sets the tools, tool_choice and its disable_parallel_tool_use.
+func (w *wireRequest) tools(req *provider.Request) error {
 	for _, t := range req.Tools {
 		schema := t.Parameters
 		if len(schema) == 0 {
@@ -166,7 +202,7 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 		case "tool":
 			w.ToolChoice = &wireToolChoice{Type: "tool", Name: tc.Name}
 		default:
-			return nil, nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+			return fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
 		}
 	}
 	if p := req.ParallelToolCalls; p != nil && !*p && len(w.Tools) > 0 {
@@ -177,28 +213,7 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 			w.ToolChoice.DisableParallelToolUse = true
 		}
 	}
-	for i := range req.Messages {
-		if err := w.addMessage(&req.Messages[i], same, &drops); err != nil {
-			return nil, nil, fmt.Errorf("message %d: %w", i, err)
-		}
-	}
-	if w.Messages == nil {
-		w.Messages = []wireMessage{}
-	}
-	body, err := json.Marshal(&w)
-	if err != nil {
-		return nil, nil, err
-	}
-	if same {
-		extras := make([]map[string]json.RawMessage, len(w.Messages))
-		for i := range w.Messages {
-			extras[i] = w.Messages[i].extra
-		}
-		if body, err = httpcall.MessageExtras(body, extras); err == nil {
-			body, err = httpcall.MergeExtra(body, req.Extra, "model", "stream")
-		}
-	}
-	return body, drops.Names(), err
+	return nil
 }
 
 // relayed reports whether req carries its client's Messages API body.

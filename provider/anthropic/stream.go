@@ -97,58 +97,11 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		u := d.start
 		return []provider.Chunk{{ID: e.Message.ID, Model: e.Message.Model, Usage: &u}}, false, nil
 	case "content_block_start":
-		if e.Block != nil && e.Block.Type == "tool_use" {
-			i := len(d.tools)
-			d.tools[e.Index] = i
-			return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, ID: e.Block.ID, Name: e.Block.Name}}}, false, nil
-		}
-		if e.Block != nil && (e.Block.Type == provider.PartThinking || e.Block.Type == provider.PartRedactedThinking) {
-			if d.thinking == nil {
-				d.thinking = make(map[int]int)
-			}
-			i := len(d.thinking)
-			d.thinking[e.Index] = i
-			return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i, Type: e.Block.Type,
-				Thinking: e.Block.Thinking, Signature: e.Block.Signature, Data: e.Block.Data}}}, false, nil
-		}
-		if e.Block != nil && e.Block.Type == "text" && e.Block.Text != "" {
-			return []provider.Chunk{{Text: e.Block.Text}}, false, nil
-		}
+		return d.blockStart(&e), false, nil
 	case "content_block_delta":
-		if e.Delta == nil {
-			return nil, false, nil
-		}
-		switch e.Delta.Type {
-		case "text_delta":
-			return []provider.Chunk{{Text: e.Delta.Text}}, false, nil
-		case "thinking_delta", "signature_delta":
-			if i, ok := d.thinking[e.Index]; ok && e.Delta.Thinking+e.Delta.Signature != "" {
-				return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i,
-					Thinking: e.Delta.Thinking, Signature: e.Delta.Signature}}}, false, nil
-			}
-		case "input_json_delta":
-			if i, ok := d.tools[e.Index]; ok && e.Delta.PartialJSON != "" {
-				return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}}}, false, nil
-			}
-		}
+		return d.blockDelta(&e), false, nil
 	case "message_delta":
-		var ch provider.Chunk
-		if e.Delta != nil {
-			ch.FinishReason = finish(e.Delta.StopReason)
-			ch.StopSequence = e.Delta.StopSequence
-		}
-		if e.Usage != nil {
-			// The delta's counts are cumulative; those it leaves out are
-			// message_start's.
-			u := d.start
-			u.Merge(e.Usage.canonical())
-			if e.Usage.InputTokens == 0 && e.Usage.CacheCreationInputTokens+e.Usage.CacheReadInputTokens > 0 {
-				u.InputTokens = d.start.InputTokens - d.start.CacheReadTokens - d.start.CacheWriteTokens +
-					e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
-			}
-			ch.Usage = &u
-		}
-		return []provider.Chunk{ch}, false, nil
+		return d.messageDelta(&e), false, nil
 	case "message_stop":
 		return nil, true, nil
 	case "error":
@@ -156,4 +109,70 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	}
 	// ping, content_block_stop and future events.
 	return nil, false, nil
+}
+
+// blockStart reads content_block_start: a tool call or thinking block
+// begins (their deltas are numbered from here), or text comes with it.
+func (d *decoder) blockStart(e *wireEvent) []provider.Chunk {
+	switch b := e.Block; {
+	case b == nil:
+	case b.Type == "tool_use":
+		i := len(d.tools)
+		d.tools[e.Index] = i
+		return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, ID: b.ID, Name: b.Name}}}
+	case b.Type == provider.PartThinking || b.Type == provider.PartRedactedThinking:
+		if d.thinking == nil {
+			d.thinking = make(map[int]int)
+		}
+		i := len(d.thinking)
+		d.thinking[e.Index] = i
+		return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i, Type: b.Type,
+			Thinking: b.Thinking, Signature: b.Signature, Data: b.Data}}}
+	case b.Type == "text" && b.Text != "":
+		return []provider.Chunk{{Text: b.Text}}
+	}
+	return nil
+}
+
+// blockDelta reads content_block_delta: text, thinking or a tool call's
+// arguments.
+func (d *decoder) blockDelta(e *wireEvent) []provider.Chunk {
+	if e.Delta == nil {
+		return nil
+	}
+	switch e.Delta.Type {
+	case "text_delta":
+		return []provider.Chunk{{Text: e.Delta.Text}}
+	case "thinking_delta", "signature_delta":
+		if i, ok := d.thinking[e.Index]; ok && e.Delta.Thinking+e.Delta.Signature != "" {
+			return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i,
+				Thinking: e.Delta.Thinking, Signature: e.Delta.Signature}}}
+		}
+	case "input_json_delta":
+		if i, ok := d.tools[e.Index]; ok && e.Delta.PartialJSON != "" {
+			return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}}}
+		}
+	}
+	return nil
+}
+
+// messageDelta reads message_delta: the stop reason and the usage.
+func (d *decoder) messageDelta(e *wireEvent) []provider.Chunk {
+	var ch provider.Chunk
+	if e.Delta != nil {
+		ch.FinishReason = finish(e.Delta.StopReason)
+		ch.StopSequence = e.Delta.StopSequence
+	}
+	if e.Usage != nil {
+		// The delta's counts are cumulative; those it leaves out are
+		// message_start's.
+		u := d.start
+		u.Merge(e.Usage.canonical())
+		if e.Usage.InputTokens == 0 && e.Usage.CacheCreationInputTokens+e.Usage.CacheReadInputTokens > 0 {
+			u.InputTokens = d.start.InputTokens - d.start.CacheReadTokens - d.start.CacheWriteTokens +
+				e.Usage.CacheCreationInputTokens + e.Usage.CacheReadInputTokens
+		}
+		ch.Usage = &u
+	}
+	return []provider.Chunk{ch}
 }

@@ -112,7 +112,6 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 // encode is Encode that also names the fields it could not send.
 func encode(req *provider.Request, model string) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
-	needSig := needsSignature(model)
 	var drops httpcall.Drops
 	if !same {
 		drops.Request(req)
@@ -121,27 +120,10 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 		}
 	}
 	w := wireRequest{Contents: make([]wireContent, 0, len(req.Messages))}
-	system := req.System
-	for i := range req.Messages {
-		if m := &req.Messages[i]; m.Role == provider.RoleSystem {
-			system = joinText(system, m.Content) // Gemini has one system instruction
-			if !same {
-				drops.Extra("messages[].", m.Extra)
-			}
-		}
-	}
-	if system != "" {
+	if system := systemOf(req, &drops); system != "" {
 		w.SystemInstruction = &wireContent{Parts: []wirePart{{Text: system}}}
 	}
-	g := wireGenCfg{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature,
-		TopP: req.TopP, TopK: req.TopK, Seed: req.Seed, StopSequences: req.Stop}
-	if rf := req.ResponseFormat; rf != nil {
-		g.ResponseMimeType, g.ResponseJSONSchema = "application/json", rf.Schema
-	}
-	if g.MaxOutputTokens > 0 || g.Temperature != nil || g.TopP != nil || g.TopK != nil || g.Seed != nil ||
-		len(g.StopSequences) > 0 || g.ResponseMimeType != "" {
-		w.GenerationConfig = &g
-	}
+	w.GenerationConfig = genConfig(req)
 	if req.User != "" && !same {
 		drops.Add(httpcall.FieldName(req.Dialect, "user"))
 	}
@@ -155,75 +137,15 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 		}
 		w.Tools = []wireTools{{FunctionDeclarations: decls}}
 	}
-	if tc := req.ToolChoice; tc != nil {
-		cfg := &wireToolCfg{}
-		switch tc.Mode {
-		case "auto", "":
-			cfg.FunctionCallingConfig.Mode = "AUTO"
-		case "none":
-			cfg.FunctionCallingConfig.Mode = "NONE"
-		case "required":
-			cfg.FunctionCallingConfig.Mode = "ANY"
-		case "tool":
-			cfg.FunctionCallingConfig.Mode = "ANY"
-			cfg.FunctionCallingConfig.AllowedFunctionNames = []string{tc.Name}
-		default:
-			return nil, nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
-		}
-		w.ToolConfig = cfg
+	var err error
+	if w.ToolConfig, err = toolConfig(req.ToolChoice); err != nil {
+		return nil, nil, err
 	}
-	names := map[string]string{} // tool call id -> function name
+	c := contents{same: same, needSig: needsSignature(model), drops: &drops, names: map[string]string{}}
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		role := "user"
-		switch m.Role {
-		case provider.RoleAssistant:
-			role = "model"
-		case provider.RoleUser, provider.RoleTool:
-		case provider.RoleSystem:
-			continue // in the system instruction
-		default:
-			if !same {
-				drops.Add("messages[role=" + m.Role + "]")
-				continue
-			}
-			role = m.Role
+		if err := c.add(&w, i, &req.Messages[i]); err != nil {
+			return nil, nil, err
 		}
-		if !same {
-			drops.Extra("messages[].", m.Extra)
-		}
-		parts := make([]wirePart, 0, len(m.Content))
-		for j := range m.Content {
-			part := &m.Content[j]
-			var p wirePart
-			switch {
-			case httpcall.KnownPart(part):
-				var err error
-				if p, err = encodePart(part, names, needSig); err != nil {
-					return nil, nil, fmt.Errorf("message %d part %d: %w", i, j, err)
-				}
-				if !same {
-					drops.Extra("messages[].content[].", part.Extra)
-				}
-			case !same:
-				drops.Add("messages[].content[type=" + part.Type + "]")
-				continue // another dialect's part (thinking, document...)
-			}
-			if same {
-				// A part the canonical form does not hold (executableCode,
-				// videoMetadata...) is its Extra fields alone.
-				p.extra = part.Extra
-			}
-			parts = append(parts, p)
-		}
-		if len(parts) == 0 && len(m.Content) > 0 {
-			continue // every part was another dialect's
-		}
-		if n := len(w.Contents); n > 0 && w.Contents[n-1].Role == role {
-			w.Contents[n-1].Parts = append(w.Contents[n-1].Parts, parts...)
-			continue
-		}
-		w.Contents = append(w.Contents, wireContent{Role: role, Parts: parts})
 	}
 	body, err := json.Marshal(&w)
 	if err != nil {
@@ -233,6 +155,118 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 		body, err = httpcall.MergeExtra(body, req.Extra)
 	}
 	return body, drops.Names(), err
+}
+
+// systemOf is the one system instruction Gemini takes: the request's
+// system prompt and the text of its system messages.
+func systemOf(req *provider.Request, drops *httpcall.Drops) string {
+	system := req.System
+	for i := range req.Messages {
+		if m := &req.Messages[i]; m.Role == provider.RoleSystem {
+			system = joinText(system, m.Content)
+			if req.Dialect != Dialect {
+				drops.Extra("messages[].", m.Extra)
+			}
+		}
+	}
+	return system
+}
+
+// genConfig is the request's generationConfig, or nil when it sets none.
+func genConfig(req *provider.Request) *wireGenCfg {
+	g := wireGenCfg{MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature,
+		TopP: req.TopP, TopK: req.TopK, Seed: req.Seed, StopSequences: req.Stop}
+	if rf := req.ResponseFormat; rf != nil {
+		g.ResponseMimeType, g.ResponseJSONSchema = "application/json", rf.Schema
+	}
+	if g.MaxOutputTokens > 0 || g.Temperature != nil || g.TopP != nil || g.TopK != nil || g.Seed != nil ||
+		len(g.StopSequences) > 0 || g.ResponseMimeType != "" {
+		return &g
+	}
+	return nil
+}
+
+func toolConfig(tc *provider.ToolChoice) (*wireToolCfg, error) {
+	if tc == nil {
+		return nil, nil
+	}
+	cfg := &wireToolCfg{}
+	switch tc.Mode {
+	case "auto", "":
+		cfg.FunctionCallingConfig.Mode = "AUTO"
+	case "none":
+		cfg.FunctionCallingConfig.Mode = "NONE"
+	case "required":
+		cfg.FunctionCallingConfig.Mode = "ANY"
+	case "tool":
+		cfg.FunctionCallingConfig.Mode = "ANY"
+		cfg.FunctionCallingConfig.AllowedFunctionNames = []string{tc.Name}
+	default:
+		return nil, fmt.Errorf("unknown tool_choice mode %q", tc.Mode)
+	}
+	return cfg, nil
+}
+
+// contents turns the conversation into Gemini's contents: consecutive
+// messages of one role merge into one content.
+type contents struct {
+	same, needSig bool
+	drops         *httpcall.Drops
+	names         map[string]string // tool call id -> function name
+}
+
+// add appends message i, m, to w's contents.
+func (c *contents) add(w *wireRequest, i int, m *provider.Message) error {
+	role := "user"
+	switch m.Role {
+	case provider.RoleAssistant:
+		role = "model"
+	case provider.RoleUser, provider.RoleTool:
+	case provider.RoleSystem:
+		return nil // in the system instruction
+	default:
+		if !c.same {
+			c.drops.Add("messages[role=" + m.Role + "]")
+			return nil
+		}
+		role = m.Role
+	}
+	if !c.same {
+		c.drops.Extra("messages[].", m.Extra)
+	}
+	parts := make([]wirePart, 0, len(m.Content))
+	for j := range m.Content {
+		part := &m.Content[j]
+		var p wirePart
+		switch {
+		case httpcall.KnownPart(part):
+			var err error
+			if p, err = encodePart(part, c.names, c.needSig); err != nil {
+				return fmt.Errorf("message %d part %d: %w", i, j, err)
+			}
+			if !c.same {
+				c.drops.Extra("messages[].content[].", part.Extra)
+			}
+		case !c.same:
+			c.drops.Add("messages[].content[type=" + part.Type + "]")
+			continue // another dialect's part (thinking, document...)
+		}
+		if c.same {
+			// A part the canonical form does not hold (executableCode,
+			// videoMetadata...) is its Extra fields alone.
+			p.extra = part.Extra
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 && len(m.Content) > 0 {
+		return nil // every part was another dialect's
+	}
+	if n := len(w.Contents); n > 0 && w.Contents[n-1].Role == role {
+		w.Contents[n-1].Parts = append(w.Contents[n-1].Parts, parts...)
+		return nil
+	}
+	w.Contents = append(w.Contents, wireContent{Role: role, Parts: parts})
+	return nil
 }
 
 // joinText appends the text parts of parts to s, paragraphs apart.
