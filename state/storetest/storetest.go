@@ -22,190 +22,209 @@ import (
 // subtest gets a fresh, empty store.
 func Run(t *testing.T, newStore func(t *testing.T) state.Store) {
 	t.Helper()
-	ctx := context.Background()
-	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
-	full := state.Breaker{
-		State: state.Open, WindowStart: t0, WindowCalls: 10, WindowFailures: 6, WindowRateLimited: 2,
-		PrevCalls: 30, PrevFailures: 4, PrevRateLimited: 3, OpenUntil: t0.Add(time.Minute), Trips: 2,
-		Probes: 1, Asked: 12, ProbeFailures: 1, CooldownUntil: t0.Add(1500 * time.Millisecond), PaceAt: t0.Add(time.Second),
-		Generation: 7, Reason: "529 overloaded_error: Overloaded",
-		Fault: state.Fault{Status: 401, Class: "auth", ProviderType: "authentication_error", RequestID: "req_1",
-			Message: "401 authentication_error: invalid x-api-key (request-id req_1)", Since: t0, Until: t0.Add(time.Hour)},
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, st state.Store)
+	}{
+		{"MissingIsZero", missingIsZero},
+		{"UpdateStoresEveryField", updateStoresEveryField},
+		{"FalseDoesNotStore", falseDoesNotStore},
+		{"KeysAreIndependent", keysAreIndependent},
+		{"AtomicPerKey", atomicPerKey},
+		{"ProbeAdmissionIsExclusive", probeAdmissionIsExclusive},
+		{"CanceledContext", canceledContext},
+		{"ManyKeys", manyKeys},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
 	}
-	equalTimes := cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
+}
 
-	t.Run("MissingIsZero", func(t *testing.T) {
-		st := newStore(t)
-		b, err := st.Breaker(ctx, "target/x/y")
-		if err != nil {
-			t.Fatal(err)
+// t0 is the suite's reference time.
+var t0 = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+
+// full is a breaker record with every field set.
+var full = state.Breaker{
+	State: state.Open, WindowStart: t0, WindowCalls: 10, WindowFailures: 6, WindowRateLimited: 2,
+	PrevCalls: 30, PrevFailures: 4, PrevRateLimited: 3, OpenUntil: t0.Add(time.Minute), Trips: 2,
+	Probes: 1, Asked: 12, ProbeFailures: 1, CooldownUntil: t0.Add(1500 * time.Millisecond), PaceAt: t0.Add(time.Second),
+	Generation: 7, Reason: "529 overloaded_error: Overloaded",
+	Fault: state.Fault{Status: 401, Class: "auth", ProviderType: "authentication_error", RequestID: "req_1",
+		Message: "401 authentication_error: invalid x-api-key (request-id req_1)", Since: t0, Until: t0.Add(time.Hour)},
+}
+
+var equalTimes = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
+
+func missingIsZero(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	b, err := st.Breaker(ctx, "target/x/y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(state.Breaker{}, b, equalTimes); diff != "" {
+		t.Errorf("missing key (-want +got):\n%s", diff)
+	}
+	keys, err := st.BreakerKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Errorf("BreakerKeys on empty store = %v", keys)
+	}
+}
+
+func updateStoresEveryField(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	got, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool {
+		if diff := cmp.Diff(state.Breaker{}, *b, equalTimes); diff != "" {
+			t.Errorf("fn saw a non-zero record for a new key:\n%s", diff)
 		}
-		if diff := cmp.Diff(state.Breaker{}, b, equalTimes); diff != "" {
-			t.Errorf("missing key (-want +got):\n%s", diff)
-		}
-		keys, err := st.BreakerKeys(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(keys) != 0 {
-			t.Errorf("BreakerKeys on empty store = %v", keys)
-		}
+		*b = full
+		return true
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(full, got, equalTimes); diff != "" {
+		t.Errorf("UpdateBreaker result (-want +got):\n%s", diff)
+	}
+	read, err := st.Breaker(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(full, read, equalTimes); diff != "" {
+		t.Errorf("Breaker after update (-want +got):\n%s", diff)
+	}
+}
 
-	t.Run("UpdateStoresEveryField", func(t *testing.T) {
-		st := newStore(t)
-		got, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool {
-			if diff := cmp.Diff(state.Breaker{}, *b, equalTimes); diff != "" {
-				t.Errorf("fn saw a non-zero record for a new key:\n%s", diff)
-			}
-			*b = full
-			return true
-		})
-		if err != nil {
+func falseDoesNotStore(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	if _, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.WindowCalls = 1; return true }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.WindowCalls = 99; return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.WindowCalls != 1 {
+		t.Errorf("UpdateBreaker returned WindowCalls=%d after fn returned false, want 1", got.WindowCalls)
+	}
+	read, _ := st.Breaker(ctx, "k")
+	if read.WindowCalls != 1 {
+		t.Errorf("stored WindowCalls=%d after fn returned false, want 1", read.WindowCalls)
+	}
+}
+
+func keysAreIndependent(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	for i, k := range []string{"target/a/m", "target/b/m", "key/a"} {
+		if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { b.WindowCalls = i + 1; return true }); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(full, got, equalTimes); diff != "" {
-			t.Errorf("UpdateBreaker result (-want +got):\n%s", diff)
+	}
+	for i, k := range []string{"target/a/m", "target/b/m", "key/a"} {
+		b, _ := st.Breaker(ctx, k)
+		if b.WindowCalls != i+1 {
+			t.Errorf("%s: WindowCalls=%d, want %d", k, b.WindowCalls, i+1)
 		}
-		read, err := st.Breaker(ctx, "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(full, read, equalTimes); diff != "" {
-			t.Errorf("Breaker after update (-want +got):\n%s", diff)
-		}
-	})
+	}
+	keys, err := st.BreakerKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(keys)
+	if diff := cmp.Diff([]string{"key/a", "target/a/m", "target/b/m"}, keys); diff != "" {
+		t.Errorf("BreakerKeys (-want +got):\n%s", diff)
+	}
+}
 
-	t.Run("FalseDoesNotStore", func(t *testing.T) {
-		st := newStore(t)
-		if _, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.WindowCalls = 1; return true }); err != nil {
-			t.Fatal(err)
-		}
-		got, err := st.UpdateBreaker(ctx, "k", func(b *state.Breaker) bool { b.WindowCalls = 99; return false })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.WindowCalls != 1 {
-			t.Errorf("UpdateBreaker returned WindowCalls=%d after fn returned false, want 1", got.WindowCalls)
-		}
-		read, _ := st.Breaker(ctx, "k")
-		if read.WindowCalls != 1 {
-			t.Errorf("stored WindowCalls=%d after fn returned false, want 1", read.WindowCalls)
-		}
-	})
-
-	t.Run("KeysAreIndependent", func(t *testing.T) {
-		st := newStore(t)
-		for i, k := range []string{"target/a/m", "target/b/m", "key/a"} {
-			if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { b.WindowCalls = i + 1; return true }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for i, k := range []string{"target/a/m", "target/b/m", "key/a"} {
-			b, _ := st.Breaker(ctx, k)
-			if b.WindowCalls != i+1 {
-				t.Errorf("%s: WindowCalls=%d, want %d", k, b.WindowCalls, i+1)
-			}
-		}
-		keys, err := st.BreakerKeys(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(keys)
-		if diff := cmp.Diff([]string{"key/a", "target/a/m", "target/b/m"}, keys); diff != "" {
-			t.Errorf("BreakerKeys (-want +got):\n%s", diff)
-		}
-	})
-
-	t.Run("AtomicPerKey", func(t *testing.T) {
-		st := newStore(t)
-		const workers, each = 8, 50
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < each; i++ {
-					if _, err := st.UpdateBreaker(ctx, "hot", func(b *state.Breaker) bool { b.WindowCalls++; return true }); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		b, _ := st.Breaker(ctx, "hot")
-		if b.WindowCalls != workers*each {
-			t.Errorf("WindowCalls=%d after %d concurrent increments: updates are not atomic", b.WindowCalls, workers*each)
-		}
-	})
-
-	t.Run("ProbeAdmissionIsExclusive", func(t *testing.T) {
-		// The pattern the engine relies on: admit at most N callers by
-		// incrementing Probes only while it is below N.
-		st := newStore(t)
-		const n, callers = 2, 16
-		var mu sync.Mutex
-		admitted := 0
-		var wg sync.WaitGroup
-		for c := 0; c < callers; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok := false
-				if _, err := st.UpdateBreaker(ctx, "probe", func(b *state.Breaker) bool {
-					ok = b.Probes < n
-					if ok {
-						b.Probes++
-					}
-					return ok
-				}); err != nil {
+func atomicPerKey(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	const workers, each = 8, 50
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if _, err := st.UpdateBreaker(ctx, "hot", func(b *state.Breaker) bool { b.WindowCalls++; return true }); err != nil {
 					t.Error(err)
+					return
 				}
-				if ok {
-					mu.Lock()
-					admitted++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if admitted != n {
-			t.Errorf("admitted %d callers, want %d", admitted, n)
-		}
-	})
-
-	t.Run("CanceledContext", func(t *testing.T) {
-		st := newStore(t)
-		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		called := false
-		if _, err := st.UpdateBreaker(cctx, "k", func(b *state.Breaker) bool { called = true; return true }); err == nil {
-			t.Error("UpdateBreaker with a canceled context returned no error")
-		}
-		if called {
-			t.Error("UpdateBreaker ran fn with a canceled context")
-		}
-		if _, err := st.Breaker(cctx, "k"); err == nil {
-			t.Error("Breaker with a canceled context returned no error")
-		}
-	})
-
-	t.Run("ManyKeys", func(t *testing.T) {
-		st := newStore(t)
-		for i := 0; i < 100; i++ {
-			k := fmt.Sprintf("target/p/m%d", i)
-			if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { b.Generation = uint64(i); return true }); err != nil {
-				t.Fatal(err)
 			}
+		}()
+	}
+	wg.Wait()
+	b, _ := st.Breaker(ctx, "hot")
+	if b.WindowCalls != workers*each {
+		t.Errorf("WindowCalls=%d after %d concurrent increments: updates are not atomic", b.WindowCalls, workers*each)
+	}
+}
+
+// probeAdmissionIsExclusive checks the pattern the engine relies on: admit
+// at most N callers by incrementing Probes only while it is below N.
+func probeAdmissionIsExclusive(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	const n, callers = 2, 16
+	var mu sync.Mutex
+	admitted := 0
+	var wg sync.WaitGroup
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok := false
+			if _, err := st.UpdateBreaker(ctx, "probe", func(b *state.Breaker) bool {
+				ok = b.Probes < n
+				if ok {
+					b.Probes++
+				}
+				return ok
+			}); err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted != n {
+		t.Errorf("admitted %d callers, want %d", admitted, n)
+	}
+}
+
+func canceledContext(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	called := false
+	if _, err := st.UpdateBreaker(cctx, "k", func(b *state.Breaker) bool { called = true; return true }); err == nil {
+		t.Error("UpdateBreaker with a canceled context returned no error")
+	}
+	if called {
+		t.Error("UpdateBreaker ran fn with a canceled context")
+	}
+	if _, err := st.Breaker(cctx, "k"); err == nil {
+		t.Error("Breaker with a canceled context returned no error")
+	}
+}
+
+func manyKeys(t *testing.T, st state.Store) {
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		k := fmt.Sprintf("target/p/m%d", i)
+		if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { b.Generation = uint64(i); return true }); err != nil {
+			t.Fatal(err)
 		}
-		keys, _ := st.BreakerKeys(ctx)
-		if len(keys) != 100 {
-			t.Errorf("BreakerKeys returned %d keys, want 100", len(keys))
-		}
-		b, _ := st.Breaker(ctx, "target/p/m42")
-		if b.Generation != 42 {
-			t.Errorf("Generation=%d, want 42", b.Generation)
-		}
-	})
+	}
+	keys, _ := st.BreakerKeys(ctx)
+	if len(keys) != 100 {
+		t.Errorf("BreakerKeys returned %d keys, want 100", len(keys))
+	}
+	b, _ := st.Breaker(ctx, "target/p/m42")
+	if b.Generation != 42 {
+		t.Errorf("Generation=%d, want 42", b.Generation)
+	}
 }
