@@ -211,53 +211,27 @@ func TestStream(t *testing.T) {
 }
 
 func TestSuite(t *testing.T) {
-	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: toCases(errorCases)}.Run(t)
+	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: errorCases}.Run(t)
 }
 
 // errorCases are Anthropic's documented error bodies and headers
 // (docs.claude.com/en/api/errors, /work/shared/provider-errors.md).
-var errorCases = []errorCase{
-	{"529 overloaded", 529, []string{"request-id", "req_011CUx"},
-		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CUx"}`, classify.Overloaded},
-	{"429 rate limit", 429, []string{"retry-after", "7", "request-id", "req_1"},
-		`{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50 input tokens per minute."}}`, classify.RateLimited},
-	{"401 bad key", 401, nil,
-		`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, classify.Auth},
-	{"403 permission", 403, nil,
-		`{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, classify.Permission},
-	{"404 model", 404, nil,
-		`{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`, classify.NotFound},
-	{"400 low credit", 400, nil,
-		`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`, classify.QuotaExhausted},
-	{"400 prompt too long", 400, nil,
-		`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, classify.ContextLengthExceeded},
-	{"400 invalid", 400, nil,
-		`{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate between \"user\" and \"assistant\""}}`, classify.InvalidRequest},
-	{"413 too large", 413, nil,
-		`{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, classify.RequestTooLarge},
-	{"500 api error", 500, nil,
-		`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, classify.ServerError},
-	{"504 timeout", 504, nil,
-		`{"type":"error","error":{"type":"timeout_error","message":"Request timed out"}}`, classify.Timeout},
-	{"502 cloudflare html", 502, []string{"Content-Type", "text/html"},
-		`<html><head><title>api.anthropic.com | 502: Bad gateway</title></head><body>Bad gateway</body></html>`, classify.ServerError},
-}
-
-// errorCase mirrors pt.ErrorCase so the tables can use positional fields.
-type errorCase struct {
-	name   string
-	status int
-	header []string
-	body   string
-	want   classify.Class
-}
-
-func toCases(cs []errorCase) []pt.ErrorCase {
-	out := make([]pt.ErrorCase, len(cs))
-	for i, c := range cs {
-		out[i] = pt.ErrorCase{Name: c.name, Status: c.status, Header: c.header, Body: c.body, Want: c.want}
-	}
-	return out
+var errorCases = []pt.ErrorCase{
+	{Name: "529 overloaded", Status: 529, Header: []string{"request-id", "req_011CUx"},
+		Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CUx"}`, Want: classify.Overloaded},
+	{Name: "429 rate limit", Status: 429, Header: []string{"retry-after", "7", "request-id", "req_1"},
+		Body: `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50 input tokens per minute."}}`, Want: classify.RateLimited},
+	{Name: "401 bad key", Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, Want: classify.Auth},
+	{Name: "403 permission", Status: 403, Body: `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, Want: classify.Permission},
+	{Name: "404 model", Status: 404, Body: `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`, Want: classify.NotFound},
+	{Name: "400 low credit", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`, Want: classify.QuotaExhausted},
+	{Name: "400 prompt too long", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`, Want: classify.ContextLengthExceeded},
+	{Name: "400 invalid", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate between \"user\" and \"assistant\""}}`, Want: classify.InvalidRequest},
+	{Name: "413 too large", Status: 413, Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`, Want: classify.RequestTooLarge},
+	{Name: "500 api error", Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`, Want: classify.ServerError},
+	{Name: "504 timeout", Status: 504, Body: `{"type":"error","error":{"type":"timeout_error","message":"Request timed out"}}`, Want: classify.Timeout},
+	{Name: "502 cloudflare html", Status: 502, Header: []string{"Content-Type", "text/html"},
+		Body: `<html><head><title>api.anthropic.com | 502: Bad gateway</title></head><body>Bad gateway</body></html>`, Want: classify.ServerError},
 }
 
 func ptr(f float64) *float64 { return &f }

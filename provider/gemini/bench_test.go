@@ -1,56 +1,32 @@
 package gemini_test
 
 import (
-	"context"
 	"testing"
 
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/gemini"
 	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
+
+// bench runs the shared adapter benchmarks (providertest.Bench) on gemini.
+var bench = pt.Bench{
+	New:    newAdapter,
+	Encode: func(r *provider.Request) ([]byte, error) { return gemini.Encode(r, "gemini-2.5-flash") },
+	Decode: gemini.Decode,
+	OK:     okBody,
+	Path:   "/v1beta/models/m-1:generateContent",
+	Header: []string{"x-goog-api-key", "AIzaSyD4kT9xQw2LmN7pRb3VcZ8sHf1JgY6uE0a"},
+}
 
 // BenchmarkChat is a full non-streaming round trip (encode, HTTP over
 // 127.0.0.1 with keep-alive, decode) of the tool conversation against an
 // in-process httptest server; compare with BenchmarkEncode+BenchmarkDecode
 // for what the adapter path adds.
-func BenchmarkChat(b *testing.B) {
-	up := pt.Server(b, pt.Reply(200, okBody))
-	a := newAdapter(up.URL)
-	req := pt.ToolConversation()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := a.Chat(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkChat(b *testing.B) { bench.Chat(b) }
 
-func BenchmarkEncode(b *testing.B) {
-	req := pt.ToolConversation()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := gemini.Encode(req, "gemini-2.5-flash"); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkEncode(b *testing.B) { bench.EncodeRequest(b) }
 
-func BenchmarkDecode(b *testing.B) {
-	body := []byte(okBody)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := gemini.Decode(body); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkDecode(b *testing.B) { bench.DecodeResponse(b) }
 
 // BenchmarkBareHTTP is the same exchange (URL, body, headers) with net/http alone.
-func BenchmarkBareHTTP(b *testing.B) {
-	up := pt.Server(b, pt.Reply(200, okBody))
-	body, err := gemini.Encode(pt.ToolConversation(), "gemini-2.5-flash")
-	if err != nil {
-		b.Fatal(err)
-	}
-	pt.BenchmarkBareHTTP(b, up.URL+"/v1beta/models/m-1:generateContent", body, "x-goog-api-key", "AIzaSyD4kT9xQw2LmN7pRb3VcZ8sHf1JgY6uE0a")
-}
+func BenchmarkBareHTTP(b *testing.B) { bench.BareHTTP(b) }

@@ -203,40 +203,23 @@ func TestPromptBlocked(t *testing.T) {
 }
 
 func TestSuite(t *testing.T) {
-	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: toCases(errorCases)}.Run(t)
+	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: errorCases}.Run(t)
 }
 
 // errorCases are the Gemini API's documented errors
 // (ai.google.dev/gemini-api/docs/troubleshooting, /work/shared/provider-errors.md).
-var errorCases = []errorCase{
-	{"429 per-day quota", 429, nil, `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 20, model: gemini-2.5-flash\nPlease retry in 36.429760048s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"20"}]},{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"36s"}]}}`, classify.QuotaExhausted},
-	{"429 per-minute", 429, nil, `{"error":{"code":429,"message":"You exceeded your current quota.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 26.1s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaValue":"10"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"26s"}]}}`, classify.RateLimited},
-	{"400 bad key", 400, nil, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}`, classify.Auth},
-	{"403 suspended key", 403, nil, `{"error":{"code":403,"message":"Permission denied: Consumer 'api_key:AIza' has been suspended.","status":"PERMISSION_DENIED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"CONSUMER_SUSPENDED","domain":"googleapis.com"}]}}`, classify.Permission},
-	{"404 model", 404, nil, `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`, classify.NotFound},
-	{"400 token overflow", 400, nil, `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, classify.ContextLengthExceeded},
-	{"400 invalid", 400, nil, `{"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified\n","status":"INVALID_ARGUMENT"}}`, classify.InvalidRequest},
-	{"402 prepay", 402, nil, `{"error":{"code":402,"message":"Your prepayment credits are depleted. Please add more credits.","status":"RESOURCE_EXHAUSTED"}}`, classify.QuotaExhausted},
-	{"500 internal", 500, nil, `{"error":{"code":500,"message":"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting","status":"INTERNAL"}}`, classify.ServerError},
-	{"503 overloaded", 503, nil, `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, classify.Overloaded},
-	{"504 deadline", 504, nil, `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`, classify.Timeout},
-}
-
-// errorCase mirrors pt.ErrorCase so the table can use positional fields.
-type errorCase struct {
-	name   string
-	status int
-	header []string
-	body   string
-	want   classify.Class
-}
-
-func toCases(cs []errorCase) []pt.ErrorCase {
-	out := make([]pt.ErrorCase, len(cs))
-	for i, c := range cs {
-		out[i] = pt.ErrorCase{Name: c.name, Status: c.status, Header: c.header, Body: c.body, Want: c.want}
-	}
-	return out
+var errorCases = []pt.ErrorCase{
+	{Name: "429 per-day quota", Status: 429, Body: `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 20, model: gemini-2.5-flash\nPlease retry in 36.429760048s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"20"}]},{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"36s"}]}}`, Want: classify.QuotaExhausted},
+	{Name: "429 per-minute", Status: 429, Body: `{"error":{"code":429,"message":"You exceeded your current quota.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 26.1s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaValue":"10"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"26s"}]}}`, Want: classify.RateLimited},
+	{Name: "400 bad key", Status: 400, Body: `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}`, Want: classify.Auth},
+	{Name: "403 suspended key", Status: 403, Body: `{"error":{"code":403,"message":"Permission denied: Consumer 'api_key:AIza' has been suspended.","status":"PERMISSION_DENIED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"CONSUMER_SUSPENDED","domain":"googleapis.com"}]}}`, Want: classify.Permission},
+	{Name: "404 model", Status: 404, Body: `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`, Want: classify.NotFound},
+	{Name: "400 token overflow", Status: 400, Body: `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, Want: classify.ContextLengthExceeded},
+	{Name: "400 invalid", Status: 400, Body: `{"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified\n","status":"INVALID_ARGUMENT"}}`, Want: classify.InvalidRequest},
+	{Name: "402 prepay", Status: 402, Body: `{"error":{"code":402,"message":"Your prepayment credits are depleted. Please add more credits.","status":"RESOURCE_EXHAUSTED"}}`, Want: classify.QuotaExhausted},
+	{Name: "500 internal", Status: 500, Body: `{"error":{"code":500,"message":"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting","status":"INTERNAL"}}`, Want: classify.ServerError},
+	{Name: "503 overloaded", Status: 503, Body: `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, Want: classify.Overloaded},
+	{Name: "504 deadline", Status: 504, Body: `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`, Want: classify.Timeout},
 }
 
 // TestUnencodable: a request Gemini cannot take (a tool result naming no

@@ -246,13 +246,13 @@ func TestStream(t *testing.T) {
 }
 
 func TestSuite(t *testing.T) {
-	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: toCases(errorCases)}.Run(t)
+	pt.Suite{New: newAdapter, StreamHead: streamHead, Errors: errorCases}.Run(t)
 	t.Run("compatible family", func(t *testing.T) {
 		for _, tc := range compatCases {
 			t.Run(tc.name, func(t *testing.T) {
 				pt.Suite{New: func(base string) provider.Adapter {
 					return openai.New(&openai.Config{Name: tc.name, BaseURL: base, APIKey: "k"})
-				}, Errors: toCases(tc.cases)}.RunErrors(t)
+				}, Errors: tc.cases}.RunErrors(t)
 			})
 		}
 	})
@@ -260,79 +260,54 @@ func TestSuite(t *testing.T) {
 
 // errorCases are OpenAI's documented error bodies
 // (platform.openai.com/docs/guides/error-codes, /work/shared/provider-errors.md).
-var errorCases = []errorCase{
-	{"429 insufficient quota", 429, []string{"x-request-id", "req_q"},
-		`{"error":{"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, classify.QuotaExhausted},
-	{"429 rate limit", 429, []string{"x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "9.816s"},
-		`{"error":{"message":"Rate limit reached for gpt-4 in organization org-abc on tokens per min (TPM): Limit 10000, Used 8554, Requested 3082. Please try again in 9.816s. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, classify.RateLimited},
-	{"401 bad key", 401, nil,
-		`{"error":{"message":"Incorrect API key provided: sk-abc***xyz. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, classify.Auth},
-	{"403 region", 403, nil,
-		`{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}`, classify.Permission},
-	{"404 model", 404, nil,
-		`{"error":{"message":"The model gpt-5-nope does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, classify.NotFound},
-	{"400 context", 400, nil,
-		`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, classify.ContextLengthExceeded},
-	{"400 invalid", 400, nil,
-		`{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`, classify.InvalidRequest},
-	{"500 server error", 500, nil,
-		`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, classify.ServerError},
-	{"503 overloaded", 503, nil,
-		`{"error":{"message":"That model is currently overloaded with other requests. You can retry your request, or contact us through our help center at help.openai.com if the error persists. (Please include the request ID 0123456789abcdef0123456789abcdef in your message.)","type":"server_error","param":null,"code":null}}`, classify.Overloaded},
+var errorCases = []pt.ErrorCase{
+	{Name: "429 insufficient quota", Status: 429, Header: []string{"x-request-id", "req_q"},
+		Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, Want: classify.QuotaExhausted},
+	{Name: "429 rate limit", Status: 429, Header: []string{"x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "9.816s"},
+		Body: `{"error":{"message":"Rate limit reached for gpt-4 in organization org-abc on tokens per min (TPM): Limit 10000, Used 8554, Requested 3082. Please try again in 9.816s. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, Want: classify.RateLimited},
+	{Name: "401 bad key", Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-abc***xyz. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Want: classify.Auth},
+	{Name: "403 region", Status: 403, Body: `{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","param":null,"type":"request_forbidden"}}`, Want: classify.Permission},
+	{Name: "404 model", Status: 404, Body: `{"error":{"message":"The model gpt-5-nope does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, Want: classify.NotFound},
+	{Name: "400 context", Status: 400, Body: `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, Want: classify.ContextLengthExceeded},
+	{Name: "400 invalid", Status: 400, Body: `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`, Want: classify.InvalidRequest},
+	{Name: "500 server error", Status: 500, Body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, Want: classify.ServerError},
+	{Name: "503 overloaded", Status: 503, Body: `{"error":{"message":"That model is currently overloaded with other requests. You can retry your request, or contact us through our help center at help.openai.com if the error persists. (Please include the request ID 0123456789abcdef0123456789abcdef in your message.)","type":"server_error","param":null,"code":null}}`, Want: classify.Overloaded},
 }
 
 var compatCases = []struct {
 	name  string
-	cases []errorCase
+	cases []pt.ErrorCase
 }{
-	{"azure", []errorCase{
-		{"400 content filter", 400, []string{"apim-request-id", "6a3b"},
-			`{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":true,"detected":true},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}}}`, classify.ContentFiltered},
-		{"429 token rate", 429, []string{"retry-after", "60"},
-			`{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 60 seconds."}}`, classify.RateLimited},
-		{"404 deployment", 404, nil,
-			`{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`, classify.NotFound},
+	{"azure", []pt.ErrorCase{
+		{Name: "400 content filter", Status: 400, Header: []string{"apim-request-id", "6a3b"},
+			Body: `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400,"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":true,"detected":true},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}}}`, Want: classify.ContentFiltered},
+		{Name: "429 token rate", Status: 429, Header: []string{"retry-after", "60"},
+			Body: `{"error":{"code":"429","message":"Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 60 seconds."}}`, Want: classify.RateLimited},
+		{Name: "404 deployment", Status: 404, Body: `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again."}}`, Want: classify.NotFound},
 	}},
-	{"deepseek", []errorCase{
-		{"402 balance", 402, nil, `{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`, classify.QuotaExhausted},
-		{"503 overloaded", 503, nil, `{"error":{"message":"Server overloaded, please try again later","type":"service_unavailable_error","param":null,"code":"invalid_request_error"}}`, classify.Overloaded},
+	{"deepseek", []pt.ErrorCase{
+		{Name: "402 balance", Status: 402, Body: `{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`, Want: classify.QuotaExhausted},
+		{Name: "503 overloaded", Status: 503, Body: `{"error":{"message":"Server overloaded, please try again later","type":"service_unavailable_error","param":null,"code":"invalid_request_error"}}`, Want: classify.Overloaded},
 	}},
-	{"groq", []errorCase{
-		{"413 TPM", 413, []string{"retry-after", "64"},
-			`{"error":{"message":"Request too large for model ` + "`llama-3.3-70b-versatile`" + ` in organization ` + "`org_01`" + ` service tier ` + "`on_demand`" + ` on tokens per minute (TPM): Limit 6000, Requested 12089, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}`, classify.RequestTooLarge},
+	{"groq", []pt.ErrorCase{
+		{Name: "413 TPM", Status: 413, Header: []string{"retry-after", "64"},
+			Body: `{"error":{"message":"Request too large for model ` + "`llama-3.3-70b-versatile`" + ` in organization ` + "`org_01`" + ` service tier ` + "`on_demand`" + ` on tokens per minute (TPM): Limit 6000, Requested 12089, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}`, Want: classify.RequestTooLarge},
 	}},
-	{"mistral", []errorCase{
-		{"429 rate", 429, nil, `{"object":"error","message":"Rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}`, classify.RateLimited},
+	{"mistral", []pt.ErrorCase{
+		{Name: "429 rate", Status: 429, Body: `{"object":"error","message":"Rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}`, Want: classify.RateLimited},
 	}},
-	{"openrouter", []errorCase{
-		{"402 credits", 402, nil, `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits","metadata":{}},"user_id":"user_2x"}`, classify.QuotaExhausted},
+	{"openrouter", []pt.ErrorCase{
+		{Name: "402 credits", Status: 402, Body: `{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits","metadata":{}},"user_id":"user_2x"}`, Want: classify.QuotaExhausted},
 	}},
-	{"xai", []errorCase{
-		{"400 bad key", 400, nil, `{"code":"Client specified an invalid argument","error":"Incorrect API key provided: xa***yz. You can obtain an API key from https://console.x.ai."}`, classify.Auth},
+	{"xai", []pt.ErrorCase{
+		{Name: "400 bad key", Status: 400, Body: `{"code":"Client specified an invalid argument","error":"Incorrect API key provided: xa***yz. You can obtain an API key from https://console.x.ai."}`, Want: classify.Auth},
 	}},
-	{"together", []errorCase{
-		{"429 credit_limit type is an RPM limit", 429, nil, `{"error":{"message":"You have been rate limited. Your rate limit is 60 queries per minute. Please navigate to https://api.together.xyz/settings/billing to upgrade to a higher tier.","type":"credit_limit","param":null,"code":null}}`, classify.RateLimited},
+	{"together", []pt.ErrorCase{
+		{Name: "429 credit_limit type is an RPM limit", Status: 429, Body: `{"error":{"message":"You have been rate limited. Your rate limit is 60 queries per minute. Please navigate to https://api.together.xyz/settings/billing to upgrade to a higher tier.","type":"credit_limit","param":null,"code":null}}`, Want: classify.RateLimited},
 	}},
-	{"fireworks", []errorCase{
-		{"401", 401, nil, `{"error":{"object":"error","type":"invalid_request_error","message":"The API key you provided is invalid."}}`, classify.Auth},
+	{"fireworks", []pt.ErrorCase{
+		{Name: "401", Status: 401, Body: `{"error":{"object":"error","type":"invalid_request_error","message":"The API key you provided is invalid."}}`, Want: classify.Auth},
 	}},
-}
-
-// errorCase mirrors pt.ErrorCase so the tables can use positional fields.
-type errorCase struct {
-	name   string
-	status int
-	header []string
-	body   string
-	want   classify.Class
-}
-
-func toCases(cs []errorCase) []pt.ErrorCase {
-	out := make([]pt.ErrorCase, len(cs))
-	for i, c := range cs {
-		out[i] = pt.ErrorCase{Name: c.name, Status: c.status, Header: c.header, Body: c.body, Want: c.want}
-	}
-	return out
 }
 
 // TestDecodeContentShapes: content as null, string or an array of parts
