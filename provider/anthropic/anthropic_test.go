@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,9 +56,7 @@ func TestEncodeToolConversation(t *testing.T) {
 	 {"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"{\"temp_c\":21}"},{"type":"text","text":"And tomorrow?"}]}],
 	"tools":[{"name":"get_weather","description":"Current weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],
 	"tool_choice":{"type":"auto"}}`
-	if diff := cmp.Diff(pt.JSON(t, []byte(want)), pt.JSON(t, body)); diff != "" {
-		t.Errorf("encoding (-want +got):\n%s", diff)
-	}
+	pt.SameJSON(t, want, body)
 }
 
 func TestEncode(t *testing.T) {
@@ -113,9 +110,7 @@ func TestEncode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(pt.JSON(t, []byte(tc.want)), pt.JSON(t, body)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			pt.SameJSON(t, tc.want, body)
 		})
 	}
 }
@@ -188,23 +183,13 @@ func TestStream(t *testing.T) {
 			if diff := cmp.Diff(tc.want, pt.Assemble(chunks)); diff != "" {
 				t.Errorf("assembled (-want +got):\n%s", diff)
 			}
+			pt.StreamEnd(t, err, tc.wantClass, tc.wantAfter)
 			if tc.wantClass == "" {
-				if err != io.EOF {
-					t.Fatalf("end = %v, want io.EOF", err)
-				}
 				var sent struct{ Stream bool }
 				json.Unmarshal(up.Last().Body, &sent)
 				if !sent.Stream || up.Last().Header.Get("Accept") != "text/event-stream" {
 					t.Errorf("request did not ask for a stream")
 				}
-				return
-			}
-			pe := provider.AsError(err)
-			if pe == nil {
-				t.Fatalf("end = %v, want *provider.Error", err)
-			}
-			if pe.Verdict.Class != tc.wantClass || pe.AfterFirstToken != tc.wantAfter {
-				t.Errorf("class %q after %v; want %q after %v", pe.Verdict.Class, pe.AfterFirstToken, tc.wantClass, tc.wantAfter)
 			}
 		})
 	}

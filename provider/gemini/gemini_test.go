@@ -3,7 +3,6 @@ package gemini_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,9 +43,7 @@ func TestEncodeToolConversation(t *testing.T) {
 	 {"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp_c":21}}},{"text":"And tomorrow?"}]}],
 	"tools":[{"functionDeclarations":[{"name":"get_weather","description":"Current weather","parametersJsonSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}],
 	"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}}`
-	if diff := cmp.Diff(pt.JSON(t, []byte(want)), pt.JSON(t, body)); diff != "" {
-		t.Errorf("encoding (-want +got):\n%s", diff)
-	}
+	pt.SameJSON(t, want, body)
 }
 
 func TestEncode(t *testing.T) {
@@ -109,9 +106,7 @@ func TestEncode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(pt.JSON(t, []byte(tc.want)), pt.JSON(t, body)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			pt.SameJSON(t, tc.want, body)
 		})
 	}
 }
@@ -177,19 +172,7 @@ func TestStream(t *testing.T) {
 			if got := up.Last(); got.Path != "/v1beta/models/m-1:streamGenerateContent" || got.RawQuery != "alt=sse" {
 				t.Errorf("stream url %s?%s", got.Path, got.RawQuery)
 			}
-			if tc.wantClass == "" {
-				if err != io.EOF {
-					t.Fatalf("end = %v, want io.EOF", err)
-				}
-				return
-			}
-			pe := provider.AsError(err)
-			if pe == nil {
-				t.Fatalf("end = %v, want *provider.Error", err)
-			}
-			if pe.Verdict.Class != tc.wantClass || pe.AfterFirstToken != tc.wantAfter {
-				t.Errorf("class %q after %v; want %q after %v (%v)", pe.Verdict.Class, pe.AfterFirstToken, tc.wantClass, tc.wantAfter, pe)
-			}
+			pt.StreamEnd(t, err, tc.wantClass, tc.wantAfter)
 		})
 	}
 }

@@ -52,9 +52,7 @@ func TestEncodeToolConversation(t *testing.T) {
 	 {"role":"user","content":"And tomorrow?"}],
 	"tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
 	"tool_choice":"auto"}`
-	if diff := cmp.Diff(pt.JSON(t, []byte(want)), pt.JSON(t, body)); diff != "" {
-		t.Errorf("encoding (-want +got):\n%s", diff)
-	}
+	pt.SameJSON(t, want, body)
 }
 
 func TestEncode(t *testing.T) {
@@ -103,9 +101,7 @@ func TestEncode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(pt.JSON(t, []byte(tc.want)), pt.JSON(t, body)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			pt.SameJSON(t, tc.want, body)
 		})
 	}
 }
@@ -228,19 +224,7 @@ func TestStream(t *testing.T) {
 			if diff := cmp.Diff(tc.want, pt.Assemble(chunks)); diff != "" {
 				t.Errorf("assembled (-want +got):\n%s", diff)
 			}
-			if tc.wantClass == "" {
-				if err != io.EOF {
-					t.Fatalf("end = %v, want io.EOF", err)
-				}
-				return
-			}
-			pe := provider.AsError(err)
-			if pe == nil {
-				t.Fatalf("end = %v, want *provider.Error", err)
-			}
-			if pe.Verdict.Class != tc.wantClass || pe.AfterFirstToken != tc.wantAfter {
-				t.Errorf("class %q after %v; want %q after %v (%v)", pe.Verdict.Class, pe.AfterFirstToken, tc.wantClass, tc.wantAfter, pe)
-			}
+			pt.StreamEnd(t, err, tc.wantClass, tc.wantAfter)
 		})
 	}
 }

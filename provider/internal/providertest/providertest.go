@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/classify"
+
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -221,5 +224,34 @@ func BenchmarkBareHTTP(b *testing.B, url string, body []byte, header ...string) 
 		}
 		io.ReadAll(resp.Body)
 		resp.Body.Close()
+	}
+}
+
+// SameJSON fails t unless got is the JSON document want, compared as
+// values (key order and spacing aside).
+func SameJSON(t testing.TB, want string, got []byte) {
+	t.Helper()
+	if diff := cmp.Diff(JSON(t, []byte(want)), JSON(t, got)); diff != "" {
+		t.Errorf("JSON (-want +got):\n%s", diff)
+	}
+}
+
+// StreamEnd checks the error a stream ended with (Collect's): io.EOF when
+// class is "", otherwise a *provider.Error of that class whose
+// AfterFirstToken is after.
+func StreamEnd(t testing.TB, err error, class classify.Class, after bool) {
+	t.Helper()
+	if class == "" {
+		if err != io.EOF {
+			t.Fatalf("end = %v, want io.EOF", err)
+		}
+		return
+	}
+	pe := provider.AsError(err)
+	if pe == nil {
+		t.Fatalf("end = %v, want *provider.Error", err)
+	}
+	if pe.Verdict.Class != class || pe.AfterFirstToken != after {
+		t.Errorf("class %q after %v; want %q after %v (%v)", pe.Verdict.Class, pe.AfterFirstToken, class, after, pe)
 	}
 }
