@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/maypok86/otter/v2"
 )
 
 // dedup makes identical tool calls share one upstream call (single-flight)
 // and, for CacheTTL after a success, its stored result, so an agent that
-// retries a call does not pay twice.
+// retries a call does not pay twice. The results live in an otter cache
+// bounded by CacheEntries (otter chooses what to evict when it is full),
+// each expiring after its TTL on the server's clock.
 //
 // It is done here rather than through the engine's Call.IdempotencyKey
 // because the engine runs a shared flight detached from its callers'
@@ -21,20 +24,27 @@ import (
 // or a disconnect) must abort its upstream request at once. Here a flight is
 // cancelled as soon as its last waiting caller has gone.
 type dedup struct {
-	now        func() time.Time
-	log        *slog.Logger
-	ttl        time.Duration
-	maxEntries int
+	now   func() time.Time
+	log   *slog.Logger
+	ttl   time.Duration
+	cache *otter.Cache[string, cached]
 
 	mu      sync.Mutex
 	flights map[string]*flight
-	cache   map[string]cached
 }
 
 type cached struct {
-	res     *resilience.Result
-	expires time.Time
+	res *resilience.Result
+	ttl time.Duration
 }
+
+// otterClock is the server's clock as otter reads it; it never ticks (no
+// goroutine for proactive expiry: an expired entry is gone when read, and
+// otter's maintenance removes it on the next writes).
+type otterClock struct{ now func() time.Time }
+
+func (c otterClock) NowNano() int64                      { return c.now().UnixNano() }
+func (c otterClock) Tick(time.Duration) <-chan time.Time { return nil }
 
 // flight is one upstream call shared by every identical caller.
 type flight struct {
@@ -48,8 +58,12 @@ type flight struct {
 }
 
 func newDedup(now func() time.Time, log *slog.Logger, ttl time.Duration, maxEntries int) *dedup {
-	return &dedup{now: now, log: log, ttl: ttl, maxEntries: maxEntries,
-		flights: map[string]*flight{}, cache: map[string]cached{}}
+	return &dedup{now: now, log: log, ttl: ttl, flights: map[string]*flight{},
+		cache: otter.Must(&otter.Options[string, cached]{
+			MaximumSize:      maxEntries,
+			ExpiryCalculator: otter.ExpiryWritingFunc(func(e otter.Entry[string, cached]) time.Duration { return e.Value.ttl }),
+			Clock:            otterClock{now},
+		})}
 }
 
 // do returns the stored result for key, joins the flight running for key,
@@ -60,14 +74,11 @@ func newDedup(now func() time.Time, log *slog.Logger, ttl time.Duration, maxEntr
 // its caller waits.
 func (d *dedup) do(ctx context.Context, key string, ttl time.Duration, p *progress, fn func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error)) (*resilience.Result, error) {
 	d.mu.Lock()
-	if c, ok := d.cache[key]; ok {
-		if d.now().Before(c.expires) {
-			d.mu.Unlock()
-			r := *c.res
-			r.Cached = true
-			return &r, nil
-		}
-		delete(d.cache, key)
+	if c, ok := d.cache.GetIfPresent(key); ok {
+		d.mu.Unlock()
+		r := *c.res
+		r.Cached = true
+		return &r, nil
 	}
 	f, ok := d.flights[key]
 	if !ok {
@@ -129,34 +140,11 @@ func (d *dedup) run(ctx context.Context, key string, f *flight, fn func(context.
 		delete(d.flights, key)
 	}
 	if err == nil && res != nil && !res.Static && f.ttl > 0 {
-		d.store(key, res, f.ttl)
+		d.cache.Set(key, cached{res: res, ttl: f.ttl})
 	}
 	f.res, f.err = res, err
 	d.mu.Unlock()
 	close(f.done)
-}
-
-// store keeps res for ttl; d.mu is held. Expired entries go first, then
-// the oldest when the cache is full.
-func (d *dedup) store(key string, res *resilience.Result, ttl time.Duration) {
-	now := d.now()
-	if len(d.cache) >= d.maxEntries {
-		var oldest string
-		var oldestAt time.Time
-		for k, c := range d.cache {
-			if !now.Before(c.expires) {
-				delete(d.cache, k)
-				continue
-			}
-			if oldest == "" || c.expires.Before(oldestAt) {
-				oldest, oldestAt = k, c.expires
-			}
-		}
-		if len(d.cache) >= d.maxEntries {
-			delete(d.cache, oldest)
-		}
-	}
-	d.cache[key] = cached{res: res, expires: now.Add(ttl)}
 }
 
 // call runs fn, turning a panic into an error line (the flight runs on its
