@@ -418,9 +418,11 @@ func TestIdenticalCallsShareOneUpstreamCall(t *testing.T) {
 
 // samplingClient answers sampling/createMessage like an MCP client's own model.
 func samplingClient(calls *atomic.Int32) *mcp.ClientOptions {
+	//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 	return &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		calls.Add(1)
 		last := req.Params.Messages[len(req.Params.Messages)-1].Content.(*mcp.TextContent).Text
+		//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 		return &mcp.CreateMessageResult{Model: "client-llm-1", Role: "assistant",
 			Content: &mcp.TextContent{Text: fmt.Sprintf("client model says: %s", last)}}, nil
 	}}

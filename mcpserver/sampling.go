@@ -43,7 +43,10 @@ func (*SamplingAdapter) Name() string { return SamplingProvider }
 
 // samplingNeeded carries the sampling request out of the engine to the
 // tool handler.
-type samplingNeeded struct{ params *mcp.CreateMessageParams }
+type samplingNeeded struct {
+	//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
+	params *mcp.CreateMessageParams
+}
 
 func (*samplingNeeded) Error() string { return "asking the MCP client's own model" }
 
@@ -56,9 +59,11 @@ func (a *SamplingAdapter) Chat(ctx context.Context, req *provider.Request) (*pro
 		return nil, samplingError("no MCP client session for this call", nil)
 	}
 	ip := ss.InitializeParams()
+	//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
 		return nil, samplingError("the MCP client does not offer sampling", nil)
 	}
+	//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 	p := &mcp.CreateMessageParams{SystemPrompt: req.System, MaxTokens: int64(req.MaxTokens), StopSequences: req.Stop}
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = DefaultMaxTokens
@@ -85,6 +90,7 @@ func (a *SamplingAdapter) Chat(ctx context.Context, req *provider.Request) (*pro
 		if m.Role == provider.RoleAssistant {
 			role = "assistant"
 		}
+		//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 		p.Messages = append(p.Messages, &mcp.SamplingMessage{Role: role, Content: &mcp.TextContent{Text: strings.Join(text, "\n")}})
 	}
 	e := samplingError("asking the MCP client's own model", &samplingNeeded{params: p})
@@ -152,8 +158,10 @@ func clientAnswer(req *mcp.CallToolRequest) (*Answer, error) {
 	var model, text string
 	var contents []mcp.Content
 	switch r := resp.(type) {
+	//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 	case *mcp.CreateMessageWithToolsResult:
 		model, contents = r.Model, r.Content
+	//lint:ignore SA1019 sampling is deprecated in MCP 2026-07-28 but kept for clients that still advertise it (docs/decisions.md)
 	case *mcp.CreateMessageResult:
 		model, contents = r.Model, []mcp.Content{r.Content}
 	default:

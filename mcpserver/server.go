@@ -29,8 +29,7 @@ type server struct {
 	dedup *dedup
 
 	mu       sync.Mutex
-	failures []failureLine                        // ring of recent failures, oldest first
-	sessions map[*mcp.ServerSession]chan struct{} // closed when the session ends
+	failures []failureLine // ring of recent failures, oldest first
 }
 
 type failureLine struct {
