@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/llmguard/llmguard/classify"
 )
 
 func TestKnownProviders(t *testing.T) {
@@ -73,5 +75,16 @@ func TestEnvKey(t *testing.T) {
 				t.Errorf("EnvKey = %q, %q; want %q, %q", k, v, tt.key, tt.vr)
 			}
 		})
+	}
+}
+
+// TestClassifierKnowsEveryProvider keeps the classifier's provider names
+// (what decode --provider accepts) a superset of the provider table, so a
+// provider added here cannot be refused there.
+func TestClassifierKnowsEveryProvider(t *testing.T) {
+	for _, p := range KnownProviders() {
+		if p.Dialect != DialectSim && !classify.KnownProvider(p.Name) {
+			t.Errorf("classify does not know provider %q", p.Name)
+		}
 	}
 }
