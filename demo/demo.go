@@ -14,7 +14,6 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
@@ -99,41 +98,39 @@ func Targets() []string { return append([]string(nil), route...) }
 
 var route = []string{"anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash", "groq/llama-3.3-70b-versatile", "openai/gpt-4.1-mini"}
 
-// demoConfig is the embedded configuration: four providers on the mock.
-// The keys are placeholders the mock accepts; nothing leaves 127.0.0.1.
-const demoConfig = `
-providers:
-  anthropic: {api_key: sk-ant-demo-placeholder-0000, base_url: "${DEMO_MOCK_URL}"}
-  gemini:    {api_key: AIzaDemoPlaceholder00000000000, base_url: "${DEMO_MOCK_URL}"}
-  groq:      {api_key: gsk_demo_placeholder_0000, base_url: "${DEMO_MOCK_URL}/groq/v1"}
-  openai:    {api_key: sk-demo-placeholder-0000, base_url: "${DEMO_MOCK_URL}/v1"}
-routes:
-  default:
-    targets: [anthropic/claude-sonnet-4-5, gemini/gemini-2.5-flash, groq/llama-3.3-70b-versatile, openai/gpt-4.1-mini]
-    timeout: 20s
-    retry: {max_attempts: 3, base_delay: 50ms, max_delay: 1s, max_wait: 3s}
-    breaker: {failures: 5, cooldown: 1s}
-`
+// demoRoute is the demo's route: the four providers in order, short
+// timeouts and backoffs so the night fits in seconds.
+func demoRoute() resilience.Route {
+	failures := 5
+	r := resilience.Route{
+		Timeout: 20 * time.Second,
+		Retry:   resilience.Retry{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Second, MaxWait: 3 * time.Second},
+		Breaker: resilience.Breaker{Failures: &failures, Cooldown: time.Second},
+	}
+	for _, t := range route {
+		r.Targets = append(r.Targets, resilience.Target{Name: t})
+	}
+	return r
+}
 
-func loadConfig(url string) (*config.Config, map[string]provider.Adapter, error) {
-	getenv := func(k string) string {
-		if k == "DEMO_MOCK_URL" {
-			return url
-		}
-		return ""
+// demoProviders are the four providers on the mock at url. The keys are
+// placeholders the mock accepts; nothing leaves 127.0.0.1.
+func demoProviders(url string) map[string]*registry.Settings {
+	return map[string]*registry.Settings{
+		"anthropic": {APIKey: "sk-ant-demo-placeholder-0000", BaseURL: url},
+		"gemini":    {APIKey: "AIzaDemoPlaceholder00000000000", BaseURL: url},
+		"groq":      {APIKey: "gsk_demo_placeholder_0000", BaseURL: url + "/groq/v1"},
+		"openai":    {APIKey: "sk-demo-placeholder-0000", BaseURL: url + "/v1"},
 	}
-	cfg, err := config.Parse("demo", []byte(demoConfig), getenv)
-	if err == nil {
-		err = cfg.Validate()
-	}
+}
+
+// adapters builds the demo's adapters on the mock at url.
+func adapters(url string) (map[string]provider.Adapter, error) {
+	a, err := registry.Build(demoProviders(url), provider.NewHTTPClient(nil))
 	if err != nil {
-		return nil, nil, fmt.Errorf("demo: embedded config: %w", err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), provider.NewHTTPClient(nil))
-	if err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	return cfg, adapters, nil
+	return a, nil
 }
 
 // tally accumulates one client's outcome; safe for concurrent use.
@@ -250,14 +247,13 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	}()
 
 	// llmguard: the real engine over the real adapters.
-	cfg, adapters, err := loadConfig(worlds[0].url)
+	lgAd, err := adapters(worlds[0].url)
 	if err != nil {
 		return nil, err
 	}
 	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(route)) + " targets"}}
 	ev := newEventLog(5)
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, logger
+	eo := &resilience.Options{Routes: map[string]resilience.Route{"default": demoRoute()}, Adapters: lgAd, Logger: logger}
 	eo.Rand = rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5eed))
 	eo.OnEvent = func(e resilience.Event) {
 		switch e.Kind {
@@ -277,11 +273,11 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	// The two baselines talk to the primary only, through the same adapter code.
-	_, naiveAd, err := loadConfig(worlds[1].url)
+	naiveAd, err := adapters(worlds[1].url)
 	if err != nil {
 		return nil, err
 	}
-	_, plainAd, err := loadConfig(worlds[2].url)
+	plainAd, err := adapters(worlds[2].url)
 	if err != nil {
 		return nil, err
 	}
