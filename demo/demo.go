@@ -166,6 +166,28 @@ func (t *tally) add(f func(o *Outcome)) {
 	t.mu.Unlock()
 }
 
+// note counts an engine event.
+func (t *tally) note(e resilience.Event) {
+	switch e.Kind {
+	case resilience.EventAttempt:
+		t.attempts.Add(1)
+	case resilience.EventRetry:
+		t.add(func(o *Outcome) { o.Retries++; o.Waited += e.Wait })
+	case resilience.EventFallback:
+		t.add(func(o *Outcome) { o.Fallbacks++ })
+	case resilience.EventSkip:
+		t.add(func(o *Outcome) { o.Skips++ })
+	}
+}
+
+// outcome is the final outcome, with the attempts up logged.
+func (t *tally) outcome(up *upstream) Outcome {
+	out := t.snapshot()
+	out.MockAttempts = up.attempts()
+	out.WaitedSeconds = round(out.Waited.Seconds())
+	return out
+}
+
 func (t *tally) snapshot() Outcome {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -204,6 +226,65 @@ func prompt(i int) *provider.Request {
 // draws the live view on o.Progress while it runs. Run is safe to call
 // concurrently (each call has its own mocks and engine).
 func Run(ctx context.Context, o *Options) (*Summary, error) {
+	opt := o.withDefaults()
+	ups, err := startUpstreams(opt.Seed, opt.Night)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, up := range ups {
+			up.close()
+		}
+	}()
+
+	// llmguard: the real engine over the real adapters.
+	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(route)) + " targets"}}
+	ev := newEventLog(5)
+	eng, err := newEngine(ups[0].url, &opt, lg, ev)
+	if err != nil {
+		return nil, err
+	}
+	// The two baselines talk to the primary only, through the same adapter code.
+	naive, err := newBaseline(ups[1].url, NaiveAttempts, Outcome{Client: "naive",
+		Description: fmt.Sprintf("primary only; retries every error up to %d attempts with a fixed %v backoff", NaiveAttempts, NaiveBackoff)})
+	if err != nil {
+		return nil, err
+	}
+	plain, err := newBaseline(ups[2].url, 1, Outcome{Client: "no-retry", Description: "primary only; one attempt per request"})
+	if err != nil {
+		return nil, err
+	}
+
+	view := &liveView{opt: &opt, n: opt.Requests, eng: eng, lg: lg, naive: naive.t, plain: plain.t, ev: ev, ups: ups[:1]}
+	start := time.Now()
+	for _, up := range ups {
+		up.start.Store(start.UnixNano())
+	}
+	stopView := view.run(start)
+	play(ctx, &opt, start, func(ctx context.Context, i int) {
+		res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: prompt(i)})
+		target := ""
+		if err == nil {
+			target = res.Target
+		}
+		lg.finish(target, err)
+	}, naive.run, plain.run)
+	elapsed := time.Since(start)
+	stopView()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	s := &Summary{Requests: opt.Requests, Seed: opt.Seed, NightSeconds: opt.Night.Seconds(), ElapsedSeconds: round(elapsed.Seconds()),
+		Script: append([]Phase(nil), night...), Targets: eng.Status()}
+	s.Llmguard, s.Naive, s.NoRetry = lg.outcome(ups[0]), naive.t.outcome(ups[1]), plain.t.outcome(ups[2])
+	sort.Slice(s.Targets, func(i, j int) bool { return order(s.Targets[i].Target) < order(s.Targets[j].Target) })
+	return s, nil
+}
+
+// withDefaults is o (nil: the zero Options) with every zero field set to
+// its default.
+func (o *Options) withDefaults() Options {
 	var opt Options
 	if o != nil {
 		opt = *o
@@ -223,140 +304,105 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 			opt.Interval = 150 * time.Millisecond
 		}
 	}
-	logger := opt.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	n := opt.Requests
+	return opt
+}
 
-	var worlds [3]*world
-	for i := range worlds {
-		w, err := newWorld(opt.Seed, opt.Night, time.Now)
+// startUpstreams starts one scripted upstream per client.
+func startUpstreams(seed uint64, length time.Duration) ([]*upstream, error) {
+	ups := make([]*upstream, 0, 3)
+	for range 3 {
+		up, err := newUpstream(seed, length, time.Now)
 		if err != nil {
-			for _, w := range worlds[:i] {
-				w.close()
+			for _, up := range ups {
+				up.close()
 			}
 			return nil, err
 		}
-		worlds[i] = w
+		ups = append(ups, up)
 	}
-	defer func() {
-		for _, w := range worlds {
-			w.close()
-		}
-	}()
+	return ups, nil
+}
 
-	// llmguard: the real engine over the real adapters.
-	lgAd, err := adapters(worlds[0].url)
+// newEngine builds the llmguard client: the engine of the embedded config
+// over the adapters talking to url, its events counted in lg and ev.
+func newEngine(url string, opt *Options, lg *tally, ev *eventLog) (*resilience.Engine, error) {
+	ads, err := adapters(url)
 	if err != nil {
 		return nil, err
 	}
-	lg := &tally{o: Outcome{Client: "llmguard", Description: "the engine: retries with backoff and server hints, breakers by scope, fallback over " + fmt.Sprint(len(route)) + " targets"}}
-	ev := newEventLog(5)
-	eo := &resilience.Options{Routes: map[string]resilience.Route{"default": demoRoute()}, Adapters: lgAd, Logger: logger}
+	eo := &resilience.Options{Routes: map[string]resilience.Route{"default": demoRoute()}, Adapters: ads, Logger: opt.Logger}
 	eo.Rand = rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5eed))
 	eo.OnEvent = func(e resilience.Event) {
-		switch e.Kind {
-		case resilience.EventAttempt:
-			lg.attempts.Add(1)
-		case resilience.EventRetry:
-			lg.add(func(o *Outcome) { o.Retries++; o.Waited += e.Wait })
-		case resilience.EventFallback:
-			lg.add(func(o *Outcome) { o.Fallbacks++ })
-		case resilience.EventSkip:
-			lg.add(func(o *Outcome) { o.Skips++ })
-		}
+		lg.note(e)
 		ev.note(e)
 	}
 	eng, err := resilience.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	// The two baselines talk to the primary only, through the same adapter code.
-	naiveAd, err := adapters(worlds[1].url)
-	if err != nil {
-		return nil, err
-	}
-	plainAd, err := adapters(worlds[2].url)
-	if err != nil {
-		return nil, err
-	}
-	primaryProv, primaryModel, _ := catalog.SplitTarget(route[0])
-	naive := &tally{o: Outcome{Client: "naive", Description: fmt.Sprintf("primary only; retries every error up to %d attempts with a fixed %v backoff", NaiveAttempts, NaiveBackoff)}}
-	plain := &tally{o: Outcome{Client: "no-retry", Description: "primary only; one attempt per request"}}
+	return eng, nil
+}
 
-	runLlmguard := func(ctx context.Context, i int) {
-		res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: prompt(i)})
-		target := ""
-		if err == nil {
-			target = res.Target
-		}
-		lg.finish(target, err)
-	}
-	runBaseline := func(ctx context.Context, t *tally, a provider.Adapter, attempts int, i int) {
-		req := prompt(i)
-		req.Model = primaryModel
-		var err error
-		for k := 0; k < attempts; k++ {
-			if k > 0 {
-				t.add(func(o *Outcome) { o.Retries++; o.Waited += NaiveBackoff })
-				if wait.For(ctx, NaiveBackoff) != nil {
-					break
-				}
-			}
-			t.attempts.Add(1)
-			actx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			_, err = a.Chat(actx, req)
-			cancel()
-			if err == nil {
-				break
-			}
-		}
-		t.finish(route[0], err)
-	}
-
-	view := &liveView{opt: &opt, n: n, eng: eng, lg: lg, naive: naive, plain: plain, ev: ev, worlds: worlds[:1]}
-	start := time.Now()
-	for _, w := range worlds {
-		w.start.Store(start.UnixNano())
-	}
-	stopView := view.run(start)
-
+// play sends the night's requests, evenly spaced over opt.Night from
+// start, to every client at once, and returns when all have answered or
+// ctx is done.
+func play(ctx context.Context, opt *Options, start time.Time, clients ...func(ctx context.Context, i int)) {
 	var wg sync.WaitGroup
-	gap := opt.Night / time.Duration(n)
-	for i := 0; i < n; i++ {
+	gap := opt.Night / time.Duration(opt.Requests)
+	for i := 0; i < opt.Requests; i++ {
 		if err := wait.Until(ctx, start.Add(time.Duration(i)*gap)); err != nil {
 			break
 		}
-		wg.Add(3)
-		go func() { defer wg.Done(); runLlmguard(ctx, i) }()
-		go func() { defer wg.Done(); runBaseline(ctx, naive, naiveAd[primaryProv], NaiveAttempts, i) }()
-		go func() { defer wg.Done(); runBaseline(ctx, plain, plainAd[primaryProv], 1, i) }()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	stopView()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
-	s := &Summary{Requests: n, Seed: opt.Seed, NightSeconds: opt.Night.Seconds(), ElapsedSeconds: round(elapsed.Seconds()),
-		Script: append([]Phase(nil), night...), Targets: eng.Status()}
-	for i, t := range []*tally{lg, naive, plain} {
-		out := t.snapshot()
-		out.MockAttempts = worlds[i].attempts()
-		out.WaitedSeconds = round(out.Waited.Seconds())
-		switch i {
-		case 0:
-			s.Llmguard = out
-		case 1:
-			s.Naive = out
-		default:
-			s.NoRetry = out
+		for _, c := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); c(ctx, i) }()
 		}
 	}
-	sort.Slice(s.Targets, func(i, j int) bool { return order(s.Targets[i].Target) < order(s.Targets[j].Target) })
-	return s, nil
+	wg.Wait()
+}
+
+// baseline is a naive client of the primary target: attempts tries per
+// request, NaiveBackoff apart.
+type baseline struct {
+	t        *tally
+	a        provider.Adapter
+	model    string
+	attempts int
+}
+
+func newBaseline(url string, attempts int, o Outcome) (*baseline, error) {
+	ads, err := adapters(url)
+	if err != nil {
+		return nil, err
+	}
+	prov, model, _ := catalog.SplitTarget(route[0])
+	return &baseline{t: &tally{o: o}, a: ads[prov], model: model, attempts: attempts}, nil
+}
+
+// run sends request i.
+func (b *baseline) run(ctx context.Context, i int) {
+	req := prompt(i)
+	req.Model = b.model
+	var err error
+	for k := 0; k < b.attempts; k++ {
+		if k > 0 {
+			b.t.add(func(o *Outcome) { o.Retries++; o.Waited += NaiveBackoff })
+			if wait.For(ctx, NaiveBackoff) != nil {
+				break
+			}
+		}
+		b.t.attempts.Add(1)
+		actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		_, err = b.a.Chat(actx, req)
+		cancel()
+		if err == nil {
+			break
+		}
+	}
+	b.t.finish(route[0], err)
 }
 
 // order is a target's position in the route (unknown targets last).

@@ -37,8 +37,8 @@ func TestRunProgress(t *testing.T) {
 }
 
 // The phase is chosen by the time since start, over the night's length.
-func TestWorldPhase(t *testing.T) {
-	w := &world{length: 10 * time.Second}
+func TestUpstreamPhase(t *testing.T) {
+	w := &upstream{length: 10 * time.Second}
 	t0 := time.Unix(1000, 0)
 	if got := w.phase(t0); got != 0 {
 		t.Errorf("before start: phase %d, want 0", got)

@@ -73,9 +73,9 @@ func scenarioFor(i int) *mock.Scenario {
 	}
 }
 
-// world is one copy of the scripted upstream on a loopback port: a mock per
-// phase, chosen by the time since start. Each client gets a fresh world.
-type world struct {
+// upstream is one copy of the scripted upstream on a loopback port: a mock
+// per phase, chosen by the time since start. Each client gets a fresh one.
+type upstream struct {
 	phases []*mock.Server
 	start  atomic.Int64 // unix nanos; 0 = not started (first phase)
 	length time.Duration
@@ -84,29 +84,29 @@ type world struct {
 	url    string
 }
 
-func newWorld(seed uint64, length time.Duration, now func() time.Time) (*world, error) {
-	w := &world{length: length, now: now}
+func newUpstream(seed uint64, length time.Duration, now func() time.Time) (*upstream, error) {
+	u := &upstream{length: length, now: now}
 	for i := range night {
-		w.phases = append(w.phases, mock.New(&mock.Config{Scenario: scenarioFor(i), Seed: seed + uint64(i)}))
+		u.phases = append(u.phases, mock.New(&mock.Config{Scenario: scenarioFor(i), Seed: seed + uint64(i)}))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("demo: starting the mock: %w", err)
 	}
-	w.url = "http://" + ln.Addr().String()
-	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
-	go w.srv.Serve(ln) // returns ErrServerClosed on close
+	u.url = "http://" + ln.Addr().String()
+	u.srv = &http.Server{Handler: u, ReadHeaderTimeout: 10 * time.Second}
+	go u.srv.Serve(ln) // returns ErrServerClosed on close
 
-	return w, nil
+	return u, nil
 }
 
 // phase returns the index of the phase at time t.
-func (w *world) phase(t time.Time) int {
-	s := w.start.Load()
+func (u *upstream) phase(t time.Time) int {
+	s := u.start.Load()
 	if s == 0 {
 		return 0
 	}
-	f := float64(t.UnixNano()-s) / float64(w.length)
+	f := float64(t.UnixNano()-s) / float64(u.length)
 	for i, p := range night {
 		if f < p.End {
 			return i
@@ -116,14 +116,14 @@ func (w *world) phase(t time.Time) int {
 }
 
 // ServeHTTP hands the request to the mock of the current phase.
-func (w *world) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	w.phases[w.phase(w.now())].ServeHTTP(rw, r)
+func (u *upstream) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	u.phases[u.phase(u.now())].ServeHTTP(rw, r)
 }
 
 // attempts counts the generation requests the mocks logged.
-func (w *world) attempts() int {
+func (u *upstream) attempts() int {
 	n := 0
-	for _, m := range w.phases {
+	for _, m := range u.phases {
 		for _, r := range m.Requests() {
 			if r.Endpoint == "generate" {
 				n++
@@ -133,11 +133,11 @@ func (w *world) attempts() int {
 	return n
 }
 
-func (w *world) close() {
-	for _, m := range w.phases {
+func (u *upstream) close() {
+	for _, m := range u.phases {
 		m.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = w.srv.Shutdown(ctx)
+	_ = u.srv.Shutdown(ctx)
 }

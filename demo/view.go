@@ -54,7 +54,7 @@ type liveView struct {
 	eng              *resilience.Engine
 	lg, naive, plain *tally
 	ev               *eventLog
-	worlds           []*world
+	ups              []*upstream
 	began            time.Time
 	drawn            int // lines drawn by the last TTY frame
 }
@@ -88,7 +88,7 @@ func (v *liveView) run(start time.Time) (stop func()) {
 }
 
 func (v *liveView) phaseName() string {
-	i := v.worlds[0].phase(time.Now())
+	i := v.ups[0].phase(time.Now())
 	return night[i].Name
 }
 
