@@ -69,81 +69,28 @@ func runDecode(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "llmguard decode: %s\n", msg)
 		return 2
 	}
-	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	provider := fs.String("provider", "auto", "")
-	status := fs.Int("status", -1, "")
-	errText := fs.String("error", "", "")
-	asJSON := fs.Bool("json", false, "")
-	headers := &headerFlags{h: http.Header{}}
-	fs.Var(headers, "H", "")
-	fs.Var(headers, "header", "")
-
-	// Flags may come before or after FILE.
-	var file string
-	nfiles := 0
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(env.Stderr, decodeUsage, strings.Join(classify.Providers(), ", "))
-				return 0
-			}
-			return fail("%v (run 'llmguard decode -h')", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		file = fs.Arg(0)
-		nfiles++
-		rest = fs.Args()[1:]
+	d, err := parseDecode(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(env.Stderr, decodeUsage, strings.Join(classify.Providers(), ", "))
+		return 0
 	}
-	if nfiles > 1 {
-		return fail("at most one FILE argument, got %d", nfiles)
+	if err != nil {
+		return fail("%v", err)
 	}
-	if *status < 0 {
-		return fail("--status CODE is required (0 for a transport error with --error)")
-	}
-	if *status > 999 {
-		return fail("--status %d is not an HTTP status", *status)
-	}
-	if *status == 0 && *errText == "" {
-		return fail("--status 0 needs --error TEXT (the transport error)")
-	}
-	if !classify.KnownProvider(*provider) {
-		return fail("unknown provider %q (known: %s)", *provider, strings.Join(classify.Providers(), ", "))
-	}
-
-	var body []byte
-	if file != "" || *errText == "" {
-		var r io.Reader = env.Stdin
-		name := "stdin"
-		if file != "" && file != "-" {
-			f, err := os.Open(file)
-			if err != nil {
-				return fail("%v", err)
-			}
-			defer f.Close()
-			r, name = f, file
-		}
-		if r != nil {
-			b, err := io.ReadAll(io.LimitReader(r, maxDecodeInput))
-			if err != nil {
-				return fail("reading %s: %v", name, err)
-			}
-			body = b
-		}
+	body, err := d.body(env.Stdin)
+	if err != nil {
+		return fail("%v", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fail("%v", err)
 	}
 
-	in := classify.Input{Provider: *provider, Status: *status, Header: headers.h, Body: body, Now: time.Now()}
-	if *errText != "" {
-		in.Err = errors.New(*errText)
+	in := classify.Input{Provider: d.provider, Status: d.status, Header: d.headers.h, Body: body, Now: time.Now()}
+	if d.errText != "" {
+		in.Err = errors.New(d.errText)
 	}
 	v := classify.Classify(in)
-
-	if *asJSON {
+	if d.asJSON {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fail("%v", err)
@@ -151,6 +98,89 @@ func runDecode(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 		return 0
 	}
+	io.WriteString(env.Stdout, describeVerdict(v, &in))
+	return 0
+}
+
+// decodeArgs are the flags and FILE of one `llmguard decode`.
+type decodeArgs struct {
+	provider, errText, file string
+	status                  int
+	asJSON                  bool
+	headers                 *headerFlags
+}
+
+// parseDecode parses args (flags before or after FILE) and checks them;
+// flag.ErrHelp asks for the usage.
+func parseDecode(args []string) (*decodeArgs, error) {
+	d := &decodeArgs{headers: &headerFlags{h: http.Header{}}}
+	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&d.provider, "provider", "auto", "")
+	fs.IntVar(&d.status, "status", -1, "")
+	fs.StringVar(&d.errText, "error", "", "")
+	fs.BoolVar(&d.asJSON, "json", false, "")
+	fs.Var(d.headers, "H", "")
+	fs.Var(d.headers, "header", "")
+
+	nfiles := 0
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%v (run 'llmguard decode -h')", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		d.file = fs.Arg(0)
+		nfiles++
+		rest = fs.Args()[1:]
+	}
+	switch {
+	case nfiles > 1:
+		return nil, fmt.Errorf("at most one FILE argument, got %d", nfiles)
+	case d.status < 0:
+		return nil, errors.New("--status CODE is required (0 for a transport error with --error)")
+	case d.status > 999:
+		return nil, fmt.Errorf("--status %d is not an HTTP status", d.status)
+	case d.status == 0 && d.errText == "":
+		return nil, errors.New("--status 0 needs --error TEXT (the transport error)")
+	case !classify.KnownProvider(d.provider):
+		return nil, fmt.Errorf("unknown provider %q (known: %s)", d.provider, strings.Join(classify.Providers(), ", "))
+	}
+	return d, nil
+}
+
+// body reads the response body from FILE or stdin ("-" or no FILE; none
+// when only --error is given), at most maxDecodeInput bytes.
+func (d *decodeArgs) body(stdin io.Reader) ([]byte, error) {
+	if d.file == "" && d.errText != "" {
+		return nil, nil
+	}
+	r, name := stdin, "stdin"
+	if d.file != "" && d.file != "-" {
+		f, err := os.Open(d.file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r, name = f, d.file
+	}
+	if r == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxDecodeInput))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %v", name, err)
+	}
+	return b, nil
+}
+
+// describeVerdict is decode's plain output: the line, the verdict's
+// fields, the guessed provider (for auto) and what to do.
+func describeVerdict(v classify.Verdict, in *classify.Input) string {
 	var b strings.Builder
 	b.WriteString(v.Message)
 	b.WriteString("\n")
@@ -158,8 +188,7 @@ func runDecode(ctx context.Context, env *Env, args []string) int {
 	if !v.Until.IsZero() {
 		fmt.Fprintf(&b, " | until: %s", v.Until.UTC().Format(time.RFC3339))
 	}
-	p := *provider
-	if p == "auto" || p == "" {
+	if in.Provider == "auto" || in.Provider == "" {
 		if g := classify.GuessProvider(in.Header, in.Body); g != "" {
 			fmt.Fprintf(&b, " | provider: %s (guessed)", g)
 		}
@@ -167,8 +196,7 @@ func runDecode(ctx context.Context, env *Env, args []string) int {
 	b.WriteString("\nwhat to do: ")
 	b.WriteString(v.Advice())
 	b.WriteString("\n")
-	io.WriteString(env.Stdout, b.String())
-	return 0
+	return b.String()
 }
 
 func describeRetry(v classify.Verdict) string {
