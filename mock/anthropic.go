@@ -6,7 +6,7 @@ import (
 )
 
 // anthropicMessage builds a Messages API response.
-func (x *exchange) anthropicMessage(text string, tl *tool) []byte {
+func (x *reply) anthropicMessage(text string, tl *tool) []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"id":"`...)
 	b = x.appendID(b, "msg_011CMock")

@@ -121,7 +121,7 @@ func parseEmbedGemini(body []byte, model string, batch bool) (*chat, *embedReq, 
 
 // parseEmbed reads an embeddings request into x; ok is false when the
 // client went away.
-func (x *exchange) parseEmbed() (ok bool, parseErr error) {
+func (x *reply) parseEmbed() (ok bool, parseErr error) {
 	body, err := readBody(x.r)
 	if err != nil {
 		return false, nil
@@ -181,7 +181,7 @@ func appendVector(b []byte, v []float32, b64 bool) []byte {
 }
 
 // embeddingsBody builds the success answer in the request's dialect.
-func (x *exchange) embeddingsBody() []byte {
+func (x *reply) embeddingsBody() []byte {
 	e := x.emb
 	n := e.dims
 	if n <= 0 {

@@ -5,7 +5,7 @@ import (
 	"github.com/segmentio/encoding/json"
 )
 
-func (x *exchange) appendGeminiTail(b []byte, out int, final bool) []byte {
+func (x *reply) appendGeminiTail(b []byte, out int, final bool) []byte {
 	in := x.chat.inputTokens
 	b = append(b, `"usageMetadata":{"promptTokenCount":`...)
 	b = appendInt(b, in)
@@ -36,7 +36,7 @@ func appendFunctionCall(b []byte, tl *tool, args []byte) []byte {
 }
 
 // geminiResponse builds a generateContent response.
-func (x *exchange) geminiResponse(text string, tl *tool) []byte {
+func (x *reply) geminiResponse(text string, tl *tool) []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"candidates":[{"content":{"parts":[`...)
 	out := 0

@@ -8,9 +8,9 @@ import (
 	"github.com/llmguard/llmguard/internal/sse"
 )
 
-func (x *exchange) created() int64 { return x.s.now().Unix() }
+func (x *reply) created() int64 { return x.s.now().Unix() }
 
-func (x *exchange) appendUsage(b []byte, out int) []byte {
+func (x *reply) appendUsage(b []byte, out int) []byte {
 	in := x.chat.inputTokens
 	b = append(b, `{"prompt_tokens":`...)
 	b = appendInt(b, in)
@@ -21,7 +21,7 @@ func (x *exchange) appendUsage(b []byte, out int) []byte {
 	return append(b, `,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}`...)
 }
 
-func (x *exchange) appendToolCall(b []byte, tl *tool, args []byte) []byte {
+func (x *reply) appendToolCall(b []byte, tl *tool, args []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = x.appendID(b, "call_Mock")
 	b = append(b, `","type":"function","function":{"name":`...)
@@ -32,7 +32,7 @@ func (x *exchange) appendToolCall(b []byte, tl *tool, args []byte) []byte {
 }
 
 // openaiCompletion builds a Chat Completions response.
-func (x *exchange) openaiCompletion(text string, tl *tool) []byte {
+func (x *reply) openaiCompletion(text string, tl *tool) []byte {
 	b := make([]byte, 0, 768)
 	b = append(b, `{"id":"`...)
 	b = x.appendID(b, "chatcmpl-Mock")

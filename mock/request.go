@@ -60,7 +60,7 @@ func textOf(raw json.RawMessage) (text string, isToolResult bool) {
 	return strings.Join(parts, " "), isToolResult
 }
 
-// decodeBody is json.Unmarshal(body, v) for a request body the exchange
+// decodeBody is json.Unmarshal(body, v) for a request body the reply
 // owns: strings and raw values without escapes point into body instead of
 // being copied.
 func decodeBody(body []byte, v any) error {

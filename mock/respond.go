@@ -10,8 +10,9 @@ import (
 	"github.com/llmguard/llmguard/internal/sse"
 )
 
-// exchange is one request being answered.
-type exchange struct {
+// reply is one request being answered: the request, its route, what it
+// asks for and whether the answer has started.
+type reply struct {
 	s      *Server
 	w      http.ResponseWriter
 	r      *http.Request
@@ -28,7 +29,7 @@ type exchange struct {
 }
 
 // contentType is the success answer's content type.
-func (x *exchange) contentType() string {
+func (x *reply) contentType() string {
 	switch {
 	case !x.stream:
 		return ctJSON
@@ -41,7 +42,7 @@ func (x *exchange) contentType() string {
 }
 
 // start sends the success status and headers, once.
-func (x *exchange) start() {
+func (x *reply) start() {
 	if x.started {
 		return
 	}
@@ -59,7 +60,7 @@ func (x *exchange) start() {
 // blank lines in JSON bodies, as DeepSeek does under load) every
 // Config.KeepAlive: n of them and then the answer, or with n < 0 until
 // the client gives up (or Server.Close, or Config.HangLimit).
-func (x *exchange) stall(n int) bool {
+func (x *reply) stall(n int) bool {
 	x.start()
 	ka := []byte("\n")
 	if x.stream && x.contentType() != ctGoogle {
@@ -98,10 +99,10 @@ func appendPadded(b []byte, prefix string, n uint64, width int, base int) []byte
 	return append(b, d...)
 }
 
-// requestID returns the provider-shaped request id for this exchange:
+// requestID returns the provider-shaped request id for this reply:
 // Anthropic "req_011CMock…" (28 chars like the real ones), OpenAI and Azure
 // "req_" + 32 hex digits, Gemini none.
-func (x *exchange) requestID() string {
+func (x *reply) requestID() string {
 	var buf [40]byte
 	switch x.rt.dialect {
 	case dialectAnthropic:
@@ -113,11 +114,11 @@ func (x *exchange) requestID() string {
 }
 
 // appendID appends a message/tool-call id: prefix and the request number.
-func (x *exchange) appendID(b []byte, prefix string) []byte {
+func (x *reply) appendID(b []byte, prefix string) []byte {
 	return appendPadded(b, prefix, x.n, 16, 10)
 }
 
-func (x *exchange) setHeaders(contentType string) {
+func (x *reply) setHeaders(contentType string) {
 	h := x.w.Header()
 	if contentType == ctJSON {
 		h["Content-Type"] = x.s.ctJSON // shared, never modified
@@ -136,7 +137,7 @@ func (x *exchange) setHeaders(contentType string) {
 	}
 }
 
-func (x *exchange) host() string {
+func (x *reply) host() string {
 	switch x.rt.dialect {
 	case dialectAnthropic:
 		return "api.anthropic.com"
@@ -150,7 +151,7 @@ func (x *exchange) host() string {
 
 // hold keeps the request open without writing until the client gives up,
 // Server.Close or Config.HangLimit, then drops the connection.
-func (x *exchange) hold() {
+func (x *reply) hold() {
 	t := time.NewTimer(x.s.hangMax)
 	defer t.Stop()
 	select {
@@ -162,7 +163,7 @@ func (x *exchange) hold() {
 }
 
 // serve answers with step st.
-func (x *exchange) serve(st Step) {
+func (x *reply) serve(st Step) {
 	x.rid = x.requestID()
 	kind := st.kind()
 	if x.rt.endpoint == endpointModels && (kind == KindMidstream || kind == KindTruncated || kind == KindStall || kind == KindStuck) {
@@ -223,13 +224,13 @@ func statusOf(t *errTemplate, st Step) int {
 }
 
 // serveTemplate records and writes an error template outside the scenario.
-func (x *exchange) serveTemplate(t *errTemplate, st Step, fault string) {
+func (x *reply) serveTemplate(t *errTemplate, st Step, fault string) {
 	x.rid = x.requestID()
 	x.s.record(x, fault, t.status)
 	x.writeTemplate(t, st)
 }
 
-func (x *exchange) writeTemplate(t *errTemplate, st Step) {
+func (x *reply) writeTemplate(t *errTemplate, st Step) {
 	v := tvars{rid: x.rid, model: x.model, key4: last4(x.key), host: x.host(), retry: st.arg(t.retry), json: t.isJSON, now: x.s.now()}
 	h := x.w.Header()
 	x.setHeaders(t.contentType)
@@ -251,7 +252,7 @@ func (x *exchange) writeTemplate(t *errTemplate, st Step) {
 }
 
 // success writes a success response, cut short for truncated and midstream.
-func (x *exchange) success(kind string, st Step) {
+func (x *reply) success(kind string, st Step) {
 	c := x.chat
 	text := ""
 	var tl *tool
@@ -333,7 +334,7 @@ func (x *exchange) success(kind string, st Step) {
 // streamer writes one stream, stopping after cut content deltas (cut < 0:
 // never) with an in-stream error (fail) or a dropped connection.
 type streamer struct {
-	x     *exchange
+	x     *reply
 	sw    *sse.Writer
 	cut   int
 	sent  int

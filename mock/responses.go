@@ -80,7 +80,7 @@ func parseResponses(body []byte) (*chat, error) {
 // respIDs are the ids of one answer's response and output item.
 type respIDs struct{ resp, item, call []byte }
 
-func (x *exchange) respIDs() respIDs {
+func (x *reply) respIDs() respIDs {
 	return respIDs{resp: x.appendID(nil, "resp_Mock"), item: x.appendID(nil, "msg_Mock"), call: x.appendID(nil, "call_Mock")}
 }
 
@@ -127,7 +127,7 @@ func appendRespText(b []byte, text string) []byte {
 
 // appendRespObject appends a response object: in_progress with no output
 // (for response.created), or completed with the answer and usage.
-func (x *exchange) appendRespObject(b []byte, id respIDs, text string, tl *tool, args []byte, done bool, out int) []byte {
+func (x *reply) appendRespObject(b []byte, id respIDs, text string, tl *tool, args []byte, done bool, out int) []byte {
 	b = append(b, `{"id":"`...)
 	b = append(b, id.resp...)
 	b = append(b, `","object":"response","created_at":`...)
@@ -161,7 +161,7 @@ func (x *exchange) appendRespObject(b []byte, id respIDs, text string, tl *tool,
 }
 
 // responsesObject builds a non-streaming Responses API answer.
-func (x *exchange) responsesObject(text string, tl *tool) []byte {
+func (x *reply) responsesObject(text string, tl *tool) []byte {
 	var args []byte
 	out := countTokens(text)
 	if tl != nil {

@@ -369,7 +369,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeMockError(w, http.StatusNotFound, "llmguard mock: no endpoint for "+r.Method+" "+r.URL.Path)
 		return
 	}
-	x := &exchange{s: s, w: w, r: r, rt: rt, key: apiKey(r, rt.dialect), n: s.ids.Add(1)}
+	x := &reply{s: s, w: w, r: r, rt: rt, key: apiKey(r, rt.dialect), n: s.ids.Add(1)}
 	x.model = rt.model
 	x.stream = rt.stream
 	var parseErr error
@@ -429,7 +429,7 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // parseChat reads a generation request into x; ok is false when the
 // client went away.
-func (x *exchange) parseChat() (ok bool, parseErr error) {
+func (x *reply) parseChat() (ok bool, parseErr error) {
 	body, err := readBody(x.r)
 	if err != nil {
 		return false, nil
@@ -531,7 +531,7 @@ func (s *Server) next(ri int, rule *Rule, provider, model string) Step {
 	return st
 }
 
-func (s *Server) record(x *exchange, fault string, status int) {
+func (s *Server) record(x *reply, fault string, status int) {
 	now := s.now()
 	req := Request{Time: now, Method: x.r.Method, Path: x.r.URL.Path, Provider: x.rt.provider,
 		Endpoint: x.rt.endpoint, Model: x.model, Stream: x.stream, Fault: fault, Status: status, RequestID: x.rid}
