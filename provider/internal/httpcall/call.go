@@ -193,14 +193,10 @@ func MergeExtra(body []byte, extra map[string]json.RawMessage, keep ...string) (
 	if err := rawjson.Unmarshal(body, &m); err != nil {
 		return nil, err
 	}
-next:
 	for k, v := range extra {
-		for _, kk := range keep {
-			if k == kk {
-				continue next
-			}
+		if !slices.Contains(keep, k) {
+			m[k] = v
 		}
-		m[k] = v
 	}
 	return json.Marshal(m)
 }
