@@ -384,83 +384,6 @@ func anStopReason(f string) string {
 	return f
 }
 
-// appendAnthropicResponse appends res as an Anthropic message object.
-func appendAnthropicResponse(b []byte, res *provider.Response, id string) []byte {
-	b = append(b, `{"id":`...)
-	b = json.AppendEscape(b, id, 0)
-	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = json.AppendEscape(b, res.Model, 0)
-	b = append(b, `,"content":[`...)
-	n := 0
-	for i := range res.Thinking {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = appendRawBlock(b, &res.Thinking[i])
-	}
-	if res.Text != "" {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"type":"text","text":`...)
-		b = json.AppendEscape(b, res.Text, 0)
-		b = append(b, '}')
-		n++
-	}
-	for _, tc := range res.ToolCalls {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, `{"type":"tool_use","id":`...)
-		b = json.AppendEscape(b, tc.ID, 0)
-		b = append(b, `,"name":`...)
-		b = json.AppendEscape(b, tc.Name, 0)
-		b = append(b, `,"input":`...)
-		b = appendObject(b, tc.Arguments)
-		b = append(b, '}')
-	}
-	b = append(b, `],"stop_reason":`...)
-	b = json.AppendEscape(b, anStopReason(res.FinishReason), 0)
-	b = append(b, `,"stop_sequence":`...)
-	b = appendStopSequence(b, res.StopSequence)
-	b = append(b, `,"usage":`...)
-	b = appendANUsage(b, res.Usage, true)
-	return append(b, '}')
-}
-
-// appendStopSequence appends s as a JSON string, or null when empty.
-func appendStopSequence(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	return json.AppendEscape(b, s, 0)
-}
-
-// appendANUsage appends u as Anthropic's usage object: input_tokens
-// counts the prompt tokens outside the cache, the cache reads and writes
-// have their own fields, and service_tier is set when known (tier).
-func appendANUsage(b []byte, u provider.Usage, tier bool) []byte {
-	in := u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
-	if in < 0 {
-		in = 0
-	}
-	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, in)
-	b = append(b, `,"cache_creation_input_tokens":`...)
-	b = appendInt(b, u.CacheWriteTokens)
-	b = append(b, `,"cache_read_input_tokens":`...)
-	b = appendInt(b, u.CacheReadTokens)
-	b = append(b, `,"output_tokens":`...)
-	b = appendInt(b, u.OutputTokens)
-	if tier && u.ServiceTier != "" {
-		b = append(b, `,"service_tier":`...)
-		b = json.AppendEscape(b, anServiceTier(u.ServiceTier), 0)
-	}
-	return append(b, '}')
-}
-
 // anServiceTier is a service tier in Anthropic's words (OpenAI's "default"
 // is Anthropic's "standard").
 func anServiceTier(t string) string {
@@ -468,27 +391,4 @@ func anServiceTier(t string) string {
 		return "standard"
 	}
 	return t
-}
-
-// appendRawBlock appends a block the canonical form keeps verbatim (a
-// thinking or redacted_thinking block): its type, then its Extra fields in
-// key order. Extra values are JSON already (the adapter or the request
-// decoder produced them).
-func appendRawBlock(b []byte, p *provider.Part) []byte {
-	b = append(b, `{"type":`...)
-	b = json.AppendEscape(b, p.Type, 0)
-	keys := make([]string, 0, len(p.Extra))
-	for k := range p.Extra {
-		if k != "type" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		b = append(b, ',')
-		b = json.AppendEscape(b, k, 0)
-		b = append(b, ':')
-		b = append(b, p.Extra[k]...)
-	}
-	return append(b, '}')
 }

@@ -60,14 +60,9 @@ func (s *anStream) head() error {
 		return nil
 	}
 	s.pending = false
-	b := append(s.buf[:0], `{"type":"message_start","message":{"id":`...)
-	b = json.AppendEscape(b, s.id, 0)
-	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = json.AppendEscape(b, s.model, 0)
-	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
-	b = appendANUsage(b, s.startU, true)
-	b = append(b, `}}`...)
-	if err := s.emit("message_start", b); err != nil {
+	v := anMessageStart{Type: "message_start", Message: anAnswer{ID: s.id, Type: "message", Role: "assistant",
+		Model: s.model, Content: []any{}, Usage: anUsageOf(s.startU, true)}}
+	if err := s.emit("message_start", appendJSON(s.buf[:0], &v)); err != nil {
 		return err
 	}
 	return s.emit("ping", append(s.buf[:0], `{"type":"ping"}`...))
@@ -267,14 +262,9 @@ func (s *anStream) finish(reason string, u provider.Usage) error {
 	}
 	final := s.startU
 	final.Merge(u)
-	b := append(s.buf[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
-	b = json.AppendEscape(b, anStopReason(reason), 0)
-	b = append(b, `,"stop_sequence":`...)
-	b = appendStopSequence(b, s.stopSeq)
-	b = append(b, `},"usage":`...)
-	b = appendANUsage(b, final, false)
-	b = append(b, '}')
-	if err := s.emit("message_delta", b); err != nil {
+	v := anMessageDelta{Type: "message_delta", Usage: anUsageOf(final, false)}
+	v.Delta.StopReason, v.Delta.StopSequence = anStopReason(reason), stopSequence(s.stopSeq)
+	if err := s.emit("message_delta", appendJSON(s.buf[:0], &v)); err != nil {
 		return err
 	}
 	return s.emit("message_stop", append(s.buf[:0], `{"type":"message_stop"}`...))

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/segmentio/encoding/json"
-
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
@@ -144,37 +142,44 @@ func isCode(s string) bool {
 	return true
 }
 
+// oaError is an OpenAI error body.
+type oaError struct {
+	Error struct {
+		Message   string  `json:"message"`
+		Type      string  `json:"type"`
+		Param     *string `json:"param"` // always null
+		Code      *string `json:"code"`
+		RequestID string  `json:"request_id,omitempty"`
+	} `json:"error"`
+}
+
 func appendOpenAIError(b []byte, e *apiError) []byte {
+	var v oaError
 	typ, code := openAITypeCode(e)
-	b = append(b, `{"error":{"message":`...)
-	b = json.AppendEscape(b, e.message, 0)
-	b = append(b, `,"type":`...)
-	b = json.AppendEscape(b, typ, 0)
-	b = append(b, `,"param":null,"code":`...)
-	if code == "" {
-		b = append(b, "null"...)
-	} else {
-		b = json.AppendEscape(b, code, 0)
+	v.Error.Message, v.Error.Type, v.Error.RequestID = e.message, typ, e.requestID
+	if code != "" {
+		v.Error.Code = &code
 	}
-	if e.requestID != "" {
-		b = append(b, `,"request_id":`...)
-		b = json.AppendEscape(b, e.requestID, 0)
-	}
-	return append(b, `}}`...)
+	return appendJSON(b, &v)
+}
+
+// anError is an Anthropic error body.
+type anError struct {
+	Type  string `json:"type"` // "error"
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+	RequestID *string `json:"request_id"`
 }
 
 func appendAnthropicError(b []byte, e *apiError) []byte {
-	b = append(b, `{"type":"error","error":{"type":`...)
-	b = json.AppendEscape(b, anthropicType(e), 0)
-	b = append(b, `,"message":`...)
-	b = json.AppendEscape(b, e.message, 0)
-	b = append(b, `},"request_id":`...)
-	if e.requestID == "" {
-		b = append(b, "null"...)
-	} else {
-		b = json.AppendEscape(b, e.requestID, 0)
+	v := anError{Type: "error"}
+	v.Error.Type, v.Error.Message = anthropicType(e), e.message
+	if e.requestID != "" {
+		v.RequestID = &e.requestID
 	}
-	return append(b, '}')
+	return appendJSON(b, &v)
 }
 
 // writeError writes e as a complete HTTP response in the client's dialect.

@@ -14,17 +14,21 @@ import (
 // This file holds the append-style JSON helpers the encoders use on the hot
 // path instead of reflection-based encoding/json.
 
+// appendJSON appends v as the JSON library encodes it, without HTML
+// escaping (as the providers' own APIs write their bodies) and with map keys
+// sorted. v is one of the gateway's wire types, made of strings, numbers
+// and raw values that are valid JSON, which always encode; should one not,
+// nothing is appended and the caller's body is malformed rather than lost.
+func appendJSON(b []byte, v any) []byte {
+	out, err := json.Append(b, v, json.SortMapKeys)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
 // appendInt appends n in decimal.
 func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
-
-// appendObject appends raw when it is a valid JSON object, else "{}".
-func appendObject(b []byte, raw json.RawMessage) []byte {
-	t := bytes.TrimSpace(raw)
-	if len(t) > 0 && t[0] == '{' && rawjson.Valid(t) {
-		return append(b, t...)
-	}
-	return append(b, '{', '}')
-}
 
 // The unmarshal helpers below are json.Unmarshal(v, p) for the scalar
 // request fields every request carries, with a reflection-free path for a

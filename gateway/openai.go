@@ -414,62 +414,6 @@ func oaFinish(f string) string {
 	return f
 }
 
-// appendOpenAIResponse appends res as an OpenAI chat.completion object.
-func appendOpenAIResponse(b []byte, res *provider.Response, id string, created int64) []byte {
-	b = append(b, `{"id":`...)
-	b = json.AppendEscape(b, id, 0)
-	b = append(b, `,"object":"chat.completion","created":`...)
-	b = appendInt(b, int(created))
-	b = append(b, `,"model":`...)
-	b = json.AppendEscape(b, res.Model, 0)
-	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	if res.Text == "" && len(res.ToolCalls) > 0 {
-		b = append(b, "null"...)
-	} else {
-		b = json.AppendEscape(b, res.Text, 0)
-	}
-	if len(res.ToolCalls) > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		for i, tc := range res.ToolCalls {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = json.AppendEscape(b, tc.ID, 0)
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = json.AppendEscape(b, tc.Name, 0)
-			b = append(b, `,"arguments":`...)
-			args := bytes.TrimSpace(tc.Arguments)
-			if len(args) == 0 {
-				args = []byte("{}")
-			}
-			b = json.AppendEscape(b, string(args), 0)
-			b = append(b, `}}`...)
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
-	b = json.AppendEscape(b, oaFinish(res.FinishReason), 0)
-	b = append(b, `}],"usage":`...)
-	b = appendOAUsage(b, res.Usage)
-	b = appendOAServiceTier(b, res.Usage)
-	return append(b, '}')
-}
-
-func appendOAUsage(b []byte, u provider.Usage) []byte {
-	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, u.InputTokens)
-	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, u.OutputTokens)
-	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, u.InputTokens+u.OutputTokens)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = appendInt(b, u.CacheReadTokens)
-	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
-	b = appendInt(b, u.ReasoningTokens)
-	return append(b, `}}`...)
-}
-
 // oaServiceTier is a service tier in OpenAI's words (Anthropic's
 // "standard" is OpenAI's "default").
 func oaServiceTier(t string) string {
@@ -477,13 +421,4 @@ func oaServiceTier(t string) string {
 		return "default"
 	}
 	return t
-}
-
-// appendOAServiceTier appends the top-level service_tier field when known.
-func appendOAServiceTier(b []byte, u provider.Usage) []byte {
-	if u.ServiceTier == "" {
-		return b
-	}
-	b = append(b, `,"service_tier":`...)
-	return json.AppendEscape(b, oaServiceTier(u.ServiceTier), 0)
 }

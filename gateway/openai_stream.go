@@ -148,12 +148,12 @@ func (s *oaStream) finish(reason string, u provider.Usage) error {
 		}
 	}
 	if s.includeUsage && !s.rawUsage {
-		b := s.head()
-		b = append(b, `,"choices":[],"usage":`...)
-		b = appendOAUsage(b, u)
-		b = appendOAServiceTier(b, u)
-		b = append(b, '}')
-		if err := s.emit(b); err != nil {
+		v := oaChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+			Choices: []oaChunkChoice{}, Usage: new(oaUsageOf(u))}
+		if u.ServiceTier != "" {
+			v.ServiceTier = oaServiceTier(u.ServiceTier)
+		}
+		if err := s.emit(appendJSON(s.buf[:0], &v)); err != nil {
 			return err
 		}
 	}
