@@ -246,3 +246,43 @@ type oaDeltaCall struct {
 		Arguments string  `json:"arguments"`
 	} `json:"function"`
 }
+
+// anBlockStart is a stream's content_block_start event.
+type anBlockStart struct {
+	Type         string `json:"type"` // "content_block_start"
+	Index        int    `json:"index"`
+	ContentBlock any    `json:"content_block"` // anText, anToolUse, anThinking, anRedacted
+}
+
+// anBlockStop is a stream's content_block_stop event.
+type anBlockStop struct {
+	Type  string `json:"type"` // "content_block_stop"
+	Index int    `json:"index"`
+}
+
+// anBlockDelta is a stream's content_block_delta event.
+type anBlockDelta struct {
+	Type  string  `json:"type"` // "content_block_delta"
+	Index int     `json:"index"`
+	Delta anDelta `json:"delta"`
+}
+
+// anDelta is a block's fragment: of its fields, the one its type names.
+type anDelta struct {
+	Type        string  `json:"type"`
+	Text        *string `json:"text,omitempty"`
+	Thinking    *string `json:"thinking,omitempty"`
+	Signature   *string `json:"signature,omitempty"`
+	PartialJSON *string `json:"partial_json,omitempty"`
+}
+
+type anThinking struct {
+	Type      string `json:"type"` // "thinking"
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+}
+
+type anRedacted struct {
+	Type string `json:"type"` // "redacted_thinking"
+	Data string `json:"data"`
+}

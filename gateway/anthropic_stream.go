@@ -32,6 +32,7 @@ type anStream struct {
 	rawDelta  bool // the upstream's message_delta went out
 	rawStop   bool // the upstream's message_stop went out
 	lastRaw   *provider.RawEvent
+	d         anBlockDelta // the content_block_delta being written
 }
 
 func (s *anStream) emit(name string, b []byte) error {
@@ -72,41 +73,39 @@ func (s *anStream) closeBlock() error {
 	if s.open < 0 {
 		return nil
 	}
-	b := append(s.buf[:0], `{"type":"content_block_stop","index":`...)
-	b = appendInt(b, s.open)
-	b = append(b, '}')
+	v := anBlockStop{Type: "content_block_stop", Index: s.open}
 	s.open = -1
-	return s.emit("content_block_stop", b)
+	return s.emit("content_block_stop", appendJSON(s.buf[:0], &v))
 }
 
-func (s *anStream) delta(index int, kind, field, text string) error {
-	b := append(s.buf[:0], `{"type":"content_block_delta","index":`...)
-	b = appendInt(b, index)
-	b = append(b, `,"delta":{"type":"`...)
-	b = append(b, kind...)
-	b = append(b, `","`...)
-	b = append(b, field...)
-	b = append(b, `":`...)
-	b = json.AppendEscape(b, text, 0)
-	b = append(b, `}}`...)
-	return s.emit("content_block_delta", b)
+// delta writes a content_block_delta of block index: its delta has type
+// kind and text in its field named for the kind.
+func (s *anStream) delta(index int, kind, text string) error {
+	s.d = anBlockDelta{Type: "content_block_delta", Index: index, Delta: anDelta{Type: kind}}
+	switch d := &s.d.Delta; kind {
+	case "text_delta":
+		d.Text = &text
+	case "thinking_delta":
+		d.Thinking = &text
+	case "signature_delta":
+		d.Signature = &text
+	case "input_json_delta":
+		d.PartialJSON = &text
+	}
+	return s.emit("content_block_delta", appendJSON(s.buf[:0], &s.d))
 }
 
-// startBlock closes the open block and starts block s.next, whose
-// content_block is the JSON object block.
-func (s *anStream) startBlock(block []byte) (int, error) {
+// startBlock closes the open block and starts block s.next with its
+// content_block (a wire type), a text block when text is set.
+func (s *anStream) startBlock(block any, text bool) (int, error) {
 	if err := s.closeBlock(); err != nil {
 		return 0, err
 	}
 	idx := s.next
 	s.next++
-	s.open, s.openText = idx, false
-	b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
-	b = appendInt(b, idx)
-	b = append(b, `,"content_block":`...)
-	b = append(b, block...)
-	b = append(b, '}')
-	return idx, s.emit("content_block_start", b)
+	s.open, s.openText = idx, text
+	v := anBlockStart{Type: "content_block_start", Index: idx, ContentBlock: block}
+	return idx, s.emit("content_block_start", appendJSON(s.buf[:0], &v))
 }
 
 // thinkingChunk writes a thinking fragment: a new thinking or
@@ -118,25 +117,23 @@ func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
 		if s.thinking == nil {
 			s.thinking = make(map[int]int)
 		}
-		var block []byte
+		var block any = anThinking{Type: "thinking"}
 		if th.Type == provider.PartRedactedThinking {
-			block = append(json.AppendEscape(append([]byte(nil), `{"type":"redacted_thinking","data":`...), th.Data, 0), '}')
-		} else {
-			block = []byte(`{"type":"thinking","thinking":"","signature":""}`)
+			block = anRedacted{Type: "redacted_thinking", Data: th.Data}
 		}
 		var err error
-		if idx, err = s.startBlock(block); err != nil {
+		if idx, err = s.startBlock(block, false); err != nil {
 			return err
 		}
 		s.thinking[th.Index] = idx
 	}
 	if th.Thinking != "" {
-		if err := s.delta(idx, "thinking_delta", "thinking", th.Thinking); err != nil {
+		if err := s.delta(idx, "thinking_delta", th.Thinking); err != nil {
 			return err
 		}
 	}
 	if th.Signature != "" {
-		return s.delta(idx, "signature_delta", "signature", th.Signature)
+		return s.delta(idx, "signature_delta", th.Signature)
 	}
 	return nil
 }
@@ -197,48 +194,28 @@ func (s *anStream) chunk(c *provider.Chunk) error {
 	}
 	if c.Text != "" {
 		if s.open < 0 || !s.openText {
-			if err := s.closeBlock(); err != nil {
-				return err
-			}
-			s.open, s.openText = s.next, true
-			s.next++
-			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
-			b = appendInt(b, s.open)
-			b = append(b, `,"content_block":{"type":"text","text":""}}`...)
-			if err := s.emit("content_block_start", b); err != nil {
+			if _, err := s.startBlock(anText{Type: "text"}, true); err != nil {
 				return err
 			}
 		}
-		if err := s.delta(s.open, "text_delta", "text", c.Text); err != nil {
+		if err := s.delta(s.open, "text_delta", c.Text); err != nil {
 			return err
 		}
 	}
 	if tc := c.ToolCall; tc != nil {
 		idx, ok := s.tools[tc.Index]
 		if !ok {
-			if err := s.closeBlock(); err != nil {
-				return err
-			}
 			if s.tools == nil {
 				s.tools = make(map[int]int)
 			}
-			idx = s.next
-			s.next++
-			s.tools[tc.Index] = idx
-			s.open, s.openText = idx, false
-			b := append(s.buf[:0], `{"type":"content_block_start","index":`...)
-			b = appendInt(b, idx)
-			b = append(b, `,"content_block":{"type":"tool_use","id":`...)
-			b = json.AppendEscape(b, tc.ID, 0)
-			b = append(b, `,"name":`...)
-			b = json.AppendEscape(b, tc.Name, 0)
-			b = append(b, `,"input":{}}}`...)
-			if err := s.emit("content_block_start", b); err != nil {
+			var err error
+			if idx, err = s.startBlock(anToolUse{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: json.RawMessage("{}")}, false); err != nil {
 				return err
 			}
+			s.tools[tc.Index] = idx
 		}
 		if tc.Arguments != "" {
-			if err := s.delta(idx, "input_json_delta", "partial_json", tc.Arguments); err != nil {
+			if err := s.delta(idx, "input_json_delta", tc.Arguments); err != nil {
 				return err
 			}
 		}

@@ -3,8 +3,6 @@ package gateway
 import (
 	"strings"
 
-	"github.com/segmentio/encoding/json"
-
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -27,16 +25,17 @@ type oaStream struct {
 	rawUsage     bool // the upstream's usage chunk went out
 	rawDone      bool // the upstream's [DONE] went out
 	lastRaw      *provider.RawEvent
+	c            oaChunk          // the chunk being written
+	choice       [1]oaChunkChoice // its one choice
+	call         [1]oaDeltaCall   // its one tool call fragment
 }
 
-func (s *oaStream) head() []byte {
-	b := append(s.buf[:0], `{"id":`...)
-	b = json.AppendEscape(b, s.id, 0)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
-	b = appendInt(b, int(s.created))
-	b = append(b, `,"model":`...)
-	b = json.AppendEscape(b, s.model, 0)
-	return b
+// chunkOf is a chunk of this stream with one choice, delta d and finish
+// reason finish (nil: null).
+func (s *oaStream) chunkOf(d oaDelta, finish *string) *oaChunk {
+	s.c = oaChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model, Choices: s.choice[:]}
+	s.choice[0] = oaChunkChoice{Delta: d, FinishReason: finish}
+	return &s.c
 }
 
 func (s *oaStream) emit(b []byte) error {
@@ -61,9 +60,8 @@ func (s *oaStream) roleChunk() error {
 		return nil
 	}
 	s.pending = false
-	b := s.head()
-	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
-	return s.emit(b)
+	empty := ""
+	return s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{Role: "assistant", Content: &empty}, nil)))
 }
 
 // relay writes an upstream event as it came, once for the chunks decoded
@@ -96,34 +94,22 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 		return err
 	}
 	if c.Text != "" {
-		b := s.head()
-		b = append(b, `,"choices":[{"index":0,"delta":{"content":`...)
-		b = json.AppendEscape(b, c.Text, 0)
-		b = append(b, `},"logprobs":null,"finish_reason":null}]}`...)
-		if err := s.emit(b); err != nil {
+		if err := s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{Content: &c.Text}, nil))); err != nil {
 			return err
 		}
 	}
 	if tc := c.ToolCall; tc != nil {
-		b := s.head()
-		b = append(b, `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":`...)
-		b = appendInt(b, tc.Index)
+		s.call[0] = oaDeltaCall{Index: tc.Index}
+		f := &s.call[0]
 		if !s.toolSeen[tc.Index] {
 			if s.toolSeen == nil {
 				s.toolSeen = make(map[int]bool)
 			}
 			s.toolSeen[tc.Index] = true
-			b = append(b, `,"id":`...)
-			b = json.AppendEscape(b, tc.ID, 0)
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = json.AppendEscape(b, tc.Name, 0)
-			b = append(b, `,"arguments":`...)
-		} else {
-			b = append(b, `,"function":{"arguments":`...)
+			f.ID, f.Type, f.Function.Name = &tc.ID, "function", &tc.Name
 		}
-		b = json.AppendEscape(b, tc.Arguments, 0)
-		b = append(b, `}}]},"logprobs":null,"finish_reason":null}]}`...)
-		if err := s.emit(b); err != nil {
+		f.Function.Arguments = tc.Arguments
+		if err := s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{ToolCalls: s.call[:]}, nil))); err != nil {
 			return err
 		}
 	}
@@ -139,11 +125,8 @@ func (s *oaStream) finish(reason string, u provider.Usage) error {
 		return err
 	}
 	if !s.rawFinish {
-		b := s.head()
-		b = append(b, `,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-		b = json.AppendEscape(b, oaFinish(reason), 0)
-		b = append(b, `}]}`...)
-		if err := s.emit(b); err != nil {
+		finish := oaFinish(reason)
+		if err := s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{}, &finish))); err != nil {
 			return err
 		}
 	}
