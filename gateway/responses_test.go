@@ -56,6 +56,7 @@ type exchangeLog struct {
 type seenExchange struct {
 	path      string
 	req, resp []byte
+	done      chan struct{} // closed once resp is set
 }
 
 type teeWriter struct {
@@ -70,20 +71,46 @@ func (l *exchangeLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	tw := &teeWriter{ResponseWriter: w}
+	// Logged in the order the requests arrive: a handler that has written
+	// its answer may return after the client's next request was served.
+	l.mu.Lock()
+	i := len(l.seen)
+	done := make(chan struct{})
+	l.seen = append(l.seen, seenExchange{path: r.URL.Path, req: b, done: done})
+	l.mu.Unlock()
 	l.next.ServeHTTP(tw, r)
 	l.mu.Lock()
-	l.seen = append(l.seen, seenExchange{r.URL.Path, b, tw.buf.Bytes()})
+	if i < len(l.seen) && l.seen[i].done == done { // not reset meanwhile
+		l.seen[i].resp = tw.buf.Bytes()
+	}
 	l.mu.Unlock()
+	close(done)
 }
 
+// last is the last request to arrive, once its handler has returned.
 func (l *exchangeLog) last(t *testing.T) seenExchange {
 	t.Helper()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if len(l.seen) == 0 {
+		l.mu.Unlock()
 		t.Fatal("no upstream request")
 	}
-	return l.seen[len(l.seen)-1]
+	done := l.seen[len(l.seen)-1].done
+	l.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream handler did not return")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.seen) - 1; i >= 0; i-- {
+		if l.seen[i].done == done {
+			return l.seen[i]
+		}
+	}
+	t.Fatal("the upstream log was reset")
+	return seenExchange{}
 }
 
 func (l *exchangeLog) reset() { l.mu.Lock(); l.seen = nil; l.mu.Unlock() }
