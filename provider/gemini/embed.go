@@ -68,13 +68,9 @@ func (a *Adapter) embedBatch(ctx context.Context, model string, texts []string, 
 	if err != nil {
 		return nil, "", err
 	}
-	b, err := call.ReadBody(ctx, resp)
+	vs, _, err := httpcall.Decode(ctx, call, resp, func(b []byte) ([][]float32, error) { return DecodeEmbeddings(b, len(texts)) })
 	if err != nil {
 		return nil, "", err
-	}
-	vs, err := DecodeEmbeddings(b, len(texts))
-	if err != nil {
-		return nil, "", call.BadBody(resp, b, err)
 	}
 	return vs, requestID(resp.Header), nil
 }

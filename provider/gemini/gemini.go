@@ -102,13 +102,9 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	body, err := call.ReadBody(ctx, resp)
+	out, _, err := httpcall.Decode(ctx, call, resp, Decode)
 	if err != nil {
 		return nil, err
-	}
-	out, err := Decode(body)
-	if err != nil {
-		return nil, call.BadBody(resp, body, err)
 	}
 	if out.Model == "" {
 		out.Model = call.Model

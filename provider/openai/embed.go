@@ -62,13 +62,9 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 	if err != nil {
 		return nil, err
 	}
-	b, err := call.ReadBody(ctx, resp)
+	out, _, err := httpcall.Decode(ctx, call, resp, func(b []byte) (*provider.EmbedResponse, error) { return DecodeEmbeddings(b, len(req.Input)) })
 	if err != nil {
 		return nil, err
-	}
-	out, err := DecodeEmbeddings(b, len(req.Input))
-	if err != nil {
-		return nil, call.BadBody(resp, b, err)
 	}
 	if out.Model == "" {
 		out.Model = model

@@ -174,13 +174,9 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	body, err := call.ReadBody(ctx, resp)
+	out, body, err := httpcall.Decode(ctx, call, resp, Decode)
 	if err != nil {
 		return nil, err
-	}
-	out, err := Decode(body)
-	if err != nil {
-		return nil, call.BadBody(resp, body, err)
 	}
 	out.Provider = a.name
 	out.RequestID = requestID(resp.Header)

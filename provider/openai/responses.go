@@ -90,13 +90,9 @@ func (a *Adapter) chatResponses(ctx context.Context, req *provider.Request) (*pr
 	if err != nil {
 		return nil, err
 	}
-	body, err := call.ReadBody(ctx, resp)
+	out, body, err := httpcall.Decode(ctx, call, resp, DecodeResponse)
 	if err != nil {
 		return nil, err
-	}
-	out, err := DecodeResponse(body)
-	if err != nil {
-		return nil, call.BadBody(resp, body, err)
 	}
 	out.Provider = a.name
 	out.RequestID = requestID(resp.Header)

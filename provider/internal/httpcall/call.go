@@ -111,6 +111,22 @@ func (c Call) ReadBody(ctx context.Context, resp *http.Response) ([]byte, error)
 	return body, nil
 }
 
+// Decode reads resp's success body (ReadBody) and decodes it with decode;
+// a body that does not decode is a classified error (BadBody). The body is
+// returned too, for an adapter that keeps it verbatim.
+func Decode[T any](ctx context.Context, c Call, resp *http.Response, decode func([]byte) (T, error)) (T, []byte, error) {
+	var zero T
+	body, err := c.ReadBody(ctx, resp)
+	if err != nil {
+		return zero, nil, err
+	}
+	out, err := decode(body)
+	if err != nil {
+		return zero, body, c.BadBody(resp, body, err)
+	}
+	return out, body, nil
+}
+
 // readAll is io.ReadAll whose buffer starts at size+1 bytes when the size
 // is known (a Content-Length within MaxBody), so a body that has the
 // declared length is read into one allocation, EOF included.
