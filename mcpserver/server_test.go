@@ -153,7 +153,7 @@ func TestConfigErrorLine(t *testing.T) {
 	wantAll(t, line, "llmguard is not configured: providers.anthropic.api_key is empty: set ANTHROPIC_API_KEY", "shell profile")
 }
 
-// panicEngine panics on every call: guard must turn that into one line.
+// panicEngine panics on every call: toolHandler must turn that into one line.
 type panicEngine struct{}
 
 func (panicEngine) Chat(context.Context, *resilience.Call) (*resilience.Result, error) {

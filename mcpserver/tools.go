@@ -97,25 +97,25 @@ func (s *server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "summarize",
 		Description: "Summarize text in a few bullet points with an LLM, surviving provider outages (retries, fallbacks). A failure returns one line saying what to do.",
-	}, guard(s, "summarize", s.summarize))
+	}, toolHandler(s, "summarize", s.summarize))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "ask",
 		Description: "Ask an LLM one question, surviving provider outages (retries, fallbacks). A failure returns one line saying what to do.",
-	}, guard(s, "ask", s.ask))
+	}, toolHandler(s, "ask", s.ask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "chat",
 		Description: "Continue a conversation with an LLM, surviving provider outages (retries, fallbacks). A failure returns one line saying what to do.",
-	}, guard(s, "chat", s.chat))
+	}, toolHandler(s, "chat", s.chat))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "decode_error",
 		Description: "Explain an LLM provider error (status, body, headers): class, retryable, wait, scope, fallback, request id and what to do.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, guard(s, "decode_error", s.decodeError))
+	}, toolHandler(s, "decode_error", s.decodeError))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "llm_status",
 		Description: "Show llmguard's targets, circuit-breaker states and recent failures.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, guard(s, "llm_status", s.status))
+	}, toolHandler(s, "llm_status", s.status))
 }
 
 func (s *server) summarize(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (Answer, error) {
