@@ -53,9 +53,9 @@ func newServer(cfg *Config) *server {
 const instructions = "llmguard's tools call an LLM through retries, fallbacks and circuit breakers. " +
 	"A failed call returns one line saying what failed and what to do; do not retry a failure whose line says to fix something first."
 
-// toolHandler wraps h as the MCP handler of tool name: it sets the tool deadline, puts the session
-// in the context (for the mcp/sampling target), turns a panic into one
-// error line and records failures for llm_status.
+// toolHandler wraps h as the MCP handler of tool name: it sets the tool
+// deadline, puts the session in the context (for the mcp/sampling target),
+// turns a panic into one error line and records failures for llm_status.
 func toolHandler[In, Out any](s *server, name string, h func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 		start := time.Now()
