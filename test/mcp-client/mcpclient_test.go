@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,41 +54,41 @@ func buildBinary(t *testing.T) string {
 	return binPath
 }
 
-func freeAddr(t *testing.T) string {
+// startMock runs `llmguard mock` on a port of its own choosing (127.0.0.1:0)
+// and returns the base URL it prints.
+func startMock(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mock", "--addr", "127.0.0.1:0"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// startMock runs `llmguard mock` on a loopback port and returns its base URL.
-func startMock(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"mock", "--addr", addr}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); cmd.Wait() })
-	url := "http://" + addr
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		resp, err := http.Get(url + "/_mock/requests")
-		if err == nil {
-			resp.Body.Close()
-			return url
+	// "llmguard mock listening on http://127.0.0.1:PORT (scenario NAME)"
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Scan()
+		line <- sc.Text()
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case l := <-line:
+		url, _, _ := strings.Cut(strings.TrimPrefix(l, "llmguard mock listening on "), " ")
+		if !strings.HasPrefix(url, "http://127.0.0.1:") {
+			t.Fatalf("llmguard mock did not say where it listens: %q\n%s", l, stderr.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("llmguard mock did not start: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return url
+	case <-time.After(10 * time.Second):
+		t.Fatalf("llmguard mock did not start\n%s", stderr.String())
 	}
+	return ""
 }
 
 // TestStdoutCarriesOnlyJSONRPC runs a failing, retrying, verbosely logging
