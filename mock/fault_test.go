@@ -247,14 +247,14 @@ func TestHang(t *testing.T) {
 				errc <- err
 			}()
 			// The client gives up once the mock has the request.
-			for len(srv.Requests()) == before {
+			waitFor(t, "the mock to have the request", func() bool {
 				select {
 				case err := <-errc:
 					t.Fatalf("returned before hanging: %v", err)
 				default:
-					time.Sleep(time.Millisecond)
 				}
-			}
+				return len(srv.Requests()) != before
+			})
 			select {
 			case err := <-errc:
 				t.Fatalf("answered while it should hang: %v", err)
@@ -272,9 +272,7 @@ func TestHang(t *testing.T) {
 		_, err := ts.Client().Do(call{api: dialectOpenAI, model: "m", text: "hi", header: "hang"}.request(ts.URL))
 		errc <- err
 	}()
-	for len(srv.Requests()) < len(apis)+1 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the hanging request", func() bool { return len(srv.Requests()) >= len(apis)+1 })
 	srv.Close()
 	if err := <-errc; err == nil {
 		t.Error("want an error after Close released the hang")

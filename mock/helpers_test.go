@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // dialect test fixtures: how to call each API.
@@ -182,4 +183,15 @@ func jsonPath(t *testing.T, body []byte, path string) any {
 		}
 	}
 	return v
+}
+
+// waitFor polls cond every millisecond until it holds, failing t after 10
+// seconds; what says what was awaited.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }
