@@ -1,17 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/llmguard/llmguard/mock"
-	"net/http/httptest"
 )
 
 // TestOpenAddressRefused: serve off loopback without gateway keys, and mock
@@ -80,32 +74,9 @@ func TestExposure(t *testing.T) {
 // ones, refuses other pages, and refuses the body types a page can POST
 // without a preflight; /status needs the gateway key when keys are set.
 func TestServeAllowOrigin(t *testing.T) {
-	ms := httptest.NewServer(mock.New(nil))
-	defer ms.Close()
-	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
-	cfg := "providers:\n  anthropic: {base_url: " + ms.URL + ", api_key: test-key}\n" +
-		"routes:\n  default:\n    targets: [anthropic/claude-sonnet-4-5]\n"
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath,
-			"--allow-origin", "https://app.example"},
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	_, rest, _ := strings.Cut(line, " on ")
-	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	cmd, urls := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", mockConfig(t),
+		"--allow-origin", "https://app.example")
+	base := urls[0]
 	for _, tt := range []struct {
 		origin, ct string
 		want       int
@@ -132,8 +103,7 @@ func TestServeAllowOrigin(t *testing.T) {
 			t.Errorf("origin %q, %s: status %d, want %d: %s", tt.origin, tt.ct, res.StatusCode, tt.want, b)
 		}
 	}
-	cancel()
-	if c := <-code; c != 0 {
-		t.Errorf("exit %d; stderr %s", c, stderr)
+	if c := cmd.stop(); c != 0 {
+		t.Errorf("exit %d; stderr %s", c, cmd.stderr)
 	}
 }

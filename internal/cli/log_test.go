@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,31 +20,11 @@ func startServe(t *testing.T, args ...string) (string, *lockedBuffer, func() int
 	t.Helper()
 	ms := httptest.NewServer(mock.New(nil))
 	t.Cleanup(ms.Close)
-	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
-	cfg := "providers:\n  anthropic: {base_url: " + ms.URL + ", api_key: test-ant-key}\n  openai: {base_url: " + ms.URL + "/v1, api_key: test-oai-key}\n" +
-		"routes:\n  default:\n    targets: [openai/gpt-4.1]\n" +
-		"  flaky:\n    targets: [anthropic/claude-sonnet-4-5+fault=bad_key, openai/gpt-4.1]\n"
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath}, args...),
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		cancel()
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	_, rest, _ := strings.Cut(line, " on ")
-	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
-	return base, stderr, func() int { cancel(); return <-code }
+	cfgPath := writeConfig(t, "providers:\n  anthropic: {base_url: "+ms.URL+", api_key: test-ant-key}\n  openai: {base_url: "+ms.URL+"/v1, api_key: test-oai-key}\n"+
+		"routes:\n  default:\n    targets: [openai/gpt-4.1]\n"+
+		"  flaky:\n    targets: [anthropic/claude-sonnet-4-5+fault=bad_key, openai/gpt-4.1]\n")
+	cmd, urls := startCommand(t, nil, 1, append([]string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath}, args...)...)
+	return urls[0], cmd.stderr, cmd.stop
 }
 
 func chatOnce(t *testing.T, base, route string) {

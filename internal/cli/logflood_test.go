@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,29 +11,10 @@ import (
 // same way; serve logs that failure once per interval with a count (the
 // issue's run logged a warn line per request: 105 MB in 30 s).
 func TestOutageDoesNotFloodTheLog(t *testing.T) {
-	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
-	cfg := "providers:\n  openai: {base_url: " + closedPort(t) + "/v1, api_key: test-key-0000}\n" +
-		"routes:\n  default:\n    targets: [openai/gpt-4o]\n    retry: {max_attempts: 1}\n    breaker: {failures: 1000000}\n"
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath},
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	_, rest, _ := strings.Cut(line, " on ")
-	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	cfgPath := writeConfig(t, "providers:\n  openai: {base_url: "+closedPort(t)+"/v1, api_key: test-key-0000}\n"+
+		"routes:\n  default:\n    targets: [openai/gpt-4o]\n    retry: {max_attempts: 1}\n    breaker: {failures: 1000000}\n")
+	cmd, urls := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfgPath)
+	base, stderr := urls[0], cmd.stderr
 	const n = 300
 	for range n {
 		res, err := http.Post(base+"/v1/chat/completions", "application/json",
@@ -51,8 +28,7 @@ func TestOutageDoesNotFloodTheLog(t *testing.T) {
 			t.Fatalf("status %d during an outage", res.StatusCode)
 		}
 	}
-	cancel()
-	<-code
+	cmd.stop()
 	var warns, access int
 	for _, l := range strings.Split(stderr.String(), "\n") {
 		switch {

@@ -1,58 +1,19 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// lockedBuffer is a goroutine-safe bytes.Buffer for a command's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestMockServes(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--scenario", "overload-burst"},
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	_, rest, ok := strings.Cut(line, "listening on ")
-	if !ok {
-		t.Fatalf("line %q", line)
-	}
-	base, _, _ := strings.Cut(rest, " ")
+	cmd, urls := startCommand(t, nil, 1, "mock", "--addr", "127.0.0.1:0", "--scenario", "overload-burst")
+	base, stderr := urls[0], cmd.stderr
 
 	for i, want := range []int{529, 529, 529, 200} {
 		req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
@@ -76,8 +37,7 @@ func TestMockServes(t *testing.T) {
 	if page.Count != 4 {
 		t.Errorf("request log count %d, want 4", page.Count)
 	}
-	cancel()
-	if c := <-code; c != 0 {
+	if c := cmd.stop(); c != 0 {
 		t.Errorf("exit code %d", c)
 	}
 	logs := stderr.String()

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,13 +22,9 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		io.WriteString(w, `{"error":{"message":"Invalid API key: `+r.Header.Get("Authorization")+`","type":"invalid_request_error"}}`)
 	}))
 	defer echo.Close()
-	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
-	cfg := "providers:\n  mistral: {base_url: " + echo.URL + "/v1, api_key: ${MISTRAL_API_KEY}}\n" +
-		"  proxied: {type: openai-compatible, base_url: \"http://user:" + password + "@" + strings.TrimPrefix(echo.URL, "http://") + "/v1\", api_key: none}\n" +
-		"routes:\n  default:\n    targets: [mistral/mistral-small-latest, proxied/llama]\n"
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeConfig(t, "providers:\n  mistral: {base_url: "+echo.URL+"/v1, api_key: ${MISTRAL_API_KEY}}\n"+
+		"  proxied: {type: openai-compatible, base_url: \"http://user:"+password+"@"+strings.TrimPrefix(echo.URL, "http://")+"/v1\", api_key: none}\n"+
+		"routes:\n  default:\n    targets: [mistral/mistral-small-latest, proxied/llama]\n")
 	getenv := func(k string) string {
 		switch k {
 		case "MISTRAL_API_KEY":
@@ -50,23 +43,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, []string{"serve", "-v", "--addr", "127.0.0.1:0", "--config", cfgPath},
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: getenv})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	_, rest, _ := strings.Cut(line, " on ")
-	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	cmd, urls := startCommand(t, getenv, 1, "serve", "-v", "--addr", "127.0.0.1:0", "--config", cfgPath)
+	base, stderr := urls[0], cmd.stderr
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
 		strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer "+gwKey)
@@ -77,8 +55,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	leaks("the error body", string(body))
-	cancel()
-	<-code
+	cmd.stop()
 	if !strings.Contains(stderr.String(), "Invalid API key") {
 		t.Errorf("serve -v did not log the failed attempt: %s", stderr)
 	}

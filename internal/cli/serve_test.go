@@ -1,59 +1,23 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/llmguard/llmguard/mock"
 )
 
 func TestServe(t *testing.T) {
-	ms := httptest.NewServer(mock.New(nil))
-	defer ms.Close()
-	cfgPath := filepath.Join(t.TempDir(), "llmguard.yaml")
-	cfg := "providers:\n  anthropic: {base_url: " + ms.URL + ", api_key: test-key}\n" +
-		"routes:\n  default:\n    targets: [anthropic/claude-sonnet-4-5]\n"
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
 	getenv := func(k string) string {
 		if k == "LLMGUARD_GATEWAY_KEYS" {
 			return "gw-secret-1, gw-secret-2"
 		}
 		return ""
 	}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfgPath, "--admin-addr", "127.0.0.1:0"},
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: getenv})
-		pw.Close()
-	}()
-	rd := bufio.NewReader(pr)
-	addrOf := func() string {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-		}
-		_, rest, ok := strings.Cut(line, " on ")
-		if !ok {
-			t.Fatalf("line %q", line)
-		}
-		base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
-		return base
-	}
-	base, admin := addrOf(), addrOf()
-	go io.Copy(io.Discard, pr)
+	cmd, urls := startCommand(t, getenv, 2, "serve", "--addr", "127.0.0.1:0", "--config", mockConfig(t), "--admin-addr", "127.0.0.1:0")
+	base, admin, stderr := urls[0], urls[1], cmd.stderr
 
 	tests := []struct {
 		name, key string
@@ -99,8 +63,7 @@ func TestServe(t *testing.T) {
 	if code, b := status(""); code != 401 {
 		t.Errorf("admin /status without a gateway key: %d, want 401: %s", code, b)
 	}
-	cancel()
-	if c := <-code; c != 0 {
+	if c := cmd.stop(); c != 0 {
 		t.Errorf("exit %d; stderr %s", c, stderr)
 	}
 	if strings.Contains(stderr.String(), "gw-secret") || strings.Contains(stderr.String(), "test-key") {
@@ -134,23 +97,8 @@ func TestServeBadInvocation(t *testing.T) {
 // answers, labelled in the answer and in the log.
 func TestServeZeroConfigSim(t *testing.T) {
 	t.Chdir(t.TempDir()) // no llmguard.yaml
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- MainEnv(ctx, []string{"serve", "--addr", "127.0.0.1:0"},
-			&Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: stderr, Getenv: func(string) string { return "" }})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr)
-	}
-	go io.Copy(io.Discard, pr)
-	_, rest, _ := strings.Cut(line, " on ")
-	base, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	cmd, urls := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0")
+	base, stderr := urls[0], cmd.stderr
 	res, err := http.Post(base+"/v1/chat/completions", "application/json",
 		strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hello"}]}`))
 	if err != nil {
@@ -164,8 +112,7 @@ func TestServeZeroConfigSim(t *testing.T) {
 	if got := res.Header.Get("x-llmguard-target"); !strings.HasPrefix(got, "sim/") {
 		t.Errorf("x-llmguard-target %q, want sim/...", got)
 	}
-	cancel()
-	<-code
+	cmd.stop()
 	if !strings.Contains(stderr.String(), "simulated provider sim") || !strings.Contains(stderr.String(), "ANTHROPIC_API_KEY") {
 		t.Errorf("stderr does not say the simulated provider answers and which keys to set: %s", stderr)
 	}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/llmguard/llmguard/mock"
+)
+
+// lockedBuffer is a goroutine-safe bytes.Buffer for a command's stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// running is a subcommand started by startCommand.
+type running struct {
+	stderr *lockedBuffer
+	code   chan int
+	cancel context.CancelFunc
+}
+
+// stop ends the command (its context is cancelled) and returns its exit code.
+func (c *running) stop() int { c.cancel(); return <-c.code }
+
+// startCommand runs `llmguard args...` (MainEnv, with getenv; nil is an
+// empty environment) until stop or the end of the test, reads the first
+// nURLs lines of its stdout ("... on http://ADDR ...") and returns those
+// URLs; the rest of stdout is discarded.
+func startCommand(t *testing.T, getenv func(string) string, nURLs int, args ...string) (*running, []string) {
+	t.Helper()
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	c := &running{stderr: &lockedBuffer{}, code: make(chan int, 1), cancel: cancel}
+	go func() {
+		c.code <- MainEnv(ctx, args, &Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: c.stderr, Getenv: getenv})
+		pw.Close()
+	}()
+	t.Cleanup(cancel)
+	rd := bufio.NewReader(pr)
+	var urls []string
+	for range nURLs {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			cancel()
+			t.Fatalf("no listening line: %v (stderr %s)", err, c.stderr)
+		}
+		_, rest, ok := strings.Cut(line, " on ")
+		if !ok {
+			t.Fatalf("line %q", line)
+		}
+		u, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		urls = append(urls, u)
+	}
+	go io.Copy(io.Discard, rd)
+	return c, urls
+}
+
+// mockConfig starts a healthy mock for the test and writes a config file
+// with an anthropic provider on it (key test-key) and a default route to
+// anthropic/claude-sonnet-4-5; it returns the file's path.
+func mockConfig(t *testing.T) string {
+	t.Helper()
+	ms := httptest.NewServer(mock.New(nil))
+	t.Cleanup(ms.Close)
+	return writeConfig(t, "providers:\n  anthropic: {base_url: "+ms.URL+", api_key: test-key}\n"+
+		"routes:\n  default:\n    targets: [anthropic/claude-sonnet-4-5]\n")
+}
+
+// writeConfig writes cfg to a llmguard.yaml in a temporary directory and
+// returns its path.
+func writeConfig(t *testing.T, cfg string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "llmguard.yaml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
