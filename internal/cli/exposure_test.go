@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -87,20 +86,8 @@ func TestServeAllowOrigin(t *testing.T) {
 		{"https://evil.example", "application/json", 403},
 		{"", "text/plain", 415},
 	} {
-		req, _ := http.NewRequest("POST", base+"/v1/messages",
-			strings.NewReader(`{"model":"default","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("Content-Type", tt.ct)
-		if tt.origin != "" {
-			req.Header.Set("Origin", tt.origin)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != tt.want {
-			t.Errorf("origin %q, %s: status %d, want %d: %s", tt.origin, tt.ct, res.StatusCode, tt.want, b)
+		if status, b := postMessage(t, base, "Content-Type", tt.ct, "Origin", tt.origin); status != tt.want {
+			t.Errorf("origin %q, %s: status %d, want %d: %s", tt.origin, tt.ct, status, tt.want, b)
 		}
 	}
 	if c := cmd.stop(); c != 0 {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -99,4 +100,25 @@ func writeConfig(t *testing.T, cfg string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// postMessage posts a one-message Anthropic request for the default route
+// to base's /v1/messages with header (name, value pairs; a pair with an
+// empty value is left out) and returns the status and body.
+func postMessage(t *testing.T, base string, header ...string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/messages",
+		strings.NewReader(`{"model":"default","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] != "" {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	return res.StatusCode, b
 }

@@ -28,19 +28,8 @@ func TestServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", base+"/v1/messages",
-				strings.NewReader(`{"model":"default","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
-			if tt.key != "" {
-				req.Header.Set("x-api-key", tt.key)
-			}
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != tt.want {
-				t.Fatalf("status %d, want %d: %s", res.StatusCode, tt.want, b)
+			if status, b := postMessage(t, base, "x-api-key", tt.key); status != tt.want {
+				t.Fatalf("status %d, want %d: %s", status, tt.want, b)
 			}
 		})
 	}
