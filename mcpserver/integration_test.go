@@ -183,17 +183,47 @@ func TestChatAndSummarize(t *testing.T) {
 	}
 }
 
+// progressLog collects the progress notifications a client receives.
+type progressLog struct {
+	mu    sync.Mutex
+	lines []string
+	got   chan struct{}
+}
+
+func newProgressLog() *progressLog { return &progressLog{got: make(chan struct{}, 10)} }
+
+// options are client options that record progress notifications in p.
+func (p *progressLog) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		p.mu.Lock()
+		p.lines = append(p.lines, req.Params.Message)
+		p.mu.Unlock()
+		p.got <- struct{}{}
+	}}
+}
+
+// wait waits (10 seconds at most) for n notifications and returns every
+// line received so far.
+func (p *progressLog) wait(t *testing.T, n int) []string {
+	t.Helper()
+	for range n {
+		select {
+		case <-p.got:
+		case <-time.After(10 * time.Second):
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			t.Fatalf("progress notifications missing: %q", p.lines)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.lines...)
+}
+
 func TestOverloadBurstThenSuccessWithProgress(t *testing.T) {
 	r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529,529,200"}, nil, nil)
-	var mu sync.Mutex
-	var progress []string
-	got := make(chan struct{}, 10)
-	cs := r.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		progress = append(progress, req.Params.Message)
-		mu.Unlock()
-		got <- struct{}{}
-	}}, nil)
+	pl := newProgressLog()
+	cs := r.connect(t, pl.options(), nil)
 	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: it failed twice and then worked."}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(context.Background(), params)
@@ -206,15 +236,7 @@ func TestOverloadBurstThenSuccessWithProgress(t *testing.T) {
 	if sc := structured(t, res); sc["attempts"] != 3.0 {
 		t.Errorf("attempts = %v, want 3", sc["attempts"])
 	}
-	for range 2 {
-		select {
-		case <-got:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("progress notifications missing: %q", progress)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	progress := pl.wait(t, 2)
 	re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529,529,200 attempt [23]/4: 529 overloaded_error; retrying in [0-9.]+m?s$`)
 	if len(progress) != 2 {
 		t.Fatalf("progress %q, want 2 notifications", progress)
@@ -238,15 +260,8 @@ func TestFallbackProgressNamesFailedTarget(t *testing.T) {
 	r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529", "openai/gpt-4.1"}, nil, func(rt *config.Route) {
 		rt.Retry.MaxAttempts = 1
 	})
-	var mu sync.Mutex
-	var progress []string
-	got := make(chan struct{}, 10)
-	cs := r.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		progress = append(progress, req.Params.Message)
-		mu.Unlock()
-		got <- struct{}{}
-	}}, nil)
+	pl := newProgressLog()
+	cs := r.connect(t, pl.options(), nil)
 	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: the first target is down."}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(context.Background(), params)
@@ -256,13 +271,7 @@ func TestFallbackProgressNamesFailedTarget(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("summarize failed: %s", text(t, res))
 	}
-	select {
-	case <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no progress notification")
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	progress := pl.wait(t, 1)
 	re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529 failed \(529 overloaded_error: Overloaded \(request-id \w+\)\); falling back to openai/gpt-4\.1$`)
 	if len(progress) != 1 || !re.MatchString(progress[0]) {
 		t.Errorf("progress %q, want one line matching %s", progress, re)
