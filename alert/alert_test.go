@@ -59,6 +59,21 @@ func closeNow(n *Notifier) {
 	n.Close(ctx)
 }
 
+// sendOne sends one message to url through a new Notifier, closes it and
+// returns how many deliveries failed and what it logged.
+func sendOne(t *testing.T, url string) (failed int64, logs string) {
+	t.Helper()
+	var b bytes.Buffer
+	n, err := New(&Options{WebhookURL: url, Logger: slog.New(slog.NewTextHandler(&b, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Send("hello")
+	closeNow(n)
+	_, failed, _ = n.Stats()
+	return failed, b.String()
+}
+
 const secretKey = "sk-ant-api03-SECRETSECRETSECRETSECRET"
 
 func failure(target string, class classify.Class, scope classify.Scope, msg string) resilience.Event {
@@ -154,21 +169,15 @@ func TestNotifierStateChanges(t *testing.T) {
 // A failing webhook is logged (without its secret path) and counted.
 func TestNotifierDeliveryFailureLogged(t *testing.T) {
 	r := newReceiver(t, http.StatusInternalServerError)
-	var logs bytes.Buffer
-	n, err := New(&Options{WebhookURL: r.URL + "/services/SECRETPATH", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Send("hello")
-	closeNow(n)
-	if _, failed, _ := n.Stats(); failed != 1 {
+	failed, logs := sendOne(t, r.URL+"/services/SECRETPATH")
+	if failed != 1 {
 		t.Errorf("failed = %d, want 1", failed)
 	}
-	if !strings.Contains(logs.String(), "alert delivery failed") || !strings.Contains(logs.String(), "status 500") {
-		t.Errorf("log %q lacks the failure", logs.String())
+	if !strings.Contains(logs, "alert delivery failed") || !strings.Contains(logs, "status 500") {
+		t.Errorf("log %q lacks the failure", logs)
 	}
-	if strings.Contains(logs.String(), "SECRETPATH") {
-		t.Errorf("log leaks the webhook path: %q", logs.String())
+	if strings.Contains(logs, "SECRETPATH") {
+		t.Errorf("log leaks the webhook path: %q", logs)
 	}
 }
 
@@ -177,18 +186,12 @@ func TestNotifierUnreachable(t *testing.T) {
 	r := newReceiver(t, http.StatusOK)
 	url := r.URL + "/hooks/SECRETPATH"
 	r.Close()
-	var logs bytes.Buffer
-	n, err := New(&Options{WebhookURL: url, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Send("hello")
-	closeNow(n)
-	if _, failed, _ := n.Stats(); failed != 1 {
+	failed, logs := sendOne(t, url)
+	if failed != 1 {
 		t.Errorf("failed = %d, want 1", failed)
 	}
-	if strings.Contains(logs.String(), "SECRETPATH") || !strings.Contains(logs.String(), "alert delivery failed") {
-		t.Errorf("log = %q", logs.String())
+	if strings.Contains(logs, "SECRETPATH") || !strings.Contains(logs, "alert delivery failed") {
+		t.Errorf("log = %q", logs)
 	}
 }
 
