@@ -1,0 +1,225 @@
+package gateway
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/internal/httpguard"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// api wraps an API handler: panic recovery, the access policy (Host and
+// Origin, a CORS preflight, JSON bodies only, gateway keys) and the method
+// check.
+func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Request, dialect string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := dialect
+		models := strings.HasPrefix(r.URL.Path, "/v1/models")
+		if d == DialectOpenAI && models && r.Header.Get("anthropic-version") != "" {
+			d = DialectAnthropic
+		}
+		tw := &trackingWriter{ResponseWriter: w}
+		logged := s.accessOn(r)
+		if logged {
+			tw.acc.start = time.Now()
+		}
+		defer func() {
+			v := recover()
+			if v != nil && v != http.ErrAbortHandler {
+				s.log.Error("gateway: handler panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				if tw.wrote {
+					// Part of a response went out: break the connection so
+					// the client sees a failure, never a truncated success.
+					v = http.ErrAbortHandler
+				} else {
+					writeError(tw, d, errInternal("internal gateway error"))
+					v = nil
+				}
+			}
+			if logged {
+				s.logAccess(r, tw) // the one place a request ends, streams included
+			}
+			if v != nil {
+				panic(v)
+			}
+		}()
+		want := http.MethodPost
+		if models {
+			want = http.MethodGet
+		}
+		if s.guard.Preflight(tw, r, want+", OPTIONS") {
+			return
+		}
+		if aerr := s.admit(r, want == http.MethodPost); aerr != nil {
+			writeError(tw, d, aerr)
+			return
+		}
+		s.guard.AllowOrigin(tw.Header(), r)
+		if r.Method != want {
+			tw.Header().Set("Allow", want)
+			writeError(tw, d, errMethod(r.Method, want))
+			return
+		}
+		h(tw, r, d)
+	})
+}
+
+// admit applies the access policy to an API request: where it comes from,
+// its body type (when the path takes a JSON body) and its gateway key.
+func (s *Server) admit(r *http.Request, jsonBody bool) *apiError {
+	if ref := s.guard.CheckSource(r); ref != nil {
+		return &apiError{status: ref.Status, kind: kindPermission, message: ref.Message, retry: "false"}
+	}
+	if jsonBody && r.Method == http.MethodPost {
+		if ref := httpguard.CheckJSON(r); ref != nil {
+			return &apiError{status: ref.Status, kind: kindInvalidRequest, message: ref.Message, retry: "false"}
+		}
+	}
+	if s.guard.CheckKey(r) != nil {
+		return errUnauthorized()
+	}
+	return nil
+}
+
+// idempotencyKey is the request's Idempotency-Key ("" when it has none),
+// scoped to its gateway key, so two clients can't replay each other's
+// answers, and to the body, so a key reused for a different request runs
+// that request instead of replaying another's answer.
+func (s *Server) idempotencyKey(r *http.Request, body []byte) string {
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" {
+		return ""
+	}
+	h := sha256.New()
+	if s.guard.NeedsKey() {
+		h.Write([]byte(httpguard.PresentedKey(r)))
+		h.Write([]byte{0})
+	}
+	h.Write([]byte(r.URL.Path)) // a stored answer may be in the path's dialect
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil)[:12]) + ":" + k
+}
+
+// trackingWriter records whether the response started, its status, and
+// the request's access-log record.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote  bool
+	status int
+	acc    access
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	if t.status == 0 && code >= 200 {
+		t.status = code
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher.
+func (t *trackingWriter) Flush() {
+	t.wrote = true
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// readBody reads the request body into a pooled buffer, enforcing the limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*[]byte, *apiError) {
+	if r.ContentLength > s.maxBody {
+		return nil, errTooLarge(s.maxBody)
+	}
+	bp := s.bufs.Get().(*[]byte)
+	buf := bytes.NewBuffer((*bp)[:0])
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxBody))
+	*bp = buf.Bytes()
+	if err != nil {
+		s.putBuf(bp)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errTooLarge(s.maxBody)
+		}
+		return nil, errBadRequest("reading request body: " + err.Error())
+	}
+	return bp, nil
+}
+
+func (s *Server) putBuf(bp *[]byte) {
+	if cap(*bp) > 1<<20 {
+		return
+	}
+	*bp = (*bp)[:0]
+	s.bufs.Put(bp)
+}
+
+// eventWriter is the part of *sse.Writer the stream encoders use.
+type eventWriter interface {
+	Event(name string, data []byte) error
+}
+
+// clone returns a copy of req whose Messages may be appended to freely.
+func clone(req *provider.Request) *provider.Request {
+	c := *req
+	c.Messages = slices.Clip(slices.Clone(req.Messages))
+	c.Passthrough = nil // the copy's messages will differ from the client's body
+	return &c
+}
+
+// checkNames refuses a request whose model or fallback names are longer
+// than maxModelName, or that lists more than maxFallbacks fallbacks.
+func checkNames(in *inbound) *apiError {
+	if len(in.fallbacks) > maxFallbacks {
+		return errBadRequest("too many fallbacks: " + strconv.Itoa(len(in.fallbacks)) + " (at most " + strconv.Itoa(maxFallbacks) + ")")
+	}
+	for i, n := range append([]string{in.model}, in.fallbacks...) {
+		if len(n) > maxModelName {
+			what := "model"
+			if i > 0 {
+				what = "fallback"
+			}
+			return errBadRequest(what + " name of " + strconv.Itoa(len(n)) + " bytes: at most " +
+				strconv.Itoa(maxModelName) + " (" + strconv.Quote(strings.ToValidUTF8(n[:64], "")+"…") + ")")
+		}
+	}
+	return nil
+}
+
+// headerValue cuts s to maxHeaderValue bytes on a rune boundary.
+func headerValue(s string) string {
+	if len(s) <= maxHeaderValue {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxHeaderValue-3], "") + "…"
+}
+
+var _ io.Writer = (*trackingWriter)(nil)
+
+// Bounds on what a client names: each name may become engine state (a
+// route plan, a target's statistics, a breaker record) and a header value.
+const (
+	maxModelName   = 256 // bytes of a model or fallback name
+	maxFallbacks   = 16  // per-request fallback names
+	maxHeaderValue = 512 // bytes of a value copied into a response header
+)
