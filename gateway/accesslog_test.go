@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -53,7 +55,7 @@ func (l *logBuffer) access(t *testing.T) []map[string]any {
 
 // loggedGateway is the stack's engine and config behind a second gateway
 // whose logs go to a buffer (the stack's own gateway logs nothing).
-func loggedGateway(t *testing.T, st *stack, keys ...string) (*httptest.Server, *logBuffer) {
+func loggedGateway(t *testing.T, st *stack, keys ...string) (*pipenet.Server, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	srv, err := New(&Options{Engine: st.srv.eng, Catalog: st.srv.cat, Keys: keys, Now: st.now,
@@ -61,21 +63,21 @@ func loggedGateway(t *testing.T, st *stack, keys ...string) (*httptest.Server, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := httptest.NewServer(srv.Handler())
+	gw := pipenet.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
 	return gw, logs
 }
 
-func postTo(t *testing.T, url, body string, hdr ...string) (int, []byte) {
+func postTo(t *testing.T, gw *pipenet.Server, path, body string, hdr ...string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, gw.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := gw.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,45 +112,47 @@ func TestAccessLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStack(t, nil)
-			var keys, hdr []string
-			if tt.name == "gateway key missing" {
-				keys = []string{"gw-secret-key"}
-			} else if tt.name == "success" {
-				keys, hdr = []string{"gw-secret-key"}, []string{"Authorization", "Bearer gw-secret-key"}
-			}
-			gw, logs := loggedGateway(t, st, keys...)
-			status, body := postTo(t, gw.URL+tt.path, tt.body, hdr...)
-			lines := logs.access(t)
-			if len(lines) != 1 {
-				t.Fatalf("%d access lines, want 1 (status %d %s):\n%s", len(lines), status, body, logs)
-			}
-			m := lines[0]
-			if m["level"] != "INFO" {
-				t.Errorf("level %v, want INFO", m["level"])
-			}
-			for k, v := range tt.want {
-				if m[k] != v {
-					t.Errorf("%s = %#v, want %#v (line %v)", k, m[k], v, m)
+			synctest.Test(t, func(t *testing.T) {
+				st := newStack(t, nil)
+				var keys, hdr []string
+				if tt.name == "gateway key missing" {
+					keys = []string{"gw-secret-key"}
+				} else if tt.name == "success" {
+					keys, hdr = []string{"gw-secret-key"}, []string{"Authorization", "Bearer gw-secret-key"}
 				}
-			}
-			for _, k := range []string{"route", "target", "status", "attempts", "fallbacks", "ms", "request_id", "method", "path"} {
-				if _, ok := m[k]; !ok {
-					t.Errorf("no %s in %v", k, m)
+				gw, logs := loggedGateway(t, st, keys...)
+				status, body := postTo(t, gw, tt.path, tt.body, hdr...)
+				lines := logs.access(t)
+				if len(lines) != 1 {
+					t.Fatalf("%d access lines, want 1 (status %d %s):\n%s", len(lines), status, body, logs)
 				}
-			}
-			if id, _ := m["request_id"].(string); tt.requestID != strings.HasPrefix(id, "req_") {
-				t.Errorf("request_id %q (want an upstream id: %v)", id, tt.requestID)
-			}
-			if ms, _ := m["ms"].(float64); ms < 0 {
-				t.Errorf("ms %v", ms)
-			}
-			all := logs.String()
-			for _, secret := range []string{"gw-secret-key", "test-ant-key", "test-oai-key", "Say hello", "gateway please"} {
-				if strings.Contains(all, secret) {
-					t.Errorf("logs contain %q:\n%s", secret, all)
+				m := lines[0]
+				if m["level"] != "INFO" {
+					t.Errorf("level %v, want INFO", m["level"])
 				}
-			}
+				for k, v := range tt.want {
+					if m[k] != v {
+						t.Errorf("%s = %#v, want %#v (line %v)", k, m[k], v, m)
+					}
+				}
+				for _, k := range []string{"route", "target", "status", "attempts", "fallbacks", "ms", "request_id", "method", "path"} {
+					if _, ok := m[k]; !ok {
+						t.Errorf("no %s in %v", k, m)
+					}
+				}
+				if id, _ := m["request_id"].(string); tt.requestID != strings.HasPrefix(id, "req_") {
+					t.Errorf("request_id %q (want an upstream id: %v)", id, tt.requestID)
+				}
+				if ms, _ := m["ms"].(float64); ms < 0 {
+					t.Errorf("ms %v", ms)
+				}
+				all := logs.String()
+				for _, secret := range []string{"gw-secret-key", "test-ant-key", "test-oai-key", "Say hello", "gateway please"} {
+					if strings.Contains(all, secret) {
+						t.Errorf("logs contain %q:\n%s", secret, all)
+					}
+				}
+			})
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -32,7 +33,7 @@ routes:
 // recStack is a gateway whose upstream records each request body, then lets
 // the mock (or up, when set) answer.
 type recStack struct {
-	gw  *httptest.Server
+	gw  *pipenet.Server
 	rec *recorder
 }
 
@@ -63,7 +64,7 @@ func newRecStack(t *testing.T, up http.Handler) *recStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := httptest.NewServer(srv.Handler())
+	gw := pipenet.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
 	return &recStack{gw: gw, rec: rec}
 }

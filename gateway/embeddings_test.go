@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 )
 
 const embedConfig = `
@@ -113,45 +114,47 @@ func TestEmbeddings(t *testing.T) {
 // vectors of the same size: Gemini is asked for 1536 dimensions, Anthropic
 // (no embeddings API) and a fixed 1024-dimension model are passed over.
 func TestEmbeddingsFallback(t *testing.T) {
-	st := newUpStack(t, embedConfig)
-	rep, l := st.embed(t, `{"model":"down-to-gemini","input":["hello"]}`)
-	if rep.status != 200 || rep.header.Get("X-Llmguard-Target") != "gemini/gemini-embedding-001" ||
-		rep.header.Get("X-Llmguard-Attempts") != "3" || rep.header.Get("X-Llmguard-Fallbacks") != "1" {
-		t.Fatalf("%d %v %s", rep.status, rep.header, rep.body)
-	}
-	if v := l.vectors(t); len(v) != 1 || len(v[0]) != 1536 {
-		t.Errorf("vectors %d", len(v[0]))
-	}
-	up := st.up.last(t)
-	if up.path != "/v1beta/models/gemini-embedding-001:batchEmbedContents" || !bytes.Contains(up.req, []byte(`"outputDimensionality":1536`)) {
-		t.Errorf("upstream %s %s", up.path, up.req)
-	}
-	for _, e := range st.up.seen {
-		if strings.Contains(e.path, "messages") {
-			t.Errorf("anthropic was called: %s", e.path)
+	synctest.Test(t, func(t *testing.T) {
+		st := newUpStack(t, embedConfig)
+		rep, l := st.embed(t, `{"model":"down-to-gemini","input":["hello"]}`)
+		if rep.status != 200 || rep.header.Get("X-Llmguard-Target") != "gemini/gemini-embedding-001" ||
+			rep.header.Get("X-Llmguard-Attempts") != "3" || rep.header.Get("X-Llmguard-Fallbacks") != "1" {
+			t.Fatalf("%d %v %s", rep.status, rep.header, rep.body)
 		}
-	}
+		if v := l.vectors(t); len(v) != 1 || len(v[0]) != 1536 {
+			t.Errorf("vectors %d", len(v[0]))
+		}
+		up := st.up.last(t)
+		if up.path != "/v1beta/models/gemini-embedding-001:batchEmbedContents" || !bytes.Contains(up.req, []byte(`"outputDimensionality":1536`)) {
+			t.Errorf("upstream %s %s", up.path, up.req)
+		}
+		for _, e := range st.up.seen {
+			if strings.Contains(e.path, "messages") {
+				t.Errorf("anthropic was called: %s", e.path)
+			}
+		}
 
-	rep, _ = st.embed(t, `{"model":"down-to-mistral","input":["hello"]}`)
-	d, _, msg := errorDialect(t, rep.header.Get("Content-Type"), rep.body)
-	if rep.status != 503 || d != DialectOpenAI || !strings.Contains(msg, "gives 1024-dimension vectors, the call needs 1536") {
-		t.Errorf("%d %s", rep.status, rep.body)
-	}
-	// Asked for 1024, the fixed-size model qualifies.
-	rep, _ = st.embed(t, `{"model":"down-to-mistral","input":["hello"],"dimensions":1024}`)
-	if rep.status != 200 || rep.header.Get("X-Llmguard-Target") != "mistral/mistral-embed" {
-		t.Errorf("%d %s", rep.status, rep.body)
-	}
-	if up := st.up.last(t); bytes.Contains(up.req, []byte("dimensions")) {
-		t.Errorf("a fixed-size model was sent dimensions: %s", up.req)
-	}
+		rep, _ = st.embed(t, `{"model":"down-to-mistral","input":["hello"]}`)
+		d, _, msg := errorDialect(t, rep.header.Get("Content-Type"), rep.body)
+		if rep.status != 503 || d != DialectOpenAI || !strings.Contains(msg, "gives 1024-dimension vectors, the call needs 1536") {
+			t.Errorf("%d %s", rep.status, rep.body)
+		}
+		// Asked for 1024, the fixed-size model qualifies.
+		rep, _ = st.embed(t, `{"model":"down-to-mistral","input":["hello"],"dimensions":1024}`)
+		if rep.status != 200 || rep.header.Get("X-Llmguard-Target") != "mistral/mistral-embed" {
+			t.Errorf("%d %s", rep.status, rep.body)
+		}
+		if up := st.up.last(t); bytes.Contains(up.req, []byte("dimensions")) {
+			t.Errorf("a fixed-size model was sent dimensions: %s", up.req)
+		}
 
-	// A request the provider rejects is its 400, not tried elsewhere.
-	st.up.reset()
-	rep, _ = st.embed(t, `{"model":"bad-request","input":["hello"]}`)
-	if rep.status != 400 || len(st.up.seen) != 1 {
-		t.Errorf("%d %s (%d upstream calls)", rep.status, rep.body, len(st.up.seen))
-	}
+		// A request the provider rejects is its 400, not tried elsewhere.
+		st.up.reset()
+		rep, _ = st.embed(t, `{"model":"bad-request","input":["hello"]}`)
+		if rep.status != 400 || len(st.up.seen) != 1 {
+			t.Errorf("%d %s (%d upstream calls)", rep.status, rep.body, len(st.up.seen))
+		}
+	})
 }
 
 func TestEmbeddingsBadRequests(t *testing.T) {

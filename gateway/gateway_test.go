@@ -13,9 +13,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -62,23 +64,18 @@ models:
 `
 
 // stack is a gateway in front of the in-process mock through the real
-// adapters and engine, all on 127.0.0.1.
+// adapters and engine, over HTTP on in-memory networks (pipenet): in a
+// synctest bubble, backoff and timeouts take virtual time.
 type stack struct {
-	gw    *httptest.Server
+	gw    *pipenet.Server
 	mock  *mock.Server
 	srv   *Server
 	mu    sync.Mutex
-	slept []time.Duration // backoff waits the engine asked for
-	skew  time.Duration   // the fake clock: real time plus every wait
+	slept []time.Duration // backoff waits the engine asked for (its retry events)
 }
 
-// now is the stack's clock: real time advanced by the fake sleeps, so a
-// server's retry-after is honoured without waiting for it.
-func (st *stack) now() time.Time {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return time.Now().Add(st.skew)
-}
+// now is the gateway's clock.
+func (st *stack) now() time.Time { return time.Now() }
 
 func newStack(t *testing.T, opts *Options) *stack {
 	t.Helper()
@@ -89,7 +86,7 @@ func newStack(t *testing.T, opts *Options) *stack {
 func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 	t.Helper()
 	st := &stack{mock: mock.New(nil)}
-	ms := httptest.NewServer(st.mock)
+	ms := pipenet.NewServer(st.mock)
 	t.Cleanup(ms.Close)
 	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(yaml, "MOCK", ms.URL)), nil)
 	if err != nil {
@@ -98,19 +95,19 @@ func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), ms.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger, eo.Now = adapters, quiet, st.now
-	eo.Sleep = func(ctx context.Context, d time.Duration) error {
-		st.mu.Lock()
-		st.slept = append(st.slept, d)
-		st.skew += d
-		st.mu.Unlock()
-		return ctx.Err()
+	eo.Adapters, eo.Logger = adapters, quiet
+	eo.OnEvent = func(e resilience.Event) {
+		if e.Kind == resilience.EventRetry {
+			st.mu.Lock()
+			st.slept = append(st.slept, e.Wait)
+			st.mu.Unlock()
+		}
 	}
 	eng, err := resilience.New(eo)
 	if err != nil {
@@ -125,7 +122,7 @@ func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.gw = httptest.NewServer(st.srv.Handler())
+	st.gw = pipenet.NewServer(st.srv.Handler())
 	t.Cleanup(st.gw.Close)
 	return st
 }
@@ -146,7 +143,7 @@ func (st *stack) post(t *testing.T, path, body string, hdr ...string) reply {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := st.gw.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,39 +206,41 @@ func TestChat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStack(t, nil) // fresh breakers and mock sequences
-			r := st.post(t, tt.path, tt.body)
-			if r.status != 200 {
-				t.Fatalf("status %d: %s", r.status, r.body)
-			}
-			if got := r.header.Get("X-Llmguard-Target"); got != tt.target {
-				t.Errorf("x-llmguard-target = %q, want %q", got, tt.target)
-			}
-			if got := r.header.Get("X-Llmguard-Fallbacks"); got != tt.fallbacks {
-				t.Errorf("x-llmguard-fallbacks = %q, want %q", got, tt.fallbacks)
-			}
-			if r.header.Get("X-Llmguard-Attempts") == "" || r.header.Get("X-Llmguard-Upstream-Request-Id") == "" {
-				t.Errorf("missing attempts or request id headers: %v", r.header)
-			}
-			m := decodeJSON(t, r.body)
-			if m["model"] != tt.model {
-				t.Errorf("model = %v, want %q", m["model"], tt.model)
-			}
-			var text string
-			if tt.path == "/v1/messages" {
-				text, _ = dig(m, "content", 0, "text").(string)
-				if m["type"] != "message" || m["stop_reason"] != "end_turn" || dig(m, "usage", "output_tokens") == 0.0 {
-					t.Errorf("not a complete Anthropic message: %s", r.body)
+			synctest.Test(t, func(t *testing.T) {
+				st := newStack(t, nil) // fresh breakers and mock sequences
+				r := st.post(t, tt.path, tt.body)
+				if r.status != 200 {
+					t.Fatalf("status %d: %s", r.status, r.body)
 				}
-			} else {
-				text, _ = dig(m, "choices", 0, "message", "content").(string)
-				if m["object"] != "chat.completion" || dig(m, "choices", 0, "finish_reason") != "stop" || dig(m, "usage", "total_tokens") == 0.0 {
-					t.Errorf("not a complete chat.completion: %s", r.body)
+				if got := r.header.Get("X-Llmguard-Target"); got != tt.target {
+					t.Errorf("x-llmguard-target = %q, want %q", got, tt.target)
 				}
-			}
-			if want := "Mock answer from " + tt.model; !strings.HasPrefix(text, want) {
-				t.Errorf("text = %q, want prefix %q", text, want)
-			}
+				if got := r.header.Get("X-Llmguard-Fallbacks"); got != tt.fallbacks {
+					t.Errorf("x-llmguard-fallbacks = %q, want %q", got, tt.fallbacks)
+				}
+				if r.header.Get("X-Llmguard-Attempts") == "" || r.header.Get("X-Llmguard-Upstream-Request-Id") == "" {
+					t.Errorf("missing attempts or request id headers: %v", r.header)
+				}
+				m := decodeJSON(t, r.body)
+				if m["model"] != tt.model {
+					t.Errorf("model = %v, want %q", m["model"], tt.model)
+				}
+				var text string
+				if tt.path == "/v1/messages" {
+					text, _ = dig(m, "content", 0, "text").(string)
+					if m["type"] != "message" || m["stop_reason"] != "end_turn" || dig(m, "usage", "output_tokens") == 0.0 {
+						t.Errorf("not a complete Anthropic message: %s", r.body)
+					}
+				} else {
+					text, _ = dig(m, "choices", 0, "message", "content").(string)
+					if m["object"] != "chat.completion" || dig(m, "choices", 0, "finish_reason") != "stop" || dig(m, "usage", "total_tokens") == 0.0 {
+						t.Errorf("not a complete chat.completion: %s", r.body)
+					}
+				}
+				if want := "Mock answer from " + tt.model; !strings.HasPrefix(text, want) {
+					t.Errorf("text = %q, want prefix %q", text, want)
+				}
+			})
 		})
 	}
 }
@@ -358,39 +357,41 @@ func TestStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := newStack(t, nil)
-			path, body := "/v1/chat/completions", oaBody(tt.route, true, `,"stream_options":{"include_usage":true}`)
-			if tt.dialect == DialectAnthropic {
-				path, body = "/v1/messages", anBody(tt.route, true, "")
-			}
-			r := st.post(t, path, body)
-			if r.status != 200 {
-				t.Fatalf("status %d: %s", r.status, r.body)
-			}
-			if ct := r.header.Get("Content-Type"); ct != "text/event-stream" {
-				t.Errorf("content-type %q", ct)
-			}
-			text, end, evs := streamText(t, tt.dialect, r.body)
-			if end != tt.end {
-				t.Fatalf("stream ended %s, want %s; events: %v", end, tt.end, evs)
-			}
-			if tt.full != "" && text != tt.full {
-				t.Errorf("text = %q, want %q", text, tt.full)
-			}
-			if !strings.HasPrefix(text, tt.prefix) {
-				t.Errorf("text = %q, want prefix %q", text, tt.prefix)
-			}
-			if end == "done" && tt.dialect == DialectOpenAI {
-				if u := dig(evs[len(evs)-2].Data, "usage", "total_tokens"); u == nil || u == 0.0 {
-					t.Errorf("no usage chunk before [DONE]: %v", evs[len(evs)-2])
+			synctest.Test(t, func(t *testing.T) {
+				st := newStack(t, nil)
+				path, body := "/v1/chat/completions", oaBody(tt.route, true, `,"stream_options":{"include_usage":true}`)
+				if tt.dialect == DialectAnthropic {
+					path, body = "/v1/messages", anBody(tt.route, true, "")
 				}
-			}
-			if end == "error" {
-				msg, _ := dig(evs[len(evs)-1].Data, "error", "message").(string)
-				if msg == "" || strings.ContainsAny(msg, "\r\n") {
-					t.Errorf("error event message %q is not one line", msg)
+				r := st.post(t, path, body)
+				if r.status != 200 {
+					t.Fatalf("status %d: %s", r.status, r.body)
 				}
-			}
+				if ct := r.header.Get("Content-Type"); ct != "text/event-stream" {
+					t.Errorf("content-type %q", ct)
+				}
+				text, end, evs := streamText(t, tt.dialect, r.body)
+				if end != tt.end {
+					t.Fatalf("stream ended %s, want %s; events: %v", end, tt.end, evs)
+				}
+				if tt.full != "" && text != tt.full {
+					t.Errorf("text = %q, want %q", text, tt.full)
+				}
+				if !strings.HasPrefix(text, tt.prefix) {
+					t.Errorf("text = %q, want prefix %q", text, tt.prefix)
+				}
+				if end == "done" && tt.dialect == DialectOpenAI {
+					if u := dig(evs[len(evs)-2].Data, "usage", "total_tokens"); u == nil || u == 0.0 {
+						t.Errorf("no usage chunk before [DONE]: %v", evs[len(evs)-2])
+					}
+				}
+				if end == "error" {
+					msg, _ := dig(evs[len(evs)-1].Data, "error", "message").(string)
+					if msg == "" || strings.ContainsAny(msg, "\r\n") {
+						t.Errorf("error event message %q is not one line", msg)
+					}
+				}
+			})
 		})
 	}
 }
@@ -444,19 +445,21 @@ func TestErrors(t *testing.T) {
 }
 
 func TestRetryAfterHonoured(t *testing.T) {
-	st := newStack(t, nil)
-	r := st.post(t, "/v1/chat/completions", oaBody("retry-after", false, ""))
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
-	}
-	if got := r.header.Get("X-Llmguard-Attempts"); got != "2" {
-		t.Errorf("attempts = %s, want 2", got)
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if len(st.slept) != 1 || st.slept[0] < 3*time.Second {
-		t.Errorf("engine waited %v, want one wait of at least the 3s retry-after", st.slept)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		st := newStack(t, nil)
+		r := st.post(t, "/v1/chat/completions", oaBody("retry-after", false, ""))
+		if r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		if got := r.header.Get("X-Llmguard-Attempts"); got != "2" {
+			t.Errorf("attempts = %s, want 2", got)
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.slept) != 1 || st.slept[0] < 3*time.Second {
+			t.Errorf("engine waited %v, want one wait of at least the 3s retry-after", st.slept)
+		}
+	})
 }
 
 func TestGatewayKeys(t *testing.T) {
@@ -518,7 +521,7 @@ func TestIdempotencyKey(t *testing.T) {
 func TestModelsAndAdmin(t *testing.T) {
 	st := newStack(t, nil)
 	get := func(path string) (int, map[string]any) {
-		res, err := http.Get(st.gw.URL + path)
+		res, err := st.gw.Client().Get(st.gw.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -551,7 +554,7 @@ func TestModelsAndAdmin(t *testing.T) {
 	if code != 200 || !found {
 		t.Errorf("/status %d does not show the failed target: %v", code, m)
 	}
-	res, err := http.Get(st.gw.URL + "/v1/messages")
+	res, err := st.gw.Client().Get(st.gw.URL + "/v1/messages")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -707,7 +710,7 @@ func TestBodyLimitChunked(t *testing.T) {
 	st := newStack(t, &Options{MaxBodyBytes: 4096})
 	body := io.MultiReader(strings.NewReader(oaBody("oai", false, `,"user":"`+strings.Repeat("x", 5000)+`"`)))
 	req, _ := http.NewRequest(http.MethodPost, st.gw.URL+"/v1/messages", body)
-	res, err := http.DefaultClient.Do(req)
+	res, err := st.gw.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

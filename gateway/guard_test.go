@@ -27,7 +27,7 @@ func (st *stack) send(t *testing.T, method, path, body string, hdr map[string]st
 		}
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := st.gw.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,77 +1,27 @@
 package gateway
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
 
-// pipeNet is an in-memory network for a synctest bubble: Dial makes a
-// net.Pipe and Accept hands out its far end. Loopback sockets would stop
-// the bubble's clock (a goroutine blocked on a socket is not durably
-// blocked); HTTP over pipes is the same protocol, in virtual time.
-type pipeNet struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newPipeNet() *pipeNet { return &pipeNet{conns: make(chan net.Conn), closed: make(chan struct{})} }
-
-func (n *pipeNet) Accept() (net.Conn, error) {
-	select {
-	case c := <-n.conns:
-		return c, nil
-	case <-n.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (n *pipeNet) Close() error   { n.once.Do(func() { close(n.closed) }); return nil }
-func (n *pipeNet) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
-
-func (n *pipeNet) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	c, s := net.Pipe()
-	select {
-	case n.conns <- s:
-		return c, nil
-	case <-n.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// serve runs h on the network until the test ends.
-func (n *pipeNet) serve(t *testing.T, h http.Handler) *http.Client {
-	srv := &http.Server{Handler: h}
-	go srv.Serve(n)
-	tr := &http.Transport{DialContext: n.Dial}
-	t.Cleanup(func() {
-		srv.Close()
-		tr.CloseIdleConnections()
-	})
-	return &http.Client{Transport: tr}
-}
-
 // longConfig has only default policies: a 30 s header timeout, 15 s to the
 // first token, 20 s of idle, 60 s for the whole call.
 const longConfig = `
 providers:
-  anthropic: {base_url: http://mock, api_key: test-ant-key}
-  openai: {base_url: http://mock/v1, api_key: test-oai-key}
+  anthropic: {base_url: MOCK, api_key: test-ant-key}
+  openai: {base_url: MOCK/v1, api_key: test-oai-key}
 routes:
   long-ant:
     targets: ["anthropic/claude-sonnet-4-5+fault=long:40"]
@@ -89,14 +39,15 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 		for _, route := range []string{"long-ant", "long-oai"} {
 			t.Run(d.name+"/"+route, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					cfg, err := config.Parse("long.yaml", []byte(longConfig), nil)
+					m := mock.New(nil)
+					t.Cleanup(m.Close)
+					ms := pipenet.NewServer(m)
+					t.Cleanup(ms.Close)
+					cfg, err := config.Parse("long.yaml", []byte(strings.ReplaceAll(longConfig, "MOCK", ms.URL)), nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					upNet, gwNet := newPipeNet(), newPipeNet()
-					m := mock.New(nil)
-					t.Cleanup(m.Close)
-					adapters, err := registry.Build(cfg.ProviderSettings(), upNet.serve(t, m))
+					adapters, err := registry.Build(cfg.ProviderSettings(), ms.Client())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -111,8 +62,10 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					client := gwNet.serve(t, srv.Handler())
-					req, _ := http.NewRequest(http.MethodPost, "http://gateway"+d.path, strings.NewReader(d.body(route, "")))
+					gw := pipenet.NewServer(srv.Handler())
+					t.Cleanup(gw.Close)
+					client := gw.Client()
+					req, _ := http.NewRequest(http.MethodPost, gw.URL+d.path, strings.NewReader(d.body(route, "")))
 					for i := 0; i+1 < len(d.hdr); i += 2 {
 						req.Header.Set(d.hdr[i], d.hdr[i+1])
 					}

@@ -67,7 +67,7 @@ func TestUnknownPathsAndMethodsAreJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			// A raw request line, so the client does not clean the path.
-			c, err := net.Dial("tcp", st.gw.Listener.Addr().String())
+			c, err := st.gw.Dial()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestUnknownPathsAndMethodsAreJSON(t *testing.T) {
 func TestModelByID(t *testing.T) {
 	st := newStack(t, nil)
 	for _, id := range []string{"default", "oai", "openai/gpt-4o", "gpt-4o", "anthropic/claude-opus-4-5"} {
-		res, err := http.Get(st.gw.URL + "/v1/models/" + id)
+		res, err := st.gw.Client().Get(st.gw.URL + "/v1/models/" + id)
 		if err != nil {
 			t.Fatal(err)
 		}

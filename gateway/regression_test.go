@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -29,16 +30,18 @@ routes:
 // The primary is overloaded (the request is fine); the fallback rejects it
 // for its own reasons. The client must not be told its request/key is at fault.
 func TestRegressionLastTargetFaultIsNotTheRequests(t *testing.T) {
-	for _, route := range []string{"down-then-badkey", "down-then-small", "limited-then-credit"} {
-		// A stack each: a bad key seen on one route is every later route's
-		// truth on that key.
-		st := newStackConfig(t, reviewConfig, nil)
-		r := st.post(t, "/v1/messages", anBody(route, false, ""), "anthropic-version", "2023-06-01")
-		t.Logf("%s: %d x-should-retry=%q retry-after=%q body=%s", route, r.status, r.header.Get("X-Should-Retry"), r.header.Get("Retry-After"), r.body)
-		if r.status != 503 && r.status != 429 {
-			t.Errorf("%s: status %d, want 503 (primary down) / 429", route, r.status)
+	synctest.Test(t, func(t *testing.T) {
+		for _, route := range []string{"down-then-badkey", "down-then-small", "limited-then-credit"} {
+			// A stack each: a bad key seen on one route is every later route's
+			// truth on that key.
+			st := newStackConfig(t, reviewConfig, nil)
+			r := st.post(t, "/v1/messages", anBody(route, false, ""), "anthropic-version", "2023-06-01")
+			t.Logf("%s: %d x-should-retry=%q retry-after=%q body=%s", route, r.status, r.header.Get("X-Should-Retry"), r.header.Get("Retry-After"), r.body)
+			if r.status != 503 && r.status != 429 {
+				t.Errorf("%s: status %d, want 503 (primary down) / 429", route, r.status)
+			}
 		}
-	}
+	})
 }
 
 // Idempotency-Key on a streaming request: the second request must be
@@ -105,14 +108,16 @@ routes:
 // (an overloaded error event). No token went out: the gateway must move on
 // to the next target, not end the client's stream with an error.
 func TestRegressionFailureBeforeFirstTokenFallsBack(t *testing.T) {
-	st := newStackConfig(t, reviewStreamConfig, nil)
-	for _, route := range []string{"default", "stuck", "oai0"} {
-		start := time.Now()
-		r := st.post(t, "/v1/messages", anBody(route, true, ""), "anthropic-version", "2023-06-01")
-		text, end, _ := streamText(t, DialectAnthropic, r.body)
-		t.Logf("%s: %d target=%s text=%q end=%q in %s\n%s", route, r.status, r.header.Get("X-Llmguard-Target"), text, end, time.Since(start), r.body)
-		if text == "" {
-			t.Errorf("%s: no answer; the healthy second target was never tried", route)
+	synctest.Test(t, func(t *testing.T) {
+		st := newStackConfig(t, reviewStreamConfig, nil)
+		for _, route := range []string{"default", "stuck", "oai0"} {
+			start := time.Now()
+			r := st.post(t, "/v1/messages", anBody(route, true, ""), "anthropic-version", "2023-06-01")
+			text, end, _ := streamText(t, DialectAnthropic, r.body)
+			t.Logf("%s: %d target=%s text=%q end=%q in %s\n%s", route, r.status, r.header.Get("X-Llmguard-Target"), text, end, time.Since(start), r.body)
+			if text == "" {
+				t.Errorf("%s: no answer; the healthy second target was never tried", route)
+			}
 		}
-	}
+	})
 }

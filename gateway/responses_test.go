@@ -2,19 +2,18 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -123,7 +122,7 @@ type rsStack struct {
 func newRsStack(t *testing.T) *rsStack { return newUpStack(t, rsConfig) }
 
 // newUpStack is a gateway over yaml (UP is the recording upstream in front
-// of the mock) with no backoff waits.
+// of the mock), over pipenet like newStack.
 func newUpStack(t *testing.T, yaml string) *rsStack { return newUpStackOpts(t, yaml, nil) }
 
 // newUpStackOpts is newUpStack with the gateway's options (Engine, Config
@@ -132,13 +131,13 @@ func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	t.Helper()
 	ms := mock.New(nil)
 	up := &exchangeLog{next: ms}
-	ts := httptest.NewServer(up)
+	ts := pipenet.NewServer(up)
 	t.Cleanup(ts.Close)
 	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(yaml, "UP", ts.URL)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
+	adapters, err := registry.Build(cfg.ProviderSettings(), ts.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +145,6 @@ func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	st := &stack{mock: ms}
 	eo := cfg.EngineOptions()
 	eo.Adapters, eo.Logger = adapters, quiet
-	eo.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
 	eng, err := resilience.New(eo)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +158,7 @@ func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.gw = httptest.NewServer(st.srv.Handler())
+	st.gw = pipenet.NewServer(st.srv.Handler())
 	t.Cleanup(st.gw.Close)
 	return &rsStack{st, up}
 }

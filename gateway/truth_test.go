@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 )
 
 const truthConfig = `
@@ -243,24 +244,26 @@ func TestTruthRetryHeaders(t *testing.T) {
 	for _, d := range dialects() {
 		for _, c := range cases {
 			t.Run(d.name+"/"+c.route, func(t *testing.T) {
-				st := newStackConfig(t, truthConfig, nil)
-				r := st.post(t, d.path, d.body(c.route, ""), d.hdr...)
-				msg, _, _ := errorFields(t, d.name, r.body)
-				t.Logf("%d retry-after=%q x-should-retry=%q attempts=%q %s", r.status, r.header.Get("Retry-After"),
-					r.header.Get("X-Should-Retry"), r.header.Get("X-Llmguard-Attempts"), r.body)
-				if r.status != c.status {
-					t.Errorf("status %d, want %d", r.status, c.status)
-				}
-				if got := r.header.Get("Retry-After"); got != c.retryAfter {
-					t.Errorf("retry-after %q, want %q", got, c.retryAfter)
-				}
-				if got := r.header.Get("X-Should-Retry"); got != "false" {
-					t.Errorf("x-should-retry %q, want false: the gateway spent its retries", got)
-				}
-				if got := r.header.Get("X-Llmguard-Attempts"); got != c.attempts {
-					t.Errorf("x-llmguard-attempts %q, want %s", got, c.attempts)
-				}
-				noDoubledStatus(t, r, d.name, msg)
+				synctest.Test(t, func(t *testing.T) {
+					st := newStackConfig(t, truthConfig, nil)
+					r := st.post(t, d.path, d.body(c.route, ""), d.hdr...)
+					msg, _, _ := errorFields(t, d.name, r.body)
+					t.Logf("%d retry-after=%q x-should-retry=%q attempts=%q %s", r.status, r.header.Get("Retry-After"),
+						r.header.Get("X-Should-Retry"), r.header.Get("X-Llmguard-Attempts"), r.body)
+					if r.status != c.status {
+						t.Errorf("status %d, want %d", r.status, c.status)
+					}
+					if got := r.header.Get("Retry-After"); got != c.retryAfter {
+						t.Errorf("retry-after %q, want %q", got, c.retryAfter)
+					}
+					if got := r.header.Get("X-Should-Retry"); got != "false" {
+						t.Errorf("x-should-retry %q, want false: the gateway spent its retries", got)
+					}
+					if got := r.header.Get("X-Llmguard-Attempts"); got != c.attempts {
+						t.Errorf("x-llmguard-attempts %q, want %s", got, c.attempts)
+					}
+					noDoubledStatus(t, r, d.name, msg)
+				})
 			})
 		}
 	}

@@ -6,15 +6,16 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
@@ -23,7 +24,8 @@ import (
 )
 
 // rig is an MCP server over the real engine and adapters, talking to the
-// mock on 127.0.0.1; waits are recorded, never slept.
+// mock over HTTP on an in-memory network (pipenet): in a synctest bubble
+// its backoff takes virtual time. waits are the engine's retry waits.
 type rig struct {
 	mock    *mock.Server
 	url     string
@@ -46,7 +48,7 @@ func newRig(t testing.TB, targets []string, extra map[string]provider.Adapter, t
 func newRigScenario(t testing.TB, sc *mock.Scenario, targets []string, extra map[string]provider.Adapter, tweak func(*config.Route)) *rig {
 	t.Helper()
 	r := &rig{mock: mock.New(&mock.Config{Scenario: sc}), arrived: make(chan string, 100), ended: make(chan string, 100)}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	ts := pipenet.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !strings.HasPrefix(req.URL.Path, "/_mock/") {
 			r.arrived <- req.URL.Path
 			defer func() { r.ended <- req.URL.Path }()
@@ -80,11 +82,12 @@ func newRigScenario(t testing.TB, sc *mock.Scenario, targets []string, extra map
 	eo.Adapters = adapters
 	eo.Rand = rand.New(rand.NewPCG(1, 2))
 	eo.Logger = slog.New(slog.DiscardHandler)
-	eo.Sleep = func(ctx context.Context, d time.Duration) error {
-		r.mu.Lock()
-		r.waits = append(r.waits, d)
-		r.mu.Unlock()
-		return ctx.Err()
+	eo.OnEvent = func(e resilience.Event) {
+		if e.Kind == resilience.EventRetry {
+			r.mu.Lock()
+			r.waits = append(r.waits, e.Wait)
+			r.mu.Unlock()
+		}
 	}
 	r.engine, err = resilience.New(eo)
 	if err != nil {
@@ -221,37 +224,39 @@ func (p *progressLog) wait(t *testing.T, n int) []string {
 }
 
 func TestOverloadBurstThenSuccessWithProgress(t *testing.T) {
-	r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529,529,200"}, nil, nil)
-	pl := newProgressLog()
-	cs := r.connect(t, pl.options(), nil)
-	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: it failed twice and then worked."}}
-	params.SetProgressToken("tok-1")
-	res, err := cs.CallTool(context.Background(), params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError {
-		t.Fatalf("summarize failed: %s", text(t, res))
-	}
-	if sc := structured(t, res); sc["attempts"] != 3.0 {
-		t.Errorf("attempts = %v, want 3", sc["attempts"])
-	}
-	progress := pl.wait(t, 2)
-	re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529,529,200 attempt [23]/4: 529 overloaded_error; retrying in [0-9.]+m?s$`)
-	if len(progress) != 2 {
-		t.Fatalf("progress %q, want 2 notifications", progress)
-	}
-	for _, p := range progress {
-		if !re.MatchString(p) {
-			t.Errorf("progress %q does not match %s", p, re)
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529,529,200"}, nil, nil)
+		pl := newProgressLog()
+		cs := r.connect(t, pl.options(), nil)
+		params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: it failed twice and then worked."}}
+		params.SetProgressToken("tok-1")
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if n := len(r.upstream()); n != 3 {
-		t.Errorf("%d upstream requests, want 3", n)
-	}
-	if len(r.waits) != 2 {
-		t.Errorf("engine waited %d times, want 2", len(r.waits))
-	}
+		if res.IsError {
+			t.Fatalf("summarize failed: %s", text(t, res))
+		}
+		if sc := structured(t, res); sc["attempts"] != 3.0 {
+			t.Errorf("attempts = %v, want 3", sc["attempts"])
+		}
+		progress := pl.wait(t, 2)
+		re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529,529,200 attempt [23]/4: 529 overloaded_error; retrying in [0-9.]+m?s$`)
+		if len(progress) != 2 {
+			t.Fatalf("progress %q, want 2 notifications", progress)
+		}
+		for _, p := range progress {
+			if !re.MatchString(p) {
+				t.Errorf("progress %q does not match %s", p, re)
+			}
+		}
+		if n := len(r.upstream()); n != 3 {
+			t.Errorf("%d upstream requests, want 3", n)
+		}
+		if len(r.waits) != 2 {
+			t.Errorf("engine waited %d times, want 2", len(r.waits))
+		}
+	})
 }
 
 // TestFallbackProgressNamesFailedTarget: the progress line for a fallback

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
@@ -39,80 +40,86 @@ func (e *Engine) sizes() (runtimes, plans int) {
 // 20,000 targets a client invents leave bounded state: runtimes, memoised
 // route plans and breaker records (the run left 20,000 records).
 func TestInventedTargetsBounded(t *testing.T) {
-	h := inventingHarness(t)
-	ctx := context.Background()
-	for i := range 20000 {
-		if _, err := h.eng.Chat(ctx, &Call{Route: fmt.Sprintf("c/invented-%d", i), Request: userReq("x")}); err == nil {
-			t.Fatal("an invented target answered")
+	synctest.Test(t, func(t *testing.T) {
+		h := inventingHarness(t)
+		ctx := context.Background()
+		for i := range 20000 {
+			if _, err := h.eng.Chat(ctx, &Call{Route: fmt.Sprintf("c/invented-%d", i), Request: userReq("x")}); err == nil {
+				t.Fatal("an invented target answered")
+			}
 		}
-	}
-	rts, plans := h.eng.sizes()
-	keys, _ := h.eng.store.BreakerKeys(ctx)
-	t.Logf("after 20000 invented targets: %d runtimes, %d plans, %d breaker records", rts, plans, len(keys))
-	if rts > maxRuntimes || plans > maxPlans || len(keys) > memstore.DefaultMaxRecords {
-		t.Errorf("%d runtimes (max %d), %d plans (max %d), %d records (max %d)", rts, maxRuntimes, plans, maxPlans, len(keys), memstore.DefaultMaxRecords)
-	}
-	if n := len(h.eng.Status()); n > maxRuntimes {
-		t.Errorf("Status lists %d targets", n)
-	}
+		rts, plans := h.eng.sizes()
+		keys, _ := h.eng.store.BreakerKeys(ctx)
+		t.Logf("after 20000 invented targets: %d runtimes, %d plans, %d breaker records", rts, plans, len(keys))
+		if rts > maxRuntimes || plans > maxPlans || len(keys) > memstore.DefaultMaxRecords {
+			t.Errorf("%d runtimes (max %d), %d plans (max %d), %d records (max %d)", rts, maxRuntimes, plans, maxPlans, len(keys), memstore.DefaultMaxRecords)
+		}
+		if n := len(h.eng.Status()); n > maxRuntimes {
+			t.Errorf("Status lists %d targets", n)
+		}
+	})
 }
 
 // Huge names are refused before any state is built: ten calls naming 5 MB
 // targets held +310 MB of heap in the run.
 func TestHugeTargetNamesHoldNoMemory(t *testing.T) {
-	h := inventingHarness(t)
-	ctx := context.Background()
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
-	for i := range 10 {
-		name := fmt.Sprintf("c/%d-%s", i, strings.Repeat("m", 5<<20))
-		_, err := h.eng.Chat(ctx, &Call{Route: "default", Fallbacks: []string{name}, Request: userReq("x")})
-		_, err2 := h.eng.Chat(ctx, &Call{Route: name, Request: userReq("x")})
-		for _, e := range []error{err, err2} {
-			if e == nil {
-				continue
+	synctest.Test(t, func(t *testing.T) {
+		h := inventingHarness(t)
+		ctx := context.Background()
+		heap := func() uint64 {
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			return m.HeapAlloc
+		}
+		before := heap()
+		for i := range 10 {
+			name := fmt.Sprintf("c/%d-%s", i, strings.Repeat("m", 5<<20))
+			_, err := h.eng.Chat(ctx, &Call{Route: "default", Fallbacks: []string{name}, Request: userReq("x")})
+			_, err2 := h.eng.Chat(ctx, &Call{Route: name, Request: userReq("x")})
+			for _, e := range []error{err, err2} {
+				if e == nil {
+					continue
+				}
+				if len(e.Error()) > 400 {
+					t.Errorf("error line of %d bytes", len(e.Error()))
+				}
 			}
-			if len(e.Error()) > 400 {
-				t.Errorf("error line of %d bytes", len(e.Error()))
+			if err2 == nil {
+				t.Error("a 5 MB target name was served")
 			}
 		}
-		if err2 == nil {
-			t.Error("a 5 MB target name was served")
+		after := heap()
+		grown := int64(after) - int64(before)
+		t.Logf("heap after ten 5 MB names: %+d KB", grown>>10)
+		if grown > 8<<20 {
+			t.Errorf("heap grew by %d MB", grown>>20)
 		}
-	}
-	after := heap()
-	grown := int64(after) - int64(before)
-	t.Logf("heap after ten 5 MB names: %+d KB", grown>>10)
-	if grown > 8<<20 {
-		t.Errorf("heap grew by %d MB", grown>>20)
-	}
-	runtime.KeepAlive(h)
+		runtime.KeepAlive(h)
+	})
 }
 
 // State for invented targets expires: once the runtimes are full, those
 // idle for longer than inventedTTL make room for new ones, which /status
 // then lists; configured targets are never dropped.
 func TestInventedRuntimesExpire(t *testing.T) {
-	h := inventingHarness(t)
-	ctx := context.Background()
-	for i := range maxRuntimes + 10 {
-		h.eng.Chat(ctx, &Call{Route: fmt.Sprintf("c/old-%d", i), Request: userReq("x")})
-	}
-	h.clock.Advance(inventedTTL + time.Minute)
-	h.eng.Chat(ctx, &Call{Route: "c/new", Request: userReq("x")})
-	names := map[string]bool{}
-	for _, ts := range h.eng.Status() {
-		names[ts.Target] = true
-	}
-	if !names["c/new"] || !names["a/m1"] {
-		t.Errorf("after the idle ones expired: c/new listed %v, a/m1 listed %v", names["c/new"], names["a/m1"])
-	}
-	if names["c/old-1"] {
-		t.Error("an invented target idle past its TTL is still listed")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := inventingHarness(t)
+		ctx := context.Background()
+		for i := range maxRuntimes + 10 {
+			h.eng.Chat(ctx, &Call{Route: fmt.Sprintf("c/old-%d", i), Request: userReq("x")})
+		}
+		time.Sleep(inventedTTL + time.Minute)
+		h.eng.Chat(ctx, &Call{Route: "c/new", Request: userReq("x")})
+		names := map[string]bool{}
+		for _, ts := range h.eng.Status() {
+			names[ts.Target] = true
+		}
+		if !names["c/new"] || !names["a/m1"] {
+			t.Errorf("after the idle ones expired: c/new listed %v, a/m1 listed %v", names["c/new"], names["a/m1"])
+		}
+		if names["c/old-1"] {
+			t.Error("an invented target idle past its TTL is still listed")
+		}
+	})
 }

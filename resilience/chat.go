@@ -37,7 +37,7 @@ const finalGrace = time.Second
 // the call's time running out: the call is out of time, and the target not
 // to blame.
 func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
-	if cs.e.now().UnixNano() < t.rt.wholeUntil.Load() {
+	if time.Now().UnixNano() < t.rt.wholeUntil.Load() {
 		return cs.plainChat(ctx, t, req, left)
 	}
 	sreq := *req
@@ -56,7 +56,7 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 		// breaker cooldown, in case its streams break where its answers
 		// do not. The broken stream is not held against the target; the
 		// whole answer's outcome is. It counts as an attempt of its own.
-		now := cs.e.now()
+		now := time.Now()
 		t.rt.wholeUntil.Store(now.Add(t.breaker.cooldown).UnixNano())
 		v := pe.Verdict
 		cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe,

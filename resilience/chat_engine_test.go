@@ -50,7 +50,7 @@ func TestChatThroughStream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, route(), realClock)
+				h := newHarness(t, route(), nil)
 				h.ads["a"].on("m1", tt.a...)
 				start := time.Now()
 				res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x"), Timeout: tt.timeout})
@@ -74,32 +74,36 @@ func TestChatThroughStream(t *testing.T) {
 		})
 	}
 	t.Run("after a broken stream, Chats to the target go whole for its cooldown", func(t *testing.T) {
-		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Breaker: Breaker{Cooldown: 30 * time.Second}}}, nil)
-		h.ads["a"].on("m1", reply{chunks: []string{"he"}, midErr: midErr}, reply{}, reply{}, reply{chunks: []string{"x"}})
-		for i, want := range []string{"req_ok", "req_ok", "req_stream"} {
-			if i == 2 {
-				h.clock.Advance(31 * time.Second)
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Breaker: Breaker{Cooldown: 30 * time.Second}}}, nil)
+			h.ads["a"].on("m1", reply{chunks: []string{"he"}, midErr: midErr}, reply{}, reply{}, reply{chunks: []string{"x"}})
+			for i, want := range []string{"req_ok", "req_ok", "req_stream"} {
+				if i == 2 {
+					time.Sleep(31 * time.Second)
+				}
+				res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
+				if err != nil || res.Response.RequestID != want {
+					t.Fatalf("call %d: res %+v err %v; want an answer from %s", i+1, res, err, want)
+				}
 			}
-			res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
-			if err != nil || res.Response.RequestID != want {
-				t.Fatalf("call %d: res %+v err %v; want an answer from %s", i+1, res, err, want)
+			if n := h.ads["a"].Calls("m1"); n != 4 {
+				t.Errorf("%d upstream calls, want 4 (broken stream, whole, whole, stream again)", n)
 			}
-		}
-		if n := h.ads["a"].Calls("m1"); n != 4 {
-			t.Errorf("%d upstream calls, want 4 (broken stream, whole, whole, stream again)", n)
-		}
-		if st := statusOf(h.eng, "a/m1"); st.Failures != 0 {
-			t.Errorf("the broken stream was held against a/m1: %+v", st)
-		}
+			if st := statusOf(h.eng, "a/m1"); st.Failures != 0 {
+				t.Errorf("the broken stream was held against a/m1: %+v", st)
+			}
+		})
 	})
 	t.Run("an adapter that cannot stream is called with Chat", func(t *testing.T) {
-		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, func(o *Options) {
-			o.Adapters["a"] = noStream{o.Adapters["a"].(*fakeAdapter)}
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, func(o *Options) {
+				o.Adapters["a"] = noStream{o.Adapters["a"].(*fakeAdapter)}
+			})
+			h.ads["a"].on("m1", reply{text: "whole"})
+			res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
+			if err != nil || res.Response.Text != "whole" || res.Attempts != 1 || res.Response.RequestID != "req_ok" {
+				t.Fatalf("res %+v err %v", res, err)
+			}
 		})
-		h.ads["a"].on("m1", reply{text: "whole"})
-		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
-		if err != nil || res.Response.Text != "whole" || res.Attempts != 1 || res.Response.RequestID != "req_ok" {
-			t.Fatalf("res %+v err %v", res, err)
-		}
 	})
 }

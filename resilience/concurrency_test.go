@@ -22,7 +22,7 @@ func TestHalfOpenAdmitsOnlyProbes(t *testing.T) {
 		h := newHarness(t, map[string]*Route{
 			"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1},
 				Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 10 * time.Second, Probes: 2}},
-		}, realClock)
+		}, nil)
 		gate := make(chan struct{})
 		h.ads["a"].on("m1", reply{err: errOverloaded}, reply{block: gate})
 		if _, err := h.chat("default"); err == nil {
@@ -117,7 +117,7 @@ func TestSingleFlight(t *testing.T) {
 		if cachedEvents != n {
 			t.Errorf("%d cached success events, want %d", cachedEvents, n)
 		}
-		h.clock.Advance(idempotencyTTL)
+		time.Sleep(idempotencyTTL)
 		res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("hi"), IdempotencyKey: "k1"})
 		if err != nil || res.Cached || h.ads["a"].Calls("m1") != 2 {
 			t.Errorf("after TTL: %+v %v calls=%d", res, err, h.ads["a"].Calls("m1"))
@@ -126,28 +126,30 @@ func TestSingleFlight(t *testing.T) {
 }
 
 func TestRouteCacheKeysOnRequest(t *testing.T) {
-	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Cache: Cache{TTL: time.Minute}}}, nil)
-	h.ads["a"].on("m1", reply{err: errServer}, reply{})
-	call := func(text string) *Result {
-		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq(text)})
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"), Cache: Cache{TTL: time.Minute}}}, nil)
+		h.ads["a"].on("m1", reply{err: errServer}, reply{})
+		call := func(text string) *Result {
+			res, err := h.eng.Chat(context.Background(), &Call{Request: userReq(text)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
 		}
-		return res
-	}
-	if r := call("one"); r.Cached {
-		t.Error("first call cached")
-	}
-	if r := call("one"); !r.Cached {
-		t.Error("identical request not served from cache")
-	}
-	if r := call("two"); r.Cached {
-		t.Error("different request served from cache")
-	}
-	// 1 failure + 1 success for "one", 1 for "two": failures are never stored.
-	if got := h.ads["a"].Calls("m1"); got != 3 {
-		t.Errorf("upstream calls = %d, want 3", got)
-	}
+		if r := call("one"); r.Cached {
+			t.Error("first call cached")
+		}
+		if r := call("one"); !r.Cached {
+			t.Error("identical request not served from cache")
+		}
+		if r := call("two"); r.Cached {
+			t.Error("different request served from cache")
+		}
+		// 1 failure + 1 success for "one", 1 for "two": failures are never stored.
+		if got := h.ads["a"].Calls("m1"); got != 3 {
+			t.Errorf("upstream calls = %d, want 3", got)
+		}
+	})
 }
 
 func TestHedging(t *testing.T) {
@@ -173,7 +175,7 @@ func TestHedging(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					h := newHarness(t, map[string]*Route{
 						"default": {Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second},
-					}, realClock)
+					}, nil)
 					h.ads["a"].on("m1", tt.primary)
 					start := time.Now()
 					var target string
@@ -253,7 +255,7 @@ func TestSilentUpstreamFailsOverAfterFirstTimeout(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := tt.route
 				r.Targets = targets("a/m1", "b/m2")
-				h := newHarness(t, map[string]*Route{"default": &r}, realClock)
+				h := newHarness(t, map[string]*Route{"default": &r}, nil)
 				h.ads["a"].on("m1", tt.a)
 				start := time.Now()
 				var target string
@@ -304,7 +306,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, map[string]*Route{
 			"default": {Targets: targets("a/m1"), Stream: Timeouts{IdleTimeout: 4 * time.Second}},
-		}, realClock)
+		}, nil)
 		h.ads["a"].on("m1", reply{chunks: []string{"one", "two", "three"}, stallAfter: 2})
 		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
 		if err != nil {
@@ -334,31 +336,33 @@ func TestStreamIdleTimeout(t *testing.T) {
 }
 
 func TestStreamMidErrorIsAfterFirstToken(t *testing.T) {
-	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1", "b/m2")}}, nil)
-	h.ads["a"].on("m1", reply{chunks: []string{"partial"}, midErr: errOverloaded})
-	sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
-	if err != nil || sr.Target != "a/m1" {
-		t.Fatalf("%+v %v", sr, err)
-	}
-	c, _ := sr.Stream.Recv()
-	if c.Text != "partial" {
-		t.Errorf("first chunk %q", c.Text)
-	}
-	_, err = sr.Stream.Recv()
-	if pe := provider.AsError(err); pe == nil || !pe.AfterFirstToken || pe.Verdict.Class != classify.Overloaded {
-		t.Errorf("mid-stream error = %v", err)
-	}
-	if errOverloaded.AfterFirstToken {
-		t.Error("the adapter's error value was mutated")
-	}
-	sr.Stream.Close()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1", "b/m2")}}, nil)
+		h.ads["a"].on("m1", reply{chunks: []string{"partial"}, midErr: errOverloaded})
+		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+		if err != nil || sr.Target != "a/m1" {
+			t.Fatalf("%+v %v", sr, err)
+		}
+		c, _ := sr.Stream.Recv()
+		if c.Text != "partial" {
+			t.Errorf("first chunk %q", c.Text)
+		}
+		_, err = sr.Stream.Recv()
+		if pe := provider.AsError(err); pe == nil || !pe.AfterFirstToken || pe.Verdict.Class != classify.Overloaded {
+			t.Errorf("mid-stream error = %v", err)
+		}
+		if errOverloaded.AfterFirstToken {
+			t.Error("the adapter's error value was mutated")
+		}
+		sr.Stream.Close()
+	})
 }
 
 func TestConcurrencyLimitQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, map[string]*Route{
 			"default": {Targets: targets("a/m1", "b/m2"), MaxConcurrency: 1, QueueTimeout: 2 * time.Second},
-		}, realClock)
+		}, nil)
 		gate := make(chan struct{})
 		h.ads["a"].on("m1", reply{block: gate})
 		done := make(chan *Result, 1)
@@ -407,7 +411,7 @@ func TestHoldForABreaker(t *testing.T) {
 				h := newHarness(t, map[string]*Route{
 					"default": {Targets: targets("a/m1"), Timeout: tt.timeout, Retry: Retry{MaxAttempts: 1},
 						Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 5 * time.Second}},
-				}, realClock)
+				}, nil)
 				h.ads["a"].on("m1", reply{err: tt.first}, reply{})
 				if _, err := h.chat("default"); err == nil {
 					t.Fatal("first call should fail")
@@ -441,7 +445,7 @@ func TestBackoffHoldsNoRetrySlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, map[string]*Route{
 			"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 2, Budget: new(0.2), MinRetryConcurrency: new(-1)}},
-		}, realClock)
+		}, nil)
 		var rs []reply
 		for range 10 {
 			rs = append(rs, reply{err: rateLimited(2 * time.Second), delay: 100 * time.Millisecond})

@@ -28,7 +28,6 @@ func TestDeadlineProperty(t *testing.T) {
 							Stream: Timeouts{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 4 * time.Second},
 						},
 					}, func(o *Options) {
-						realClock(o)
 						o.Rand = rand.New(rand.NewPCG(seed, 7))
 					})
 					for _, p := range []string{"a", "b", "c"} {
@@ -97,7 +96,7 @@ func TestChatAttemptBound(t *testing.T) {
 				h := newHarness(t, map[string]*Route{"default": {
 					Targets: targets("a/m1"), Timeout: time.Minute, Retry: Retry{MaxAttempts: 1},
 					Stream: Timeouts{HeaderTimeout: 6 * time.Second},
-				}}, realClock)
+				}}, nil)
 				h.ads["a"].on("m1", reply{hang: true})
 				ctx := context.Background()
 				if tt.callerLimit > 0 {
@@ -151,7 +150,7 @@ func TestDeadlineCutIsNotIllHealth(t *testing.T) {
 					Targets: targets("a/m1", "b/m2"), Timeout: time.Minute, Retry: Retry{MaxAttempts: 1},
 					Stream:  Timeouts{HeaderTimeout: 6 * time.Second, FirstTokenTimeout: 6 * time.Second},
 					Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1)}, // one failure would open it
-				}}, realClock)
+				}}, nil)
 				h.ads["a"].on("m1", tt.rep, reply{})
 				ctx := context.Background()
 				if tt.callerTimeout > 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/llmguard/llmguard/provider"
 )
@@ -64,7 +65,7 @@ func embedHarness(t *testing.T, routes map[string]*Route, models map[string]cata
 	h := newHarness(t, routes, func(o *Options) {
 		o.Catalog = &catalog.Catalog{Models: models}
 		for _, n := range []string{"x", "y"} {
-			ems[n] = &fakeEmbedder{fakeAdapter: newFake(n, nil), embed: map[string][]embedReply{}}
+			ems[n] = &fakeEmbedder{fakeAdapter: newFake(n), embed: map[string][]embedReply{}}
 			o.Adapters[n] = ems[n]
 		}
 	})
@@ -72,72 +73,76 @@ func embedHarness(t *testing.T, routes map[string]*Route, models map[string]cata
 }
 
 func TestEmbedRetriesAndFallsBack(t *testing.T) {
-	models := map[string]catalog.Model{
-		"x/small": {Dimensions: 4},
-		"y/flex":  {Dimensions: 8, MinDimensions: 2},
-		"y/big":   {Dimensions: 8},
-	}
-	routes := map[string]*Route{
-		"emb":   {Targets: targets("x/small", "a/chat", "y/big", "y/flex")},
-		"asked": {Targets: targets("y/big", "y/flex", "x/small")},
-	}
-	h, ems := embedHarness(t, routes, models)
-	ems["x"].embed["small"] = []embedReply{{err: errOverloaded}, {err: errOverloaded}, {err: errOverloaded}, {err: errOverloaded}}
-	res, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "emb", Request: &provider.EmbedRequest{Input: []string{"a", "b"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// x/small retried to its max_attempts, a/chat skipped (no embeddings),
-	// y/big skipped (8 dimensions, not 4), y/flex asked for 4.
-	if res.Target != "y/flex" || res.Attempts != 5 || res.Fallbacks != 1 || len(res.Response.Vectors) != 2 || len(res.Response.Vectors[0]) != 4 {
-		t.Fatalf("%+v", res)
-	}
-	got := ems["y"].requests()
-	if len(got) != 1 || got[0].Model != "flex" || got[0].Dimensions != 4 {
-		t.Errorf("y got %+v", got)
-	}
-	var skips []string
-	for _, e := range h.Events() {
-		if e.Kind == EventSkip {
-			skips = append(skips, e.Target+": "+e.Reason)
+	synctest.Test(t, func(t *testing.T) {
+		models := map[string]catalog.Model{
+			"x/small": {Dimensions: 4},
+			"y/flex":  {Dimensions: 8, MinDimensions: 2},
+			"y/big":   {Dimensions: 8},
 		}
-	}
-	if len(skips) != 2 || !strings.Contains(skips[0], "a has no embeddings API") || !strings.Contains(skips[1], "gives 8-dimension vectors, the call needs 4") {
-		t.Errorf("skips %q", skips)
-	}
+		routes := map[string]*Route{
+			"emb":   {Targets: targets("x/small", "a/chat", "y/big", "y/flex")},
+			"asked": {Targets: targets("y/big", "y/flex", "x/small")},
+		}
+		h, ems := embedHarness(t, routes, models)
+		ems["x"].embed["small"] = []embedReply{{err: errOverloaded}, {err: errOverloaded}, {err: errOverloaded}, {err: errOverloaded}}
+		res, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "emb", Request: &provider.EmbedRequest{Input: []string{"a", "b"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// x/small retried to its max_attempts, a/chat skipped (no embeddings),
+		// y/big skipped (8 dimensions, not 4), y/flex asked for 4.
+		if res.Target != "y/flex" || res.Attempts != 5 || res.Fallbacks != 1 || len(res.Response.Vectors) != 2 || len(res.Response.Vectors[0]) != 4 {
+			t.Fatalf("%+v", res)
+		}
+		got := ems["y"].requests()
+		if len(got) != 1 || got[0].Model != "flex" || got[0].Dimensions != 4 {
+			t.Errorf("y got %+v", got)
+		}
+		var skips []string
+		for _, e := range h.Events() {
+			if e.Kind == EventSkip {
+				skips = append(skips, e.Target+": "+e.Reason)
+			}
+		}
+		if len(skips) != 2 || !strings.Contains(skips[0], "a has no embeddings API") || !strings.Contains(skips[1], "gives 8-dimension vectors, the call needs 4") {
+			t.Errorf("skips %q", skips)
+		}
 
-	// An explicit size picks the targets that give it.
-	res, err = h.eng.Embed(context.Background(), &EmbedCall{Route: "asked", Request: &provider.EmbedRequest{Input: []string{"a"}, Dimensions: 2}})
-	if err != nil || res.Target != "y/flex" {
-		t.Fatalf("%+v %v", res, err)
-	}
+		// An explicit size picks the targets that give it.
+		res, err = h.eng.Embed(context.Background(), &EmbedCall{Route: "asked", Request: &provider.EmbedRequest{Input: []string{"a"}, Dimensions: 2}})
+		if err != nil || res.Target != "y/flex" {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
 }
 
 func TestEmbedTerminalAndWrongSize(t *testing.T) {
-	models := map[string]catalog.Model{"x/m": {Dimensions: 4}, "y/m": {Dimensions: 4}}
-	h, ems := embedHarness(t, map[string]*Route{"r": {Targets: targets("x/m", "y/m")}}, models)
-	// A bad request is not retried nor sent elsewhere.
-	ems["x"].embed["m"] = []embedReply{{err: errInvalid}}
-	_, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
-	if !errors.Is(err, ErrRejected) || len(ems["y"].requests()) != 0 || len(ems["x"].requests()) != 1 {
-		t.Fatalf("err %v; x %d y %d", err, len(ems["x"].requests()), len(ems["y"].requests()))
-	}
-	// Vectors of another size than the catalogue says fail over.
-	ems["x"].embed["m"] = []embedReply{{dims: 3}}
-	res, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
-	if err != nil || res.Target != "y/m" {
-		t.Fatalf("%+v %v", res, err)
-	}
-	// Unknown sizes: only the same model may stand in.
-	h2, ems2 := embedHarness(t, map[string]*Route{"r": {Targets: targets("x/m", "y/other", "y/m")}}, nil)
-	ems2["x"].embed["m"] = []embedReply{{err: errServer}}
-	res, err = h2.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
-	if err != nil || res.Target != "y/m" || len(ems2["y"].requests()) != 1 {
-		t.Fatalf("%+v %v", res, err)
-	}
-	for _, e := range h2.Events() {
-		if e.Kind == EventSkip && (e.Target != "y/other" || !strings.Contains(e.Reason, "set models.y/other.dimensions")) {
-			t.Errorf("skip %s: %s", e.Target, e.Reason)
+	synctest.Test(t, func(t *testing.T) {
+		models := map[string]catalog.Model{"x/m": {Dimensions: 4}, "y/m": {Dimensions: 4}}
+		h, ems := embedHarness(t, map[string]*Route{"r": {Targets: targets("x/m", "y/m")}}, models)
+		// A bad request is not retried nor sent elsewhere.
+		ems["x"].embed["m"] = []embedReply{{err: errInvalid}}
+		_, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
+		if !errors.Is(err, ErrRejected) || len(ems["y"].requests()) != 0 || len(ems["x"].requests()) != 1 {
+			t.Fatalf("err %v; x %d y %d", err, len(ems["x"].requests()), len(ems["y"].requests()))
 		}
-	}
+		// Vectors of another size than the catalogue says fail over.
+		ems["x"].embed["m"] = []embedReply{{dims: 3}}
+		res, err := h.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
+		if err != nil || res.Target != "y/m" {
+			t.Fatalf("%+v %v", res, err)
+		}
+		// Unknown sizes: only the same model may stand in.
+		h2, ems2 := embedHarness(t, map[string]*Route{"r": {Targets: targets("x/m", "y/other", "y/m")}}, nil)
+		ems2["x"].embed["m"] = []embedReply{{err: errServer}}
+		res, err = h2.eng.Embed(context.Background(), &EmbedCall{Route: "r", Request: &provider.EmbedRequest{Input: []string{"a"}}})
+		if err != nil || res.Target != "y/m" || len(ems2["y"].requests()) != 1 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		for _, e := range h2.Events() {
+			if e.Kind == EventSkip && (e.Target != "y/other" || !strings.Contains(e.Reason, "set models.y/other.dimensions")) {
+				t.Errorf("skip %s: %s", e.Target, e.Reason)
+			}
+		}
+	})
 }

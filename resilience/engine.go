@@ -1,7 +1,6 @@
 package resilience
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -29,10 +28,6 @@ type Options struct {
 	// is a bare model name goes (its DefaultProvider; "" = such a call
 	// fails with ErrUnknownRoute). nil is the built-in table alone.
 	Catalog *catalog.Catalog
-	// Now is the clock (nil = time.Now).
-	Now func() time.Time
-	// Sleep waits for d or until ctx is done (nil = a real timer). Tests inject a fake.
-	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand is the jitter source (nil = a randomly seeded one).
 	Rand *rand.Rand
 	// OnEvent receives every event of every call (nil = none). It must not

@@ -26,8 +26,6 @@ import (
 type Engine struct {
 	adapters     map[string]provider.Adapter
 	cat          *catalog.Catalog // never nil
-	now          func() time.Time
-	sleep        func(ctx context.Context, d time.Duration) error
 	randMu       sync.Mutex
 	rnd          *rand.Rand
 	onEvent      func(Event)
@@ -64,8 +62,8 @@ type targetRuntime struct {
 	// answer whole, as a stream broke during an answer (see chatAttempt).
 	wholeUntil atomic.Int64
 
-	// used is when a call was last planned on the target (Unix ns on the
-	// engine's clock): an invented target idle for inventedTTL is dropped.
+	// used is when a call was last planned on the target (Unix ns): an
+	// invented target idle for inventedTTL is dropped.
 	used atomic.Int64
 
 	mu         sync.Mutex
@@ -84,8 +82,6 @@ func New(opts *Options) (*Engine, error) {
 	e := &Engine{
 		adapters:     o.Adapters,
 		cat:          o.Catalog,
-		now:          o.Now,
-		sleep:        o.Sleep,
 		rnd:          o.Rand,
 		onEvent:      o.OnEvent,
 		log:          o.Logger,
@@ -97,12 +93,6 @@ func New(opts *Options) (*Engine, error) {
 	}
 	if e.cat == nil {
 		e.cat = &catalog.Catalog{}
-	}
-	if e.now == nil {
-		e.now = time.Now
-	}
-	if e.sleep == nil {
-		e.sleep = realSleep
 	}
 	if e.rnd == nil {
 		e.rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -137,20 +127,6 @@ func New(opts *Options) (*Engine, error) {
 	return e, nil
 }
 
-func realSleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // runtime returns the shared runtime of a target, creating it on first use.
 // The concurrency limit is per target, not per route: one semaphore per
 // provider/model, shared by every route that lists it. For a target some
@@ -168,7 +144,7 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 	if configured {
 		maxc = l
 	}
-	now := e.now()
+	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rt, ok := e.runtimes[name]
@@ -301,7 +277,7 @@ func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
 func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
 	cs := e.newCallState(ctx, rp, c)
 	// No context deadline here: every wait (attempt, queue, backoff) is
-	// bounded by the time left on the engine's clock, which saves a timer.
+	// bounded by the time left, which saves a timer.
 	out, t, err := cs.walk(ctx, false)
 	if err != nil {
 		if r := cs.static(); r != nil {

@@ -7,61 +7,21 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
 )
 
-// fakeClock is an injected clock whose Sleep advances time instantly.
-type fakeClock struct {
-	mu     sync.Mutex
-	t      time.Time
-	sleeps []time.Duration
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.sleeps = append(c.sleeps, d)
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *fakeClock) Sleeps() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
-
 // reply is what a fake adapter does on one call.
 type reply struct {
-	err     *provider.Error
-	latency time.Duration // advances the fake clock (if any) before answering
-	delay   time.Duration // real (or synctest) time before answering, or until ctx ends
-	text    string
-	block   chan struct{} // wait for this (or ctx) before answering
-	hang    bool          // never answer; wait for ctx
-	chunks  []string      // for streams
+	err    *provider.Error
+	delay  time.Duration // (virtual) time before answering, or until ctx ends
+	text   string
+	block  chan struct{} // wait for this (or ctx) before answering
+	hang   bool          // never answer; wait for ctx
+	chunks []string      // for streams
 	// stallAfter makes a stream stop sending (until ctx ends) after that many chunks.
 	stallAfter int
 	// midErr ends a stream with this error after its chunks.
@@ -78,15 +38,14 @@ type reply struct {
 // last reply repeats; a model with no script answers "ok from <model>".
 type fakeAdapter struct {
 	name   string
-	clock  *fakeClock
 	mu     sync.Mutex
 	script map[string][]reply
 	calls  map[string]int
 	ctxErr map[string]int // calls that ended by their context
 }
 
-func newFake(name string, clock *fakeClock) *fakeAdapter {
-	return &fakeAdapter{name: name, clock: clock, script: map[string][]reply{}, calls: map[string]int{}, ctxErr: map[string]int{}}
+func newFake(name string) *fakeAdapter {
+	return &fakeAdapter{name: name, script: map[string][]reply{}, calls: map[string]int{}, ctxErr: map[string]int{}}
 }
 
 func (f *fakeAdapter) on(model string, rs ...reply) *fakeAdapter {
@@ -120,16 +79,6 @@ func (f *fakeAdapter) next(model string) reply {
 }
 
 func (f *fakeAdapter) wait(ctx context.Context, r reply, model string) error {
-	if r.latency > 0 && f.clock != nil {
-		f.clock.Advance(r.latency)
-	} else if r.latency > 0 {
-		select {
-		case <-time.After(r.latency):
-		case <-ctx.Done():
-			f.noteCtx(model)
-			return ctx.Err()
-		}
-	}
 	if r.delay > 0 {
 		select {
 		case <-time.After(r.delay):
@@ -297,16 +246,10 @@ func userReq(text string) *provider.Request {
 	return &provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: text}}}}}
 }
 
-// realClock makes the harness use time.Now and real sleeps (for synctest bubbles).
-func realClock(o *Options) {
-	o.Now = nil
-	o.Sleep = nil
-}
-
-// harness is an engine over fake adapters "a" and "b" (and "c") with a fake clock.
+// harness is an engine over fake adapters "a" and "b" (and "c"). Run it
+// in a synctest bubble: backoff and timeouts take virtual time.
 type harness struct {
 	t      *testing.T
-	clock  *fakeClock
 	ads    map[string]*fakeAdapter
 	eng    *Engine
 	mu     sync.Mutex
@@ -315,10 +258,13 @@ type harness struct {
 
 func newHarness(t *testing.T, routes map[string]*Route, mutate func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: newFakeClock(), ads: map[string]*fakeAdapter{}}
+	if !inBubble() {
+		t.Fatal("newHarness outside a synctest bubble: its backoff would take real time")
+	}
+	h := &harness{t: t, ads: map[string]*fakeAdapter{}}
 	adapters := map[string]provider.Adapter{}
 	for _, n := range []string{"a", "b", "c"} {
-		h.ads[n] = newFake(n, h.clock)
+		h.ads[n] = newFake(n)
 		adapters[n] = h.ads[n]
 	}
 	cfg := make(map[string]Route, len(routes))
@@ -328,8 +274,6 @@ func newHarness(t *testing.T, routes map[string]*Route, mutate func(*Options)) *
 	opts := Options{
 		Routes:   cfg,
 		Adapters: adapters,
-		Now:      h.clock.Now,
-		Sleep:    h.clock.Sleep,
 		Rand:     rand.New(rand.NewPCG(1, 2)),
 		OnEvent: func(e Event) {
 			h.mu.Lock()
@@ -352,6 +296,29 @@ func (h *harness) Events() []Event {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Event(nil), h.events...)
+}
+
+// inBubble reports whether the caller runs in a synctest bubble
+// (synctest.Wait panics outside one).
+func inBubble() (in bool) {
+	defer func() {
+		if recover() != nil {
+			in = false
+		}
+	}()
+	synctest.Wait()
+	return true
+}
+
+// sleeps lists the backoff waits the engine scheduled (its retry events).
+func (h *harness) sleeps() []time.Duration {
+	var out []time.Duration
+	for _, e := range h.Events() {
+		if e.Kind == EventRetry {
+			out = append(out, e.Wait)
+		}
+	}
+	return out
 }
 
 func (h *harness) kinds() []string {

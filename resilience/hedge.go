@@ -153,7 +153,7 @@ func (cs *callState) hedgeTarget(ctx context.Context, i int, prev *provider.Erro
 				continue
 			}
 		}
-		utk, no := cs.e.admit(ctx, cs, u, cs.e.now())
+		utk, no := cs.e.admit(ctx, cs, u, time.Now())
 		if no.reason != "" {
 			continue
 		}

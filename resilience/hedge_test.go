@@ -76,7 +76,6 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 					route := tt.route
 					route.HedgeAfter = time.Second
 					h := newHarness(t, map[string]*Route{"default": &route}, func(o *Options) {
-						realClock(o)
 						o.Catalog = &catalog.Catalog{Models: windows}
 					})
 					for target, rs := range tt.script {

@@ -42,19 +42,19 @@ func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key strin
 	if ttl <= 0 {
 		ttl = idempotencyTTL
 	}
-	if r, ok := e.cache.get(ck, e.now()); ok {
+	if r, ok := e.cache.get(ck, time.Now()); ok {
 		e.emitCached(rp, c, r)
 		return r, nil
 	}
 	ran := false
 	ch := e.sf.DoChan(ck, func() (any, error) {
 		ran = true
-		if r, ok := e.cache.get(ck, e.now()); ok {
+		if r, ok := e.cache.get(ck, time.Now()); ok {
 			return r, nil
 		}
 		r, err := e.chat(context.WithoutCancel(ctx), rp, c)
 		if err == nil && !r.Static && !r.Cached {
-			e.cache.put(ck, r, e.now().Add(ttl))
+			e.cache.put(ck, r, time.Now().Add(ttl))
 		}
 		return r, err
 	})
@@ -84,7 +84,7 @@ type cachedResult struct {
 
 // resultCache holds successful results, bounded by entries and bytes. The
 // otter cache is built on first use, so engines that never cache start no
-// goroutines. Expiry is checked on the engine's clock at read time.
+// goroutines. Expiry is checked at read time.
 type resultCache struct {
 	maxEntries, maxBytes int64
 	once                 sync.Once
@@ -158,7 +158,7 @@ func (e *Engine) emitCached(rp *routePlan, c *Call, r *Result) {
 	if e.onEvent == nil && c.OnEvent == nil {
 		return
 	}
-	ev := Event{Kind: EventSuccess, Time: e.now(), Route: rp.name, Target: r.Target, Reason: "cached"}
+	ev := Event{Kind: EventSuccess, Time: time.Now(), Route: rp.name, Target: r.Target, Reason: "cached"}
 	if e.onEvent != nil {
 		e.onEvent(ev)
 	}
@@ -172,7 +172,7 @@ func (e *Engine) emitCached(rp *routePlan, c *Call, r *Result) {
 // false when nothing replayable is stored. Concurrent duplicate streams are
 // not single-flighted: each runs until one has finished and been stored.
 func (e *Engine) streamCached(rp *routePlan, c *Call, key string) (*StreamResult, bool) {
-	r, ok := e.cache.get(rp.name+"\x00"+key, e.now())
+	r, ok := e.cache.get(rp.name+"\x00"+key, time.Now())
 	if !ok || r.Response == nil || len(r.Response.Thinking) > 0 {
 		// Thinking blocks are not replayed (their fields are kept verbatim
 		// for the next turn, not as deltas): such an answer runs again.
@@ -241,7 +241,7 @@ func (s *recordStream) store() {
 	s.discard = true
 	resp := s.answer.response(s.Stream.RequestID())
 	r := &Result{Response: resp, Target: s.t.name, Cost: cost(s.t, resp.Usage)}
-	s.e.cache.put(s.key, r, s.e.now().Add(s.ttl))
+	s.e.cache.put(s.key, r, time.Now().Add(s.ttl))
 }
 
 // add adds a chunk to the answer; an answer with thinking blocks is not

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,108 +68,112 @@ func TestResultCacheExpiryAndCopies(t *testing.T) {
 // properly is stored; a later duplicate, streamed or not, replays it without
 // an upstream call. A stream that broke is not stored.
 func TestStreamIdempotencyKey(t *testing.T) {
-	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
-	h.ads["a"].on("m1",
-		reply{chunks: []string{"broken "}, midErr: errServer},
-		reply{chunks: []string{"one ", "two"}},
-		reply{text: "a different answer"})
-	stream := func(key string) (*StreamResult, string, error) {
-		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: key})
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
+		h.ads["a"].on("m1",
+			reply{chunks: []string{"broken "}, midErr: errServer},
+			reply{chunks: []string{"one ", "two"}},
+			reply{text: "a different answer"})
+		stream := func(key string) (*StreamResult, string, error) {
+			sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Stream.Close()
+			var b strings.Builder
+			for {
+				c, err := sr.Stream.Recv()
+				if err != nil {
+					if err == io.EOF {
+						err = nil
+					}
+					return sr, b.String(), err
+				}
+				b.WriteString(c.Text)
+			}
+		}
+		if _, _, err := stream("k"); err == nil {
+			t.Fatal("the broken stream ended without an error")
+		}
+		if sr, text, err := stream("k"); err != nil || sr.Cached || text != "one two" {
+			t.Fatalf("after a broken stream: cached=%v text=%q err=%v, want a new upstream answer", sr.Cached, text, err)
+		}
+		if sr, text, err := stream("k"); err != nil || !sr.Cached || text != "one two" || sr.Target != "a/m1" {
+			t.Errorf("duplicate stream: cached=%v target=%s text=%q err=%v", sr.Cached, sr.Target, text, err)
+		}
+		res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "k"})
+		if err != nil || !res.Cached || res.Response.Text != "one two" {
+			t.Errorf("duplicate chat: %+v %v", res, err)
+		}
+		if n := h.ads["a"].Calls("m1"); n != 2 {
+			t.Errorf("%d upstream calls, want 2", n)
+		}
+		// A Chat's stored answer replays as a stream, finish reason and usage included.
+		if _, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "c"}); err != nil {
+			t.Fatal(err)
+		}
+		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "c"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer sr.Stream.Close()
-		var b strings.Builder
+		var got []provider.Chunk
 		for {
 			c, err := sr.Stream.Recv()
 			if err != nil {
-				if err == io.EOF {
-					err = nil
-				}
-				return sr, b.String(), err
+				break
 			}
-			b.WriteString(c.Text)
+			got = append(got, c)
 		}
-	}
-	if _, _, err := stream("k"); err == nil {
-		t.Fatal("the broken stream ended without an error")
-	}
-	if sr, text, err := stream("k"); err != nil || sr.Cached || text != "one two" {
-		t.Fatalf("after a broken stream: cached=%v text=%q err=%v, want a new upstream answer", sr.Cached, text, err)
-	}
-	if sr, text, err := stream("k"); err != nil || !sr.Cached || text != "one two" || sr.Target != "a/m1" {
-		t.Errorf("duplicate stream: cached=%v target=%s text=%q err=%v", sr.Cached, sr.Target, text, err)
-	}
-	res, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "k"})
-	if err != nil || !res.Cached || res.Response.Text != "one two" {
-		t.Errorf("duplicate chat: %+v %v", res, err)
-	}
-	if n := h.ads["a"].Calls("m1"); n != 2 {
-		t.Errorf("%d upstream calls, want 2", n)
-	}
-	// A Chat's stored answer replays as a stream, finish reason and usage included.
-	if _, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "c"}); err != nil {
-		t.Fatal(err)
-	}
-	sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []provider.Chunk
-	for {
-		c, err := sr.Stream.Recv()
-		if err != nil {
-			break
+		want := []provider.Chunk{{Text: "a different answer", Model: "m1"},
+			{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
+		if diff := cmp.Diff(want, got); diff != "" || !sr.Cached {
+			t.Errorf("replayed chat (cached=%v) (-want +got):\n%s", sr.Cached, diff)
 		}
-		got = append(got, c)
-	}
-	want := []provider.Chunk{{Text: "a different answer", Model: "m1"},
-		{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
-	if diff := cmp.Diff(want, got); diff != "" || !sr.Cached {
-		t.Errorf("replayed chat (cached=%v) (-want +got):\n%s", sr.Cached, diff)
-	}
-	if n := h.ads["a"].Calls("m1"); n != 3 {
-		t.Errorf("%d upstream calls, want 3", n)
-	}
+		if n := h.ads["a"].Calls("m1"); n != 3 {
+			t.Errorf("%d upstream calls, want 3", n)
+		}
+	})
 }
 
 // TestStreamIdempotencyKeyClosedAfterFinish: a caller may close a stream
 // once it has its finish reason without reading to the end (the gateway
 // does): the answer is complete and stored. Closed earlier, it is not.
 func TestStreamIdempotencyKeyClosedAfterFinish(t *testing.T) {
-	h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
-	h.ads["a"].on("m1",
-		reply{chunks: []string{"one ", "two"}, finish: provider.FinishStop},
-		reply{chunks: []string{"three"}, finish: provider.FinishStop})
-	h.ads["a"].on("m2", reply{chunks: []string{"done"}, finish: provider.FinishStop})
-	for _, tc := range []struct {
-		route  string
-		reads  int // chunks read before Close
-		cached bool
-	}{
-		{"a/m1", 1, false}, // closed before the finish reason
-		{"a/m1", 3, false}, // the next call runs upstream, read to its end...
-		{"a/m1", 0, true},  // ...and is stored
-		{"a/m2", 1, false}, // its one chunk carries the finish reason
-		{"a/m2", 0, true},
-	} {
-		sr, err := h.eng.Stream(context.Background(), &Call{Route: tc.route, Request: userReq("x"), IdempotencyKey: tc.route})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range tc.reads {
-			if _, err := sr.Stream.Recv(); err == io.EOF {
-				break
-			} else if err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
+		h.ads["a"].on("m1",
+			reply{chunks: []string{"one ", "two"}, finish: provider.FinishStop},
+			reply{chunks: []string{"three"}, finish: provider.FinishStop})
+		h.ads["a"].on("m2", reply{chunks: []string{"done"}, finish: provider.FinishStop})
+		for _, tc := range []struct {
+			route  string
+			reads  int // chunks read before Close
+			cached bool
+		}{
+			{"a/m1", 1, false}, // closed before the finish reason
+			{"a/m1", 3, false}, // the next call runs upstream, read to its end...
+			{"a/m1", 0, true},  // ...and is stored
+			{"a/m2", 1, false}, // its one chunk carries the finish reason
+			{"a/m2", 0, true},
+		} {
+			sr, err := h.eng.Stream(context.Background(), &Call{Route: tc.route, Request: userReq("x"), IdempotencyKey: tc.route})
+			if err != nil {
 				t.Fatal(err)
 			}
+			for range tc.reads {
+				if _, err := sr.Stream.Recv(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			sr.Stream.Close()
+			if sr.Cached != tc.cached {
+				t.Errorf("%s after %d reads: cached = %v, want %v", tc.route, tc.reads, sr.Cached, tc.cached)
+			}
 		}
-		sr.Stream.Close()
-		if sr.Cached != tc.cached {
-			t.Errorf("%s after %d reads: cached = %v, want %v", tc.route, tc.reads, sr.Cached, tc.cached)
+		if n := h.ads["a"].Calls("m1") + h.ads["a"].Calls("m2"); n != 3 {
+			t.Errorf("%d upstream calls, want 3", n)
 		}
-	}
-	if n := h.ads["a"].Calls("m1") + h.ads["a"].Calls("m2"); n != 3 {
-		t.Errorf("%d upstream calls, want 3", n)
-	}
+	})
 }

@@ -4,37 +4,30 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
 
-// mockEngine runs the mock on 127.0.0.1 and an engine whose anthropic,
-// openai and gemini adapters point at it. Backoff sleeps are recorded, not
-// slept.
+// mockEngine runs the mock and an engine whose anthropic, openai and
+// gemini adapters point at it, over HTTP on an in-memory network: run it in
+// a synctest bubble, where backoff takes virtual time. Backoff waits are
+// recorded from the engine's retry events.
 type mockEngine struct {
 	srv    *mock.Server
 	eng    *resilience.Engine
 	mu     sync.Mutex
 	sleeps []time.Duration
-	// slept is added to the real clock: the engine's clock moves by the
-	// backoff it asked for without the test waiting.
-	slept time.Duration
-}
-
-func (m *mockEngine) now() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return time.Now().Add(m.slept)
 }
 
 func (m *mockEngine) Sleeps() []time.Duration {
@@ -46,7 +39,7 @@ func (m *mockEngine) Sleeps() []time.Duration {
 func newMockEngine(t *testing.T, route *config.Route) *mockEngine {
 	t.Helper()
 	m := &mockEngine{srv: mock.New(nil)}
-	ts := httptest.NewServer(m.srv)
+	ts := pipenet.NewServer(m.srv)
 	t.Cleanup(func() { m.srv.Close(); ts.Close() })
 	cfg := &config.Config{
 		Providers: map[string]*config.Provider{
@@ -66,13 +59,12 @@ func newMockEngine(t *testing.T, route *config.Route) *mockEngine {
 	}
 	opts := cfg.EngineOptions()
 	opts.Adapters = adapters
-	opts.Now = m.now
-	opts.Sleep = func(ctx context.Context, d time.Duration) error {
-		m.mu.Lock()
-		m.sleeps = append(m.sleeps, d)
-		m.slept += d
-		m.mu.Unlock()
-		return ctx.Err()
+	opts.OnEvent = func(e resilience.Event) {
+		if e.Kind == resilience.EventRetry {
+			m.mu.Lock()
+			m.sleeps = append(m.sleeps, e.Wait)
+			m.mu.Unlock()
+		}
 	}
 	eng, err := resilience.New(opts)
 	if err != nil {
@@ -109,166 +101,182 @@ func routeOf(ts ...string) *config.Route {
 }
 
 func TestMockOverloadBurstRetriesSameTarget(t *testing.T) {
-	const model = "claude-sonnet-4-5+fault=529,529,200"
-	m := newMockEngine(t, routeOf("anthropic/"+model, "openai/gpt-4.1"))
-	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("What is the capital of France")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Target != "anthropic/"+model || res.Attempts != 3 || res.Fallbacks != 0 {
-		t.Errorf("result %+v", res)
-	}
-	if !strings.HasPrefix(res.Response.Text, "Mock answer from") {
-		t.Errorf("text %q", res.Response.Text)
-	}
-	if n := m.requests(model); n != 3 {
-		t.Errorf("mock saw %d requests, want 3", n)
-	}
-	if n := len(m.Sleeps()); n != 2 {
-		t.Errorf("%d backoff sleeps, want 2", n)
-	}
-}
-
-func TestMockRetryAfterIsHonoured(t *testing.T) {
-	const model = "gpt-4.1+fault=rate_limit:7,200"
-	m := newMockEngine(t, routeOf("openai/"+model))
-	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sleeps := m.Sleeps()
-	if res.Attempts != 2 || len(sleeps) != 1 || sleeps[0] < 7*time.Second {
-		t.Errorf("attempts %d, sleeps %v: want one wait of at least the server's 7s", res.Attempts, sleeps)
-	}
-}
-
-func TestMockLongRetryAfterMovesOn(t *testing.T) {
-	const model = "gpt-4.1+fault=rate_limit:120"
-	m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
-	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Target != "anthropic/claude-sonnet-4-5" || len(m.Sleeps()) != 0 || m.requests(model) != 1 {
-		t.Errorf("target %s, sleeps %v, %d requests: a 120s wait should move on at once", res.Target, m.Sleeps(), m.requests(model))
-	}
-	// With no target left, the call fails at once saying when to come back.
-	m2 := newMockEngine(t, routeOf("openai/"+model))
-	before := time.Now()
-	_, err = m2.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
-	var re *resilience.RouteError
-	if !errors.As(err, &re) || !re.AllRateLimited() {
-		t.Fatalf("err = %v", err)
-	}
-	if re.RetryAt.Before(before.Add(119 * time.Second)) {
-		t.Errorf("RetryAt %v not ~120s ahead", re.RetryAt)
-	}
-}
-
-func TestMockKeyScopeSkipsSiblings(t *testing.T) {
-	const bad = "gpt-4.1+fault=insufficient_quota"
-	m := newMockEngine(t, routeOf("openai/"+bad, "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5"))
-	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Target != "anthropic/claude-sonnet-4-5" {
-		t.Errorf("target %s", res.Target)
-	}
-	if m.requests(bad) != 1 || m.requests("gpt-4.1-mini") != 0 {
-		t.Errorf("quota target %d requests (want 1), sibling on the same key %d (want 0)", m.requests(bad), m.requests("gpt-4.1-mini"))
-	}
-}
-
-func TestMockInvalidRequestNeverFallsBack(t *testing.T) {
-	const model = "claude-sonnet-4-5+fault=invalid_request"
-	m := newMockEngine(t, routeOf("anthropic/"+model, "openai/gpt-4.1"))
-	_, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
-	if !errors.Is(err, resilience.ErrRejected) {
-		t.Fatalf("err = %v", err)
-	}
-	var re *resilience.RouteError
-	errors.As(err, &re)
-	if re.Last() == nil || re.Last().Verdict.Class != classify.InvalidRequest || re.Last().Verdict.RequestID == "" {
-		t.Errorf("last = %+v", re.Last())
-	}
-	if !strings.Contains(err.Error(), "last request id req_") {
-		t.Errorf("error line lacks the request id: %s", err)
-	}
-	if m.requests(model) != 1 || m.requests("gpt-4.1") != 0 {
-		t.Errorf("requests: %d, %d", m.requests(model), m.requests("gpt-4.1"))
-	}
-}
-
-func TestMockStreamFailsOverBeforeFirstToken(t *testing.T) {
-	const model = "claude-sonnet-4-5+fault=529"
-	m := newMockEngine(t, routeOf("anthropic/"+model, "gemini/gemini-2.5-flash"))
-	sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("What is the capital of France")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sr.Stream.Close()
-	if sr.Target != "gemini/gemini-2.5-flash" {
-		t.Errorf("target %s", sr.Target)
-	}
-	var b strings.Builder
-	for {
-		c, err := sr.Stream.Recv()
-		if err == io.EOF {
-			break
-		}
+	synctest.Test(t, func(t *testing.T) {
+		const model = "claude-sonnet-4-5+fault=529,529,200"
+		m := newMockEngine(t, routeOf("anthropic/"+model, "openai/gpt-4.1"))
+		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("What is the capital of France")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.WriteString(c.Text)
-	}
-	if want := "Mock answer from gemini-2.5-flash: What is the capital of France"; b.String() != want {
-		t.Errorf("streamed %q, want %q", b.String(), want)
-	}
+		if res.Target != "anthropic/"+model || res.Attempts != 3 || res.Fallbacks != 0 {
+			t.Errorf("result %+v", res)
+		}
+		if !strings.HasPrefix(res.Response.Text, "Mock answer from") {
+			t.Errorf("text %q", res.Response.Text)
+		}
+		if n := m.requests(model); n != 3 {
+			t.Errorf("mock saw %d requests, want 3", n)
+		}
+		if n := len(m.Sleeps()); n != 2 {
+			t.Errorf("%d backoff sleeps, want 2", n)
+		}
+	})
+}
+
+func TestMockRetryAfterIsHonoured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const model = "gpt-4.1+fault=rate_limit:7,200"
+		m := newMockEngine(t, routeOf("openai/"+model))
+		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sleeps := m.Sleeps()
+		if res.Attempts != 2 || len(sleeps) != 1 || sleeps[0] < 7*time.Second {
+			t.Errorf("attempts %d, sleeps %v: want one wait of at least the server's 7s", res.Attempts, sleeps)
+		}
+	})
+}
+
+func TestMockLongRetryAfterMovesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const model = "gpt-4.1+fault=rate_limit:120"
+		m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
+		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Target != "anthropic/claude-sonnet-4-5" || len(m.Sleeps()) != 0 || m.requests(model) != 1 {
+			t.Errorf("target %s, sleeps %v, %d requests: a 120s wait should move on at once", res.Target, m.Sleeps(), m.requests(model))
+		}
+		// With no target left, the call fails at once saying when to come back.
+		m2 := newMockEngine(t, routeOf("openai/"+model))
+		before := time.Now()
+		_, err = m2.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
+		var re *resilience.RouteError
+		if !errors.As(err, &re) || !re.AllRateLimited() {
+			t.Fatalf("err = %v", err)
+		}
+		if re.RetryAt.Before(before.Add(119 * time.Second)) {
+			t.Errorf("RetryAt %v not ~120s ahead", re.RetryAt)
+		}
+	})
+}
+
+func TestMockKeyScopeSkipsSiblings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const bad = "gpt-4.1+fault=insufficient_quota"
+		m := newMockEngine(t, routeOf("openai/"+bad, "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5"))
+		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Target != "anthropic/claude-sonnet-4-5" {
+			t.Errorf("target %s", res.Target)
+		}
+		if m.requests(bad) != 1 || m.requests("gpt-4.1-mini") != 0 {
+			t.Errorf("quota target %d requests (want 1), sibling on the same key %d (want 0)", m.requests(bad), m.requests("gpt-4.1-mini"))
+		}
+	})
+}
+
+func TestMockInvalidRequestNeverFallsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const model = "claude-sonnet-4-5+fault=invalid_request"
+		m := newMockEngine(t, routeOf("anthropic/"+model, "openai/gpt-4.1"))
+		_, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
+		if !errors.Is(err, resilience.ErrRejected) {
+			t.Fatalf("err = %v", err)
+		}
+		var re *resilience.RouteError
+		errors.As(err, &re)
+		if re.Last() == nil || re.Last().Verdict.Class != classify.InvalidRequest || re.Last().Verdict.RequestID == "" {
+			t.Errorf("last = %+v", re.Last())
+		}
+		if !strings.Contains(err.Error(), "last request id req_") {
+			t.Errorf("error line lacks the request id: %s", err)
+		}
+		if m.requests(model) != 1 || m.requests("gpt-4.1") != 0 {
+			t.Errorf("requests: %d, %d", m.requests(model), m.requests("gpt-4.1"))
+		}
+	})
+}
+
+func TestMockStreamFailsOverBeforeFirstToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const model = "claude-sonnet-4-5+fault=529"
+		m := newMockEngine(t, routeOf("anthropic/"+model, "gemini/gemini-2.5-flash"))
+		sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("What is the capital of France")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		if sr.Target != "gemini/gemini-2.5-flash" {
+			t.Errorf("target %s", sr.Target)
+		}
+		var b strings.Builder
+		for {
+			c, err := sr.Stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(c.Text)
+		}
+		if want := "Mock answer from gemini-2.5-flash: What is the capital of France"; b.String() != want {
+			t.Errorf("streamed %q, want %q", b.String(), want)
+		}
+	})
 }
 
 func TestMockStreamMidstreamErrorIsNotRetried(t *testing.T) {
-	const model = "gpt-4.1+fault=midstream:2"
-	m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
-	sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three four five six")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sr.Stream.Close()
-	got := 0
-	for {
-		c, err := sr.Stream.Recv()
+	synctest.Test(t, func(t *testing.T) {
+		const model = "gpt-4.1+fault=midstream:2"
+		m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
+		sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three four five six")})
 		if err != nil {
-			pe := provider.AsError(err)
-			if pe == nil || !pe.AfterFirstToken {
-				t.Fatalf("mid-stream error %v not marked AfterFirstToken", err)
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		got := 0
+		for {
+			c, err := sr.Stream.Recv()
+			if err != nil {
+				pe := provider.AsError(err)
+				if pe == nil || !pe.AfterFirstToken {
+					t.Fatalf("mid-stream error %v not marked AfterFirstToken", err)
+				}
+				break
 			}
-			break
+			if c.Text != "" {
+				got++
+			}
 		}
-		if c.Text != "" {
-			got++
+		if got == 0 {
+			t.Error("no tokens before the error")
 		}
-	}
-	if got == 0 {
-		t.Error("no tokens before the error")
-	}
-	if m.requests("claude-sonnet-4-5") != 0 {
-		t.Error("a stream that already delivered tokens was retried elsewhere")
-	}
+		if m.requests("claude-sonnet-4-5") != 0 {
+			t.Error("a stream that already delivered tokens was retried elsewhere")
+		}
+	})
 }
 
 func TestMockHangFailsOverAfterHeaderTimeout(t *testing.T) {
-	const model = "gpt-4.1+fault=hang"
-	r := routeOf("openai/"+model, "anthropic/claude-sonnet-4-5")
-	r.Stream.HeaderTimeout = 200 * time.Millisecond
-	m := newMockEngine(t, r)
-	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Target != "anthropic/claude-sonnet-4-5" || m.requests(model) != 1 {
-		t.Errorf("target %s after %d requests to the silent upstream", res.Target, m.requests(model))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const model = "gpt-4.1+fault=hang"
+		r := routeOf("openai/"+model, "anthropic/claude-sonnet-4-5")
+		r.Stream.HeaderTimeout = 200 * time.Millisecond
+		m := newMockEngine(t, r)
+		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Target != "anthropic/claude-sonnet-4-5" || m.requests(model) != 1 {
+			t.Errorf("target %s after %d requests to the silent upstream", res.Target, m.requests(model))
+		}
+	})
 }
 
 // TestMockStreamFailureBeforeFirstTokenFallsBack: a stream that says 200 and
@@ -284,33 +292,35 @@ func TestMockStreamFailureBeforeFirstTokenFallsBack(t *testing.T) {
 		{"anthropic silent after message_start", "anthropic/claude-sonnet-4-5+fault=stuck:0", "openai/gpt-4.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := routeOf(tc.first, tc.second)
-			r.Retry.MaxAttempts = 1
-			r.Stream.FirstTokenTimeout = 300 * time.Millisecond
-			r.Stream.IdleTimeout = time.Second
-			m := newMockEngine(t, r)
-			sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sr.Stream.Close()
-			if sr.Target != strings.Split(tc.second, "+")[0] {
-				t.Errorf("answered by %s, want %s", sr.Target, tc.second)
-			}
-			var b strings.Builder
-			for {
-				c, err := sr.Stream.Recv()
-				if err == io.EOF {
-					break
-				}
+			synctest.Test(t, func(t *testing.T) {
+				r := routeOf(tc.first, tc.second)
+				r.Retry.MaxAttempts = 1
+				r.Stream.FirstTokenTimeout = 300 * time.Millisecond
+				r.Stream.IdleTimeout = time.Second
+				m := newMockEngine(t, r)
+				sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three")})
 				if err != nil {
 					t.Fatal(err)
 				}
-				b.WriteString(c.Text)
-			}
-			if !strings.Contains(b.String(), "one two three") {
-				t.Errorf("streamed %q", b.String())
-			}
+				defer sr.Stream.Close()
+				if sr.Target != strings.Split(tc.second, "+")[0] {
+					t.Errorf("answered by %s, want %s", sr.Target, tc.second)
+				}
+				var b strings.Builder
+				for {
+					c, err := sr.Stream.Recv()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					b.WriteString(c.Text)
+				}
+				if !strings.Contains(b.String(), "one two three") {
+					t.Errorf("streamed %q", b.String())
+				}
+			})
 		})
 	}
 }
@@ -319,21 +329,23 @@ func TestMockStreamFailureBeforeFirstTokenFallsBack(t *testing.T) {
 // is shorter than a healthy model's latency (300ms) end with ErrDeadline
 // without opening the model's breaker: a patient caller still gets it.
 func TestMockCallerDeadlineIsNotIllHealth(t *testing.T) {
-	const model = "gpt-4.1+fault=ok@300ms"
-	m := newMockEngine(t, routeOf("openai/"+model))
-	for range 6 {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		_, err := m.eng.Chat(ctx, &resilience.Call{Request: ask("hello")})
-		cancel()
-		if !errors.Is(err, resilience.ErrDeadline) {
-			t.Fatalf("err = %v, want ErrDeadline", err)
+	synctest.Test(t, func(t *testing.T) {
+		const model = "gpt-4.1+fault=ok@300ms"
+		m := newMockEngine(t, routeOf("openai/"+model))
+		for range 6 {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			_, err := m.eng.Chat(ctx, &resilience.Call{Request: ask("hello")})
+			cancel()
+			if !errors.Is(err, resilience.ErrDeadline) {
+				t.Fatalf("err = %v, want ErrDeadline", err)
+			}
 		}
-	}
-	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
-	if err != nil {
-		t.Fatalf("patient caller: %v", err)
-	}
-	if res.Target != "openai/"+model {
-		t.Errorf("target %s", res.Target)
-	}
+		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
+		if err != nil {
+			t.Fatalf("patient caller: %v", err)
+		}
+		if res.Target != "openai/"+model {
+			t.Errorf("target %s", res.Target)
+		}
+	})
 }

@@ -41,7 +41,7 @@ func TestConcurrencyLimitIsPerTarget(t *testing.T) {
 				for _, r := range []*Route{tt.r1, tt.r2} {
 					r.QueueTimeout = time.Minute
 				}
-				h := newHarness(t, map[string]*Route{"r1": tt.r1, "r2": tt.r2}, realClock)
+				h := newHarness(t, map[string]*Route{"r1": tt.r1, "r2": tt.r2}, nil)
 				gate := make(chan struct{})
 				h.ads["a"].on("m1", reply{block: gate})
 				var wg sync.WaitGroup

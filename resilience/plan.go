@@ -229,7 +229,7 @@ func (e *Engine) plan(c *Call) (*routePlan, error) {
 		targets = append(targets, Target{Name: f})
 	}
 	key := name + "\x00" + strings.Join(c.Fallbacks, "\x00")
-	now := e.now()
+	now := time.Now()
 	e.mu.Lock()
 	m, ok := e.dynamic[key]
 	e.mu.Unlock()

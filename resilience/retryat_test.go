@@ -3,6 +3,7 @@ package resilience
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +17,7 @@ import (
 // "all rate limited" exactly when every refusal is a rate-limit cooldown.
 func TestRetryAtWhenNothingWasTried(t *testing.T) {
 	keyRL := perr(classify.RateLimited, 429, classify.ScopeKey, true, true, 9*time.Second)
-	t0 := newFakeClock().Now()
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // a bubble starts at this moment
 	tests := []struct {
 		name    string
 		targets []string
@@ -96,40 +97,42 @@ func TestRetryAtWhenNothingWasTried(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, map[string]*Route{"default": {
-				Targets: targets(tt.targets...),
-				// Too short a deadline to wait for any of the refusals: the
-				// call says when to come back instead.
-				Timeout: time.Second,
-				Retry:   Retry{MaxAttempts: 1},
-				// One failure (or one rate limit of one call) is enough.
-				Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 30 * time.Second, Cooldown: 30 * time.Second},
-			}}, nil)
-			tt.prime(h)
-			if _, err := h.chat("default"); err == nil {
-				t.Fatal("primed call succeeded")
-			}
-			calls := h.ads["a"].Calls("m1") + h.ads["b"].Calls("m2")
-			h.clock.Advance(tt.advance)
-			_, err := h.chat("default")
-			var re *RouteError
-			if !errors.As(err, &re) || !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if !re.RetryAt.Equal(tt.wantRetryAt) {
-				t.Errorf("RetryAt = %v, want %v", re.RetryAt, tt.wantRetryAt)
-			}
-			if got := re.AllRateLimited(); got != tt.wantAllRL {
-				t.Errorf("AllRateLimited() = %v, want %v (%v)", got, tt.wantAllRL, re)
-			}
-			if diff := cmp.Diff(tt.wantSkipped, re.Skipped); diff != "" {
-				t.Errorf("Skipped (-want +got):\n%s", diff)
-			}
-			if tt.wantErr == ErrNoTarget {
-				if now := h.ads["a"].Calls("m1") + h.ads["b"].Calls("m2"); now != calls {
-					t.Errorf("upstream called %d more times while every target refused", now-calls)
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, map[string]*Route{"default": {
+					Targets: targets(tt.targets...),
+					// Too short a deadline to wait for any of the refusals: the
+					// call says when to come back instead.
+					Timeout: time.Second,
+					Retry:   Retry{MaxAttempts: 1},
+					// One failure (or one rate limit of one call) is enough.
+					Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1), InitialCooldown: 30 * time.Second, Cooldown: 30 * time.Second},
+				}}, nil)
+				tt.prime(h)
+				if _, err := h.chat("default"); err == nil {
+					t.Fatal("primed call succeeded")
 				}
-			}
+				calls := h.ads["a"].Calls("m1") + h.ads["b"].Calls("m2")
+				time.Sleep(tt.advance)
+				_, err := h.chat("default")
+				var re *RouteError
+				if !errors.As(err, &re) || !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				if !re.RetryAt.Equal(tt.wantRetryAt) {
+					t.Errorf("RetryAt = %v, want %v", re.RetryAt, tt.wantRetryAt)
+				}
+				if got := re.AllRateLimited(); got != tt.wantAllRL {
+					t.Errorf("AllRateLimited() = %v, want %v (%v)", got, tt.wantAllRL, re)
+				}
+				if diff := cmp.Diff(tt.wantSkipped, re.Skipped); diff != "" {
+					t.Errorf("Skipped (-want +got):\n%s", diff)
+				}
+				if tt.wantErr == ErrNoTarget {
+					if now := h.ads["a"].Calls("m1") + h.ads["b"].Calls("m2"); now != calls {
+						t.Errorf("upstream called %d more times while every target refused", now-calls)
+					}
+				}
+			})
 		})
 	}
 }

@@ -29,41 +29,43 @@ func TestStreamCloseDuringRecv(t *testing.T) {
 		{"during-replay", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for i := 0; i < 20; i++ {
-				h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
-				h.ads["a"].on("m1", reply{chunks: []string{"one", "two"}, stallAfter: 1})
-				sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ready := make(chan struct{})
-				done := make(chan error, 1)
-				go func() {
-					if tc.recvFirst {
-						if c, err := sr.Stream.Recv(); err != nil || c.Text != "one" {
-							t.Errorf("replayed chunk = %q, %v", c.Text, err)
+			synctest.Test(t, func(t *testing.T) {
+				for i := 0; i < 20; i++ {
+					h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1")}}, nil)
+					h.ads["a"].on("m1", reply{chunks: []string{"one", "two"}, stallAfter: 1})
+					sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ready := make(chan struct{})
+					done := make(chan error, 1)
+					go func() {
+						if tc.recvFirst {
+							if c, err := sr.Stream.Recv(); err != nil || c.Text != "one" {
+								t.Errorf("replayed chunk = %q, %v", c.Text, err)
+							}
 						}
+						close(ready)
+						var err error
+						for err == nil {
+							_, err = sr.Stream.Recv()
+						}
+						done <- err
+					}()
+					<-ready
+					if err := sr.Stream.Close(); err != nil {
+						t.Errorf("Close = %v", err)
 					}
-					close(ready)
-					var err error
-					for err == nil {
-						_, err = sr.Stream.Recv()
+					if err := <-done; err == nil {
+						t.Error("Recv after Close returned no error")
+					} else if pe := provider.AsError(err); pe != nil && !pe.AfterFirstToken {
+						t.Errorf("Recv after Close: %v is not marked after the first token", err)
 					}
-					done <- err
-				}()
-				<-ready
-				if err := sr.Stream.Close(); err != nil {
-					t.Errorf("Close = %v", err)
+					if st := statusOf(h.eng, "a/m1"); st.Failures != 0 {
+						t.Errorf("closing the stream counted %d failures against the target", st.Failures)
+					}
 				}
-				if err := <-done; err == nil {
-					t.Error("Recv after Close returned no error")
-				} else if pe := provider.AsError(err); pe != nil && !pe.AfterFirstToken {
-					t.Errorf("Recv after Close: %v is not marked after the first token", err)
-				}
-				if st := statusOf(h.eng, "a/m1"); st.Failures != 0 {
-					t.Errorf("closing the stream counted %d failures against the target", st.Failures)
-				}
-			}
+			})
 		})
 	}
 }
@@ -78,23 +80,25 @@ func TestStreamFirstTokenIsContent(t *testing.T) {
 			Stream: Timeouts{FirstTokenTimeout: 2 * time.Second, IdleTimeout: 5 * time.Second}}}
 	}
 	t.Run("error after metadata falls back", func(t *testing.T) {
-		h := newHarness(t, route(), nil)
-		h.ads["a"].on("m1", reply{meta: true, chunks: []string{}, midErr: errOverloaded})
-		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sr.Stream.Close()
-		if sr.Target != "b/m2" || sr.Fallbacks != 1 {
-			t.Errorf("target %s after %d fallbacks, want b/m2 after 1", sr.Target, sr.Fallbacks)
-		}
-		if st := statusOf(h.eng, "a/m1"); st.Successes != 0 || st.Failures != 1 {
-			t.Errorf("a/m1: %d successes, %d failures; want 0, 1", st.Successes, st.Failures)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, route(), nil)
+			h.ads["a"].on("m1", reply{meta: true, chunks: []string{}, midErr: errOverloaded})
+			sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sr.Stream.Close()
+			if sr.Target != "b/m2" || sr.Fallbacks != 1 {
+				t.Errorf("target %s after %d fallbacks, want b/m2 after 1", sr.Target, sr.Fallbacks)
+			}
+			if st := statusOf(h.eng, "a/m1"); st.Successes != 0 || st.Failures != 1 {
+				t.Errorf("a/m1: %d successes, %d failures; want 0, 1", st.Successes, st.Failures)
+			}
+		})
 	})
 	t.Run("stall after metadata hits the first-token timeout", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := newHarness(t, route(), realClock)
+			h := newHarness(t, route(), nil)
 			h.ads["a"].on("m1", reply{meta: true, stallAfter: -1})
 			start := time.Now()
 			sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
@@ -117,31 +121,33 @@ func TestStreamFirstTokenIsContent(t *testing.T) {
 		})
 	})
 	t.Run("metadata is replayed", func(t *testing.T) {
-		h := newHarness(t, route(), nil)
-		h.ads["a"].on("m1", reply{meta: true, chunks: []string{"hi"}})
-		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sr.Stream.Close()
-		var got []provider.Chunk
-		for {
-			c, err := sr.Stream.Recv()
-			if err == io.EOF {
-				break
-			}
+		synctest.Test(t, func(t *testing.T) {
+			h := newHarness(t, route(), nil)
+			h.ads["a"].on("m1", reply{meta: true, chunks: []string{"hi"}})
+			sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, c)
-		}
-		want := []provider.Chunk{{Model: "m1-20261130", ID: "msg_fake"}, {Text: "hi"},
-			{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("chunks (-want +got):\n%s", diff)
-		}
-		if st := statusOf(h.eng, "a/m1"); st.Successes != 1 {
-			t.Errorf("a/m1: %d successes, want 1", st.Successes)
-		}
+			defer sr.Stream.Close()
+			var got []provider.Chunk
+			for {
+				c, err := sr.Stream.Recv()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, c)
+			}
+			want := []provider.Chunk{{Model: "m1-20261130", ID: "msg_fake"}, {Text: "hi"},
+				{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("chunks (-want +got):\n%s", diff)
+			}
+			if st := statusOf(h.eng, "a/m1"); st.Successes != 1 {
+				t.Errorf("a/m1: %d successes, want 1", st.Successes)
+			}
+		})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/llmguard/llmguard/provider"
@@ -52,46 +53,48 @@ func TestRouteErrorTerminal(t *testing.T) {
 // failed again), without calling upstream and without a retry time; a probe
 // that succeeds clears it.
 func TestKeyFaultHeldByBreaker(t *testing.T) {
-	h := newHarness(t, map[string]*Route{"default": {
-		Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1},
-		Breaker: Breaker{Cooldown: 30 * time.Second},
-	}}, nil)
-	t0 := h.clock.Now()
-	h.ads["a"].on("m1", reply{err: errAuth}, reply{err: errAuth}, reply{})
-	refused := func(step string) {
-		t.Helper()
-		_, err := h.chat("default")
-		var re *RouteError
-		if !errors.As(err, &re) || !errors.Is(err, ErrNoTarget) || len(re.Skipped) != 1 {
-			t.Fatalf("%s: %v", step, err)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {
+			Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1},
+			Breaker: Breaker{Cooldown: 30 * time.Second},
+		}}, nil)
+		t0 := time.Now()
+		h.ads["a"].on("m1", reply{err: errAuth}, reply{err: errAuth}, reply{})
+		refused := func(step string) {
+			t.Helper()
+			_, err := h.chat("default")
+			var re *RouteError
+			if !errors.As(err, &re) || !errors.Is(err, ErrNoTarget) || len(re.Skipped) != 1 {
+				t.Fatalf("%s: %v", step, err)
+			}
+			s := re.Skipped[0]
+			if s.Fault == nil || s.Fault.Verdict.Message != errAuth.Verdict.Message || s.Fault.Verdict.RequestID != errAuth.Verdict.RequestID ||
+				!s.Since.Equal(t0) || !re.RetryAt.IsZero() {
+				t.Errorf("%s: skip %+v (fault %v), RetryAt %v; want the 401 first seen at %v and no retry time", step, s, s.Fault, re.RetryAt, t0)
+			}
+			if pe, _, _ := re.Terminal(); pe == nil || pe.Verdict.Status != 401 {
+				t.Errorf("%s: Terminal() = %v", step, pe)
+			}
 		}
-		s := re.Skipped[0]
-		if s.Fault == nil || s.Fault.Verdict.Message != errAuth.Verdict.Message || s.Fault.Verdict.RequestID != errAuth.Verdict.RequestID ||
-			!s.Since.Equal(t0) || !re.RetryAt.IsZero() {
-			t.Errorf("%s: skip %+v (fault %v), RetryAt %v; want the 401 first seen at %v and no retry time", step, s, s.Fault, re.RetryAt, t0)
+		if _, err := h.chat("default"); err == nil {
+			t.Fatal("bad key succeeded")
 		}
-		if pe, _, _ := re.Terminal(); pe == nil || pe.Verdict.Status != 401 {
-			t.Errorf("%s: Terminal() = %v", step, pe)
+		refused("while open")
+		time.Sleep(31 * time.Second) // half-open: the probe gets 401 again
+		if _, err := h.chat("default"); err == nil {
+			t.Fatal("probe succeeded")
 		}
-	}
-	if _, err := h.chat("default"); err == nil {
-		t.Fatal("bad key succeeded")
-	}
-	refused("while open")
-	h.clock.Advance(31 * time.Second) // half-open: the probe gets 401 again
-	if _, err := h.chat("default"); err == nil {
-		t.Fatal("probe succeeded")
-	}
-	refused("reopened")
-	if n := h.ads["a"].Calls("m1"); n != 2 {
-		t.Errorf("%d upstream calls, want 2 (the first and the probe)", n)
-	}
-	h.clock.Advance(31 * time.Second)
-	if _, err := h.chat("default"); err != nil {
-		t.Fatalf("fixed key: %v", err)
-	}
-	b, err := h.eng.store.Breaker(context.Background(), keyKey("a"))
-	if err != nil || b.Fault.Status != 0 {
-		t.Errorf("after a success the record still holds %+v (%v)", b.Fault, err)
-	}
+		refused("reopened")
+		if n := h.ads["a"].Calls("m1"); n != 2 {
+			t.Errorf("%d upstream calls, want 2 (the first and the probe)", n)
+		}
+		time.Sleep(31 * time.Second)
+		if _, err := h.chat("default"); err != nil {
+			t.Fatalf("fixed key: %v", err)
+		}
+		b, err := h.eng.store.Breaker(context.Background(), keyKey("a"))
+		if err != nil || b.Fault.Status != 0 {
+			t.Errorf("after a success the record still holds %+v (%v)", b.Fault, err)
+		}
+	})
 }

@@ -7,10 +7,10 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state"
 )
@@ -22,7 +22,7 @@ type callState struct {
 	rp       *routePlan
 	c        *Call
 	timeout  time.Duration
-	deadline time.Time // on the engine's clock
+	deadline time.Time
 
 	mu        sync.Mutex
 	attempts  []AttemptError
@@ -39,10 +39,6 @@ type callState struct {
 	// hedgedTo holds the targets a hedge has tried; the walker does not
 	// try them again. Only the walker's goroutine uses it.
 	hedgedTo map[*targetPlan]bool
-
-	// cut: an attempt was cut short by the call's remaining time, on a
-	// real timer that an injected clock may not show as expired.
-	cut atomic.Bool
 
 	// emb is set for an embeddings call (Engine.Embed): Call.Request is nil.
 	emb *embedState
@@ -61,7 +57,7 @@ func (e *Engine) newCallState(ctx context.Context, rp *routePlan, c *Call) *call
 			timeout = max(until, 0)
 		}
 	}
-	return &callState{e: e, rp: rp, c: c, timeout: timeout, deadline: e.now().Add(timeout)}
+	return &callState{e: e, rp: rp, c: c, timeout: timeout, deadline: time.Now().Add(timeout)}
 }
 
 func (cs *callState) emit(ev Event) {
@@ -69,7 +65,7 @@ func (cs *callState) emit(ev Event) {
 		return
 	}
 	if ev.Time.IsZero() {
-		ev.Time = cs.e.now()
+		ev.Time = time.Now()
 	}
 	ev.Route = cs.rp.name
 	if cs.e.onEvent != nil {
@@ -80,12 +76,12 @@ func (cs *callState) emit(ev Event) {
 	}
 }
 
-func (cs *callState) left() time.Duration { return cs.deadline.Sub(cs.e.now()) }
+func (cs *callState) left() time.Duration { return cs.deadline.Sub(time.Now()) }
 
-// over reports that the call is out of time: the caller's context ended,
-// the deadline passed, or an attempt was cut short by the time left.
+// over reports that the call is out of time: the caller's context ended or
+// the deadline passed (which an attempt cut short by the time left shows).
 func (cs *callState) over(ctx context.Context) bool {
-	return ctx.Err() != nil || cs.left() <= 0 || cs.cut.Load()
+	return ctx.Err() != nil || cs.left() <= 0
 }
 
 func (cs *callState) noteRetryAt(t time.Time) {
@@ -132,7 +128,7 @@ func (cs *callState) refused(t *targetPlan, r refusal) {
 	cs.mu.Lock()
 	cs.skipped = append(cs.skipped, Skip{Target: t.name, Reason: r.reason, Until: r.until, RateLimited: r.rateLimited,
 		Fault: r.fault, Since: r.since, Ineligible: r.ineligible})
-	if r.hold && !r.until.IsZero() && r.until.Sub(cs.e.now()) <= t.retry.maxWait &&
+	if r.hold && !r.until.IsZero() && r.until.Sub(time.Now()) <= t.retry.maxWait &&
 		(cs.holdAt.IsZero() || r.until.Before(cs.holdAt)) {
 		cs.holdAt = r.until
 	}
@@ -248,13 +244,13 @@ func (cs *callState) hold(ctx context.Context) (bool, error) {
 	}
 	// Calls held for the same moment wake spread over holdSpread, so a
 	// recovering target is not met by all of them at once.
-	d := max(at.Sub(cs.e.now()), time.Millisecond)
+	d := max(at.Sub(time.Now()), time.Millisecond)
 	if spread := d + cs.e.randDuration(holdSpread); spread < cs.left() {
 		d = spread
 	} else if d >= cs.left() {
 		return false, nil
 	}
-	if err := cs.e.sleep(ctx, d); err != nil {
+	if err := wait.For(ctx, d); err != nil {
 		return false, ErrDeadline
 	}
 	cs.mu.Lock()
@@ -333,7 +329,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 		t.rt.active.Add(-1)
 	}()
 	for n := 1; ; n++ {
-		now := e.now()
+		now := time.Now()
 		left := cs.deadline.Sub(now)
 		if ctx.Err() != nil || left <= 0 {
 			return outcome{}, nil, last, ErrDeadline
@@ -383,32 +379,32 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 		v := &pe.Verdict
 		// Decide whether to retry on this target.
 		if !v.Retryable || v.Class == classify.Timeout || pe.AfterFirstToken {
-			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.noteRetryAt(retryAtOf(time.Now(), v))
 			return outcome{}, nil, last, nil
 		}
 		if n >= t.retry.maxAttempts {
-			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.noteRetryAt(retryAtOf(time.Now(), v))
 			return outcome{}, nil, last, nil
 		}
 		if v.Wait > t.retry.maxWait {
-			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.noteRetryAt(retryAtOf(time.Now(), v))
 			cs.skip(t, fmt.Sprintf("server asked to wait %s, more than max_wait %s", v.Wait, t.retry.maxWait))
 			return outcome{}, nil, last, nil
 		}
 		if !retryRoom(t) {
-			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.noteRetryAt(retryAtOf(time.Now(), v))
 			cs.skip(t, "retry budget exhausted")
 			return outcome{}, nil, last, nil
 		}
 		d := e.jitter(n, t.retry, v.Wait)
 		if d >= cs.left() {
-			cs.noteRetryAt(retryAtOf(e.now(), v))
+			cs.noteRetryAt(retryAtOf(time.Now(), v))
 			cs.skip(t, fmt.Sprintf("wait %s does not fit the time left", d.Round(time.Millisecond)))
 			return outcome{}, nil, last, nil
 		}
 		t.rt.retries.Add(1)
 		cs.emit(Event{Kind: EventRetry, Target: t.name, Attempt: n + 1, MaxAttempts: t.retry.maxAttempts, Verdict: v, Wait: d})
-		if err := e.sleep(ctx, d); err != nil {
+		if err := wait.For(ctx, d); err != nil {
 			return outcome{}, nil, last, ErrDeadline
 		}
 		cs.mu.Lock()
@@ -516,9 +512,6 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, tk
 		// The caller went away, or its deadline or the call's remaining
 		// time ended the attempt before the full per-attempt timeout: that
 		// says nothing about the target. The call ends with ErrDeadline.
-		if ctx.Err() == nil {
-			cs.cut.Store(true)
-		}
 		e.release(t, tk)
 		return outcome{}, pe, ""
 	}
@@ -698,7 +691,7 @@ func (e *Engine) update(cs *callState, t *targetPlan, key, label, route string, 
 	if cs != nil {
 		cs.breakerEvent(t.name, from, to, label)
 	} else if from != to && e.onEvent != nil {
-		e.onEvent(Event{Kind: EventBreaker, Time: e.now(), Route: route, Target: t.name, From: from, To: to, Reason: label})
+		e.onEvent(Event{Kind: EventBreaker, Time: time.Now(), Route: route, Target: t.name, From: from, To: to, Reason: label})
 	}
 }
 
@@ -718,7 +711,7 @@ func (e *Engine) release(t *targetPlan, tk ticket) {
 // verdicts alone.
 func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 	t.rt.successes.Add(1)
-	now := e.now()
+	now := time.Now()
 	if tk.keyProbe {
 		e.update(cs, t, t.keyKey, t.keyLabel, "", func(b *state.Breaker) bool {
 			return breakerSuccess(b, t.breaker, now, b.Generation == tk.keyGen)
@@ -738,7 +731,7 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, tk ticket) {
 // is nil (a stream that failed after the call returned).
 func (e *Engine) failed(cs *callState, t *targetPlan, tk ticket, pe *provider.Error, route string) {
 	v := &pe.Verdict
-	now := e.now()
+	now := time.Now()
 	t.rt.failures.Add(1)
 	t.rt.mu.Lock()
 	t.rt.lastErr, t.rt.lastFailed = pe.Error(), now

@@ -1,0 +1,48 @@
+package pipenet_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmguard/llmguard/internal/pipenet"
+)
+
+// A handler that takes a minute answers in virtual time.
+func TestServerInBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := pipenet.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Minute)
+			io.WriteString(w, "late "+r.URL.Path)
+		}))
+		defer srv.Close()
+		start := time.Now()
+		res, err := srv.Client().Get(srv.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(b) != "late /x" || time.Since(start) != time.Minute {
+			t.Errorf("got %q after %v, want %q after 1m", b, time.Since(start), "late /x")
+		}
+	})
+}
+
+// Raw connections reach the server too.
+func TestDial(t *testing.T) {
+	srv := pipenet.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	c, err := srv.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /a/../b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	b, _ := io.ReadAll(c)
+	if len(b) < 12 || string(b[:12]) != "HTTP/1.1 404" {
+		t.Errorf("reply %q", b)
+	}
+}
