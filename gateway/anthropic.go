@@ -19,13 +19,6 @@ type anMessage struct {
 	Extra   map[string]json.RawMessage
 }
 
-type anTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
-
 // decodeAnthropic decodes an Anthropic Messages request body. Top-level
 // fields the canonical request lacks (thinking, top_k, unknown fields) go to
 // Request.Extra; block fields (cache_control, citations) to Part.Extra. A

@@ -52,7 +52,7 @@ func TestRequestMatchesEncodingJSON(t *testing.T) {
 			checkAppend(t, w, tt.wantFast)
 		})
 	}
-	for _, v := range []float64{0, -0.0, 1, 0.1, 1e20, 1e21, 1e-6, 9.99e-7, 1.5e-9, -3e300, 5e-324, math.MaxFloat64, math.Inf(1), math.NaN()} {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, 0.1, 1e20, 1e21, 1e-6, 9.99e-7, 1.5e-9, -3e300, 5e-324, math.MaxFloat64, math.Inf(1), math.NaN()} {
 		w := &wireRequest{Model: "m", Messages: []wireMessage{}, Temperature: &v, TopP: &v}
 		checkAppend(t, w, !math.IsInf(v, 0) && !math.IsNaN(v))
 	}
