@@ -17,10 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -54,28 +52,8 @@ func newBench(tb testing.TB) *benchSetup {
 	rp.Transport = provider.NewHTTPClient(nil).Transport
 	rp.ErrorLog = slog.NewLogLogger(quiet.Handler(), slog.LevelError)
 	ps := httptest.NewServer(rp)
-	cfg, err := config.Parse("bench.yaml", []byte("providers:\n  openai: {base_url: "+ms.URL+"/v1, api_key: bench-key}\n"+
-		"routes:\n  default:\n    targets: [openai/gpt-4o]\n"), nil)
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eng, err := resilience.New(eo)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	srv, _ := newGateway(tb, "providers:\n  openai: {base_url: "+ms.URL+"/v1, api_key: bench-key}\n"+
+		"routes:\n  default:\n    targets: [openai/gpt-4o]\n", nil, nil, nil)
 	gs := httptest.NewServer(srv.Handler())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 128, IdleConnTimeout: time.Minute}}
 	return &benchSetup{direct: ms.URL + "/v1/chat/completions", proxy: ps.URL + "/v1/chat/completions",

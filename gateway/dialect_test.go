@@ -2,18 +2,14 @@ package gateway
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
 )
 
 // recConfig routes to one target of each dialect; REC is a recorder in
@@ -45,25 +41,7 @@ func newRecStack(t *testing.T, up http.Handler) *recStack {
 	rec := &recorder{next: up}
 	us := httptest.NewServer(rec)
 	t.Cleanup(us.Close)
-	cfg, err := config.Parse("t.yaml", []byte(strings.ReplaceAll(recConfig, "REC", us.URL)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eng, err := resilience.New(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newGateway(t, strings.ReplaceAll(recConfig, "REC", us.URL), nil, nil, nil)
 	gw := pipenet.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
 	return &recStack{gw: gw, rec: rec}

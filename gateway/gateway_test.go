@@ -16,10 +16,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -88,40 +86,18 @@ func newStackConfig(t *testing.T, yaml string, opts *Options) *stack {
 	st := &stack{mock: mock.New(nil)}
 	ms := pipenet.NewServer(st.mock)
 	t.Cleanup(ms.Close)
-	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(yaml, "MOCK", ms.URL)), nil)
-	if err != nil {
-		t.Fatal(err)
+	o := Options{}
+	if opts != nil {
+		o = *opts
 	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), ms.Client())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eo.OnEvent = func(e resilience.Event) {
+	o.Now = st.now
+	st.srv, _ = newGateway(t, strings.ReplaceAll(yaml, "MOCK", ms.URL), ms.Client(), func(e resilience.Event) {
 		if e.Kind == resilience.EventRetry {
 			st.mu.Lock()
 			st.slept = append(st.slept, e.Wait)
 			st.mu.Unlock()
 		}
-	}
-	eng, err := resilience.New(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{}
-	if opts != nil {
-		o = *opts
-	}
-	o.Engine, o.Catalog, o.Logger, o.Now = eng, cfg.Catalog(), quiet, st.now
-	st.srv, err = New(&o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, &o)
 	st.gw = pipenet.NewServer(st.srv.Handler())
 	t.Cleanup(st.gw.Close)
 	return st

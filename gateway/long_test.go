@@ -2,18 +2,14 @@ package gateway
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
 )
 
 // longConfig has only default policies: a 30 s header timeout, 15 s to the
@@ -43,25 +39,7 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 					t.Cleanup(m.Close)
 					ms := pipenet.NewServer(m)
 					t.Cleanup(ms.Close)
-					cfg, err := config.Parse("long.yaml", []byte(strings.ReplaceAll(longConfig, "MOCK", ms.URL)), nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					adapters, err := registry.Build(cfg.ProviderSettings(), ms.Client())
-					if err != nil {
-						t.Fatal(err)
-					}
-					quiet := slog.New(slog.DiscardHandler)
-					eo := cfg.EngineOptions()
-					eo.Adapters, eo.Logger = adapters, quiet
-					eng, err := resilience.New(eo)
-					if err != nil {
-						t.Fatal(err)
-					}
-					srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
-					if err != nil {
-						t.Fatal(err)
-					}
+					srv, _ := newGateway(t, strings.ReplaceAll(longConfig, "MOCK", ms.URL), ms.Client(), nil, nil)
 					gw := pipenet.NewServer(srv.Handler())
 					t.Cleanup(gw.Close)
 					client := gw.Client()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,10 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
 )
 
 // recorder is an upstream that keeps the last request body and headers,
@@ -43,7 +39,7 @@ func TestPassThroughLossless(t *testing.T) {
 	rec := &recorder{next: mock.New(nil)}
 	up := httptest.NewServer(rec)
 	defer up.Close()
-	cfg, err := config.Parse("t.yaml", []byte(`
+	srv, _ := newGateway(t, `
 default_provider: anthropic # as for Claude Code, which sends bare model ids
 providers:
   anthropic: {base_url: `+up.URL+`, api_key: k}
@@ -51,25 +47,7 @@ providers:
 routes:
   default:
     targets: [anthropic/claude-sonnet-4-5]
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eng, err := resilience.New(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, nil, nil, nil)
 	gw := httptest.NewServer(srv.Handler())
 	defer gw.Close()
 

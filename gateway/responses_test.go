@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
 )
 
 // rsConfig routes Responses API calls to every adapter family; UP is the
@@ -133,31 +129,8 @@ func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	up := &exchangeLog{next: ms}
 	ts := pipenet.NewServer(up)
 	t.Cleanup(ts.Close)
-	cfg, err := config.Parse("test.yaml", []byte(strings.ReplaceAll(yaml, "UP", ts.URL)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), ts.Client())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
 	st := &stack{mock: ms}
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eng, err := resilience.New(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{}
-	if opts != nil {
-		o = *opts
-	}
-	o.Engine, o.Catalog, o.Logger = eng, cfg.Catalog(), quiet
-	st.srv, err = New(&o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st.srv, _ = newGateway(t, strings.ReplaceAll(yaml, "UP", ts.URL), ts.Client(), nil, opts)
 	st.gw = pipenet.NewServer(st.srv.Handler())
 	t.Cleanup(st.gw.Close)
 	return &rsStack{st, up}

@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
 )
 
 // thinkingBody is an Anthropic answer with extended thinking and a tool
@@ -132,32 +128,14 @@ func TestThinkingThroughGateway(t *testing.T) {
 	})}
 	up := httptest.NewServer(rec)
 	defer up.Close()
-	cfg, err := config.Parse("t.yaml", []byte(`
+	srv, _ := newGateway(t, `
 default_provider: anthropic
 providers:
   anthropic: {base_url: `+up.URL+`, api_key: k}
 routes:
   default:
     targets: [anthropic/claude-sonnet-4-5]
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eng, err := resilience.New(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(&Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, nil, nil, nil)
 	gw := httptest.NewServer(srv.Handler())
 	defer gw.Close()
 
