@@ -586,8 +586,11 @@ func TestGracefulShutdown(t *testing.T) {
 		b, err := io.ReadAll(res.Body)
 		resc <- result{res.StatusCode, b, err}
 	}()
-	for len(st.mock.Requests()) == 0 {
-		time.Sleep(5 * time.Millisecond) // wait until the request reached the upstream
+	// Wait until the request reached the upstream.
+	for deadline := time.Now().Add(10 * time.Second); len(st.mock.Requests()) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the upstream")
+		}
 	}
 	cancel()
 	r := <-resc
