@@ -23,10 +23,10 @@ async function stream(model) {
 }
 
 clients(() => {
-  contract('ai-openai', (fetch) => { const p = openai(fetch); return (m) => generate(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
-  contract('ai-openai-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
-  contract('ai-openai-chat', (fetch) => { const p = openai(fetch); return (m) => generate(p.chat(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
-  contract('ai-openai-chat-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p.chat(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
-  contract('ai-anthropic', (fetch) => { const p = anthropic(fetch); return (m) => generate(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
-  contract('ai-anthropic-stream', (fetch) => { const p = anthropic(fetch); return (m) => stream(p(m)); }, ['healthy', 'burst', 'invalid', 'badkey']);
+  contract('ai-openai', (fetch) => { const p = openai(fetch); return (m) => generate(p(m)); });
+  contract('ai-openai-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p(m)); });
+  contract('ai-openai-chat', (fetch) => { const p = openai(fetch); return (m) => generate(p.chat(m)); });
+  contract('ai-openai-chat-stream', (fetch) => { const p = openai(fetch); return (m) => stream(p.chat(m)); });
+  contract('ai-anthropic', (fetch) => { const p = anthropic(fetch); return (m) => generate(p(m)); });
+  contract('ai-anthropic-stream', (fetch) => { const p = anthropic(fetch); return (m) => stream(p(m)); });
 });
