@@ -90,6 +90,11 @@ type Route struct {
 	// lasts longer gets none, and x-should-retry: false (default 30s; 0
 	// never sends one).
 	MaxClientWait *time.Duration `yaml:"max_client_wait"`
+	// RepeatHold is how long a failure the engine retried to exhaustion is
+	// held for identical calls (a client's own retries): they get it at
+	// once, with no upstream attempt, until this long after it or until a
+	// target of the route answers (default 150s; 0 = off).
+	RepeatHold *time.Duration `yaml:"repeat_hold"`
 
 	// decoded: the route came from YAML, which pre-filled the defaults, so a
 	// zero value is an explicit zero and Provision must not replace it.

@@ -61,7 +61,8 @@ func TestDocsCoverEveryKey(t *testing.T) {
 	}
 	d := DefaultRoute()
 	for _, s := range []string{
-		"| `timeout` | duration | `" + fmtDur(d.Timeout), "| `max_client_wait` | duration | `" + fmtDur(*d.MaxClientWait), "| `max_attempts` | int ≥ 1 | `4`", "| `max_total_attempts` | int ≥ 1 | `10`",
+		"| `timeout` | duration | `" + fmtDur(d.Timeout), "| `max_client_wait` | duration | `" + fmtDur(*d.MaxClientWait),
+		"| `repeat_hold` | duration | `" + fmtDur(*d.RepeatHold), "| `max_attempts` | int ≥ 1 | `4`", "| `max_total_attempts` | int ≥ 1 | `10`",
 		"| `base_delay` | duration | `" + fmtDur(d.Retry.BaseDelay), "| `max_delay` | duration ≥ `base_delay` | `" + fmtDur(d.Retry.MaxDelay),
 		"| `max_wait` | duration | `" + fmtDur(d.Retry.MaxWait), "| `budget` | number in [0,1] | `0.5`", "| `min_retry_concurrency` | int ≥ 0 | `3`",
 		"| `first_token_timeout` | duration | `" + fmtDur(d.Stream.FirstTokenTimeout), "| `idle_timeout` | duration | `" + fmtDur(d.Stream.IdleTimeout),

@@ -57,6 +57,7 @@ func (r *Route) Policy() resilience.Route {
 		ByCost:                  strings.EqualFold(strings.TrimSpace(r.Order), "cost"),
 		Timeout:                 r.Timeout,
 		MaxClientWait:           r.MaxClientWait,
+		RepeatHold:              r.RepeatHold,
 		Retry:                   resilience.Retry(r.Retry),
 		Stream:                  resilience.Timeouts(r.Stream),
 		Breaker:                 resilience.Breaker(r.Breaker),

@@ -29,6 +29,7 @@ func DefaultRoute() Route {
 		Order:         "priority",
 		Timeout:       d.Timeout,
 		MaxClientWait: d.MaxClientWait,
+		RepeatHold:    d.RepeatHold,
 		Retry:         Retry(d.Retry),
 		Stream:        StreamPolicy(d.Stream),
 		Breaker:       Breaker(d.Breaker),
@@ -99,6 +100,7 @@ func (r *Route) fillZero() {
 	fill(&r.Order, d.Order)
 	fill(&r.Timeout, d.Timeout)
 	fillPtr(&r.MaxClientWait, d.MaxClientWait)
+	fillPtr(&r.RepeatHold, d.RepeatHold)
 	fill(&r.Retry.MaxAttempts, d.Retry.MaxAttempts)
 	fill(&r.Retry.MaxTotalAttempts, d.Retry.MaxTotalAttempts)
 	fill(&r.Retry.BaseDelay, d.Retry.BaseDelay)

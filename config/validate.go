@@ -234,6 +234,7 @@ func (v *validator) route(path string, r *Route) {
 	}
 	v.positive(path+".timeout", r.Timeout)
 	v.nonNeg(path+".max_client_wait", deref(r.MaxClientWait))
+	v.nonNeg(path+".repeat_hold", deref(r.RepeatHold))
 	v.retry(path+".retry", r.Retry)
 	v.nonNeg(path+".stream.first_token_timeout", r.Stream.FirstTokenTimeout)
 	v.nonNeg(path+".stream.idle_timeout", r.Stream.IdleTimeout)

@@ -100,7 +100,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		in.req.Model = in.model
 	}
 	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
-		IdempotencyKey: idem}
+		IdempotencyKey: idem, RepeatScope: s.repeatScope(r)}
 	if in.req.Stream {
 		s.serveStream(w, r, in, call)
 		return

@@ -48,6 +48,8 @@ type apiError struct {
 	// of a failed call (target "" = none).
 	target   string
 	attempts int
+	// repeat: the answer is a held failure (x-llmguard-repeat: true).
+	repeat bool
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -111,6 +113,9 @@ func fromEngine(err error, now time.Time) *apiError {
 	var re *resilience.RouteError
 	var last *provider.Error
 	if errors.As(err, &re) {
+		if re.Repeat != nil {
+			return repeatError(re, now)
+		}
 		last = re.Last()
 	} else {
 		last = provider.AsError(err)
@@ -153,6 +158,26 @@ func fromEngine(err error, now time.Time) *apiError {
 	}
 	if len(re.Attempts) == 0 && (wait <= 0 || e.retryAfter > 0) && re.ClientWait > 0 {
 		e.retry = "true" // nothing spent, and the refusal may end soon
+	}
+	return e
+}
+
+// repeatError is a call the engine answered with the held failure of an
+// identical call it retried to exhaustion moments before: that failure as
+// it was reported (status, type, line), with the repeat's note, no upstream
+// attempt, x-llmguard-repeat: true and x-should-retry: false. Its
+// Retry-After is never sooner than the hold's end (a retry before it gets
+// the same answer): the hold's end when that is within max_client_wait,
+// else none. The AI SDK sleeps a retry-after under 60 s, LangChain stops on
+// a 429 without one; the OpenAI and Anthropic SDKs don't retry either way.
+func repeatError(re *resilience.RouteError, now time.Time) *apiError {
+	r := re.Repeat
+	e := fromEngine(r.Of, now)
+	e.attempts, e.retry, e.repeat = 0, "false", true
+	e.message = line(e.status, e.message+"; "+r.Note())
+	e.retryAfter = 0
+	if d := max(r.Until.Sub(now), retryAt(r.Of, nil, now)); d > 0 && d <= re.ClientWait {
+		e.retryAfter = d
 	}
 	return e
 }

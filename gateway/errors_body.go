@@ -156,6 +156,9 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	if e.attempts > 0 || e.target != "" {
 		h.Set("X-Llmguard-Attempts", strconv.Itoa(e.attempts))
 	}
+	if e.repeat {
+		h.Set("X-Llmguard-Repeat", "true")
+	}
 	if e.requestID != "" {
 		h.Set("X-Llmguard-Upstream-Request-Id", e.requestID)
 		if dialect == DialectAnthropic {

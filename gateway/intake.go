@@ -110,6 +110,17 @@ func (s *Server) idempotencyKey(r *http.Request, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:12]) + ":" + k
 }
 
+// repeatScope is who asks, for the engine's held failures
+// (resilience.Call.RepeatScope): the gateway key the request presented, or
+// "gateway" when the gateway takes no key (every caller is then the same
+// client). The engine hashes it with the request and never keeps it.
+func (s *Server) repeatScope(r *http.Request) string {
+	if s.guard.NeedsKey() {
+		return httpguard.PresentedKey(r)
+	}
+	return "gateway"
+}
+
 // trackingWriter records whether the response started, its status, and
 // the request's access-log record.
 type trackingWriter struct {

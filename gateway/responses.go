@@ -59,7 +59,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 	} else {
 		in.req.Model = in.model
 	}
-	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks, IdempotencyKey: idem}
+	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks, IdempotencyKey: idem,
+		RepeatScope: s.repeatScope(r)}
 	if in.req.Stream {
 		s.serveStream(w, r, in, call)
 		return

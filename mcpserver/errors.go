@@ -47,6 +47,20 @@ func (s *server) describe(ctx context.Context, err error) error {
 	if le, ok := errors.AsType[lineError](err); ok {
 		return le
 	}
+	// A held failure (a repeat of a call the engine just retried to
+	// exhaustion) reads as that failure, with a note, and no retry sooner
+	// than the hold's end.
+	var note string
+	var held time.Time
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok && re.Repeat != nil {
+		note, held, err = re.Repeat.Note(), re.Repeat.Until, re.Repeat.Of
+	}
+	at := func(pe *provider.Error) time.Time {
+		if t := retryAt(err, pe, now); t.After(held) {
+			return t
+		}
+		return held
+	}
 	pe := lastProviderError(err)
 	attempts := countAttempts(err)
 	var since time.Time
@@ -66,7 +80,10 @@ func (s *server) describe(ctx context.Context, err error) error {
 		if pe != nil {
 			line += " (last: " + pe.Verdict.Message + ")"
 		}
-		if at := retryAt(err, pe, now); !at.IsZero() {
+		if note != "" {
+			line += "; " + note
+		}
+		if at := at(pe); !at.IsZero() {
 			line += "; retry after " + clock(at, now)
 		} else {
 			line += "; retry in a minute"
@@ -95,13 +112,16 @@ func (s *server) describe(ctx context.Context, err error) error {
 	if !since.IsZero() {
 		line += " (first seen " + clock(since, now) + ")"
 	}
-	if attempts > 0 {
+	if attempts > 0 && note == "" { // a repeat's note says how many
 		line += fmt.Sprintf(" after %d attempt%s", attempts, plural(attempts))
 	}
 	if others := otherTargets(err, pe); others != "" {
 		line += " (also failed: " + others + ")"
 	}
-	line += "; " + advice(pe.Verdict, retryAt(err, pe, now), now)
+	if note != "" {
+		line += "; " + note
+	}
+	line += "; " + advice(pe.Verdict, at(pe), now)
 	return lineError(classify.Line(line))
 }
 

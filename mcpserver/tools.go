@@ -210,7 +210,9 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		ttl = s.cfg.RouteCacheTTL(route)
 	}
 	res, err := s.dedup.do(ctx, key, ttl, p, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
-		call := &resilience.Call{Route: route, Request: r, Timeout: s.cfg.ToolTimeout, OnEvent: onEvent}
+		// One scope for every caller, as for the dedup of successes.
+		call := &resilience.Call{Route: route, Request: r, Timeout: s.cfg.ToolTimeout, OnEvent: onEvent,
+			RepeatScope: "mcp"}
 		if dl, ok := ctx.Deadline(); ok {
 			call.Timeout = dl.Sub(s.cfg.Now())
 		}

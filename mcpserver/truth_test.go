@@ -32,6 +32,21 @@ func TestTruthForAgents(t *testing.T) {
 			t.Errorf("%d upstream requests over 3 calls, want 2 (one per key)", n)
 		}
 	})
+	t.Run("repeat of a call retried to exhaustion", func(t *testing.T) {
+		r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529"}, nil, nil)
+		cs := r.connect(t, nil, nil)
+		first := errorLine(t, callTool(t, cs, "ask", map[string]any{"prompt": "hello"}))
+		again := errorLine(t, callTool(t, cs, "ask", map[string]any{"prompt": "hello"}))
+		t.Logf("first: %s\nagain: %s", first, again)
+		wantAll(t, again, "529", "overloaded", r.upstream()[3].RequestID, "repeat of a call that failed at",
+			"after 4 upstream attempts", "; retry after ")
+		if strings.Contains(again, "retry in a minute") || strings.Count(again, "attempts") != 1 {
+			t.Errorf("the repeat's advice is sooner than its hold's end: %q", again)
+		}
+		if n := len(r.upstream()); n != 4 {
+			t.Errorf("%d upstream requests over 2 calls, want 4 (the repeat is held)", n)
+		}
+	})
 	t.Run("invalid request", func(t *testing.T) {
 		r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=400", "openai/gpt-4o"}, nil, nil)
 		cs := r.connect(t, nil, nil)

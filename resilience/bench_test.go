@@ -17,7 +17,7 @@ func (a nopAdapter) Chat(ctx context.Context, req *provider.Request) (*provider.
 	return a.resp, nil
 }
 func (a nopAdapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	return nil, nil
+	return noStream{}.Stream(ctx, req) // a Chat is then a plain Chat
 }
 
 func benchEngine(b *testing.B, maxConcurrency int) (*Engine, provider.Adapter) {

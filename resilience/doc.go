@@ -11,7 +11,11 @@
 //     TTL, the SHA-256 of its canonical request) is served from the result
 //     cache while fresh; concurrent duplicates share one flight (singleflight).
 //     Streams replay a stored answer as chunks and store their own once it
-//     ended properly; concurrent duplicate streams each run.
+//     ended properly; concurrent duplicate streams each run. Held repeats
+//     (repeat.go): a call with a RepeatScope identical to one that the engine
+//     retried to exhaustion moments before gets that failure back (ErrRepeat)
+//     with no upstream attempt, until the route's repeat_hold ends or a
+//     target of the route answers any call.
 //  2. Deadline: one deadline (Call.Timeout, else the route's timeout, default
 //     60s) bounds everything below; for streams it bounds the time to the
 //     first token (the first chunk with content: text, a tool call, thinking

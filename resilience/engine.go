@@ -62,6 +62,14 @@ type Call struct {
 	// of a stream that ended properly) as a stream and stores its own;
 	// concurrent duplicate streams are not single-flighted (each runs).
 	IdempotencyKey string
+	// RepeatScope, when not empty, lets the engine answer this call with
+	// the held failure of an identical call in the same scope (same route,
+	// Fallbacks and Request) that the engine retried to exhaustion moments
+	// before, without an upstream attempt: a RouteError wrapping ErrRepeat
+	// (see repeat.go and the route's RepeatHold). The scope says who asks
+	// (the gateway key a request presented); it is hashed with the request,
+	// never stored or logged. "": the call is never held.
+	RepeatScope string
 	// OnEvent receives this call's events (e.g. for MCP progress), after Options.OnEvent.
 	OnEvent func(Event)
 }

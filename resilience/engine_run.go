@@ -43,8 +43,9 @@ type Engine struct {
 	dynamic   map[string]*memoPlan
 	lastSweep time.Time // of invented targets' state (see sweepLocked)
 
-	sf    singleflight.Group
-	cache *resultCache
+	sf      singleflight.Group
+	cache   *resultCache
+	repeats repeatTable // held failures (see repeat.go)
 }
 
 // targetRuntime is the in-process state of one target shared by every route
@@ -275,6 +276,10 @@ func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
 }
 
 func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
+	rk, err := e.repeatOf(rp, c)
+	if err != nil {
+		return nil, err
+	}
 	cs := e.newCallState(ctx, rp, c)
 	// No context deadline here: every wait (attempt, queue, backoff) is
 	// bounded by the time left, which saves a timer.
@@ -283,6 +288,7 @@ func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, err
 		if r := cs.static(); r != nil {
 			return r, nil
 		}
+		e.holdFailure(ctx, rp, c, rk, err)
 		return nil, err
 	}
 	res := &Result{
@@ -317,6 +323,10 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 			return sr, nil
 		}
 	}
+	rk, err := e.repeatOf(rp, c)
+	if err != nil {
+		return nil, err
+	}
 	cs := e.newCallState(ctx, rp, c)
 	out, t, err := cs.walk(ctx, true)
 	if err != nil {
@@ -324,6 +334,7 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 			return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target, Static: true,
 				Attempts: cs.total, Fallbacks: cs.fallbacks, Waited: cs.waited}, nil
 		}
+		e.holdFailure(ctx, rp, c, rk, err)
 		return nil, err
 	}
 	var st provider.Stream = out.stream

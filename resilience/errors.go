@@ -72,6 +72,10 @@ type RouteError struct {
 	// tells a client to sleep before a retry (Retry-After). Beyond it an
 	// edge says not to retry.
 	ClientWait time.Duration
+	// Repeat is set when Err is ErrRepeat: the held failure the call was
+	// answered with, without an upstream attempt (Attempts and Skipped
+	// are empty; the held failure's are in Repeat.Of).
+	Repeat *Repeat
 }
 
 // Error is one line naming each target tried and its last verdict, ending
@@ -79,6 +83,9 @@ type RouteError struct {
 //
 //	route default: every target failed: deepseek/deepseek-chat overloaded 529 ×2; openai/gpt-4.1 rate_limited 429 (wait 20s); last request id req_123
 func (e *RouteError) Error() string {
+	if e.Repeat != nil {
+		return e.Repeat.Of.Error() + "; " + e.Repeat.Note()
+	}
 	var b strings.Builder
 	b.WriteString("route ")
 	b.WriteString(e.Route)
@@ -163,11 +170,15 @@ func (e *RouteError) lastRequestID() string {
 	return ""
 }
 
-// Unwrap returns the sentinel followed by every attempt's *provider.Error.
+// Unwrap returns the sentinel followed by every attempt's *provider.Error,
+// and for a repeat the held failure (so errors.Is finds its sentinel too).
 func (e *RouteError) Unwrap() []error {
-	errs := make([]error, 0, len(e.Attempts)+1)
+	errs := make([]error, 0, len(e.Attempts)+2)
 	if e.Err != nil {
 		errs = append(errs, e.Err)
+	}
+	if e.Repeat != nil {
+		errs = append(errs, e.Repeat.Of)
 	}
 	for _, a := range e.Attempts {
 		errs = append(errs, a.Err)

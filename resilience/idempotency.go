@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"sync"
 	"time"
@@ -21,15 +20,14 @@ func (e *Engine) idempotencyKey(rp *routePlan, c *Call) string {
 	if c.IdempotencyKey != "" {
 		return "key:" + c.IdempotencyKey
 	}
-	if rp.cacheTTL <= 0 || c.Request == nil {
+	if rp.cacheTTL <= 0 {
 		return ""
 	}
-	b, err := json.Marshal(c.Request)
-	if err != nil {
+	h := sha256.New()
+	if !writeRequest(h, c.Request) {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // chatOnce runs a deduplicated call: a stored result is returned while

@@ -43,6 +43,7 @@ type routePlan struct {
 	maxTotal    int
 	route       Route // as given, the base of the plans of calls with Fallbacks
 	targetNames []string
+	repeat      repeatGate // held failures (see repeat.go)
 }
 
 // newRoutePlan resolves route r: its targets, then extra (a call's named

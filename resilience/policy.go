@@ -28,6 +28,11 @@ type Route struct {
 	// sleep before retrying (RouteError.ClientWait; nil = 30s, a pointer to
 	// 0 = never).
 	MaxClientWait *time.Duration
+	// RepeatHold is how long a failure the engine retried to exhaustion
+	// answers identical calls that carry a Call.RepeatScope, with no
+	// upstream attempt (see repeat.go; nil = 150s, a pointer to 0 = never).
+	// A target of the route answering any call ends it sooner.
+	RepeatHold *time.Duration
 	// Retry is the retry policy of each target (see Target.Retry).
 	Retry Retry
 	// Stream bounds each attempt: its headers, its first token, and a
@@ -187,8 +192,12 @@ func setPtr[T number](dst **T, v *T) {
 
 // Defaults: what a zero field of each policy means.
 const (
-	defaultTimeout                = 60 * time.Second
-	defaultMaxClientWait          = 30 * time.Second
+	defaultTimeout       = 60 * time.Second
+	defaultMaxClientWait = 30 * time.Second
+	// defaultRepeatHold covers the retry schedules of the clients that
+	// ignore x-should-retry: LangChain JS's six retries come within 126s of
+	// the first failure, the Vercel AI SDK's two within 6s.
+	defaultRepeatHold             = 150 * time.Second
 	defaultMaxAttempts            = 4
 	defaultMaxTotalAttempts       = 10
 	defaultBaseDelay              = 500 * time.Millisecond
@@ -221,6 +230,7 @@ func DefaultRoute() Route {
 	return Route{
 		Timeout:       defaultTimeout,
 		MaxClientWait: new(time.Duration(defaultMaxClientWait)),
+		RepeatHold:    new(time.Duration(defaultRepeatHold)),
 		Retry: Retry{
 			MaxAttempts: defaultMaxAttempts, MaxTotalAttempts: defaultMaxTotalAttempts,
 			BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxWait: defaultMaxWait,
@@ -261,6 +271,7 @@ type breakerPolicy struct {
 type routePolicy struct {
 	timeout                       time.Duration
 	clientWait                    time.Duration
+	repeatHold                    time.Duration
 	headerTimeout                 time.Duration
 	firstTokenTimeout             time.Duration
 	idleTimeout                   time.Duration
@@ -280,6 +291,7 @@ func resolveRoute(r *Route) routePolicy {
 	return routePolicy{
 		timeout:           or(r.Timeout, defaultTimeout),
 		clientWait:        orPtr(r.MaxClientWait, defaultMaxClientWait),
+		repeatHold:        orPtr(r.RepeatHold, defaultRepeatHold),
 		headerTimeout:     or(r.Stream.HeaderTimeout, defaultHeaderTimeout),
 		firstTokenTimeout: or(r.Stream.FirstTokenTimeout, defaultFirstTokenTimeout),
 		idleTimeout:       or(r.Stream.IdleTimeout, defaultIdleTimeout),
