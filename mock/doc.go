@@ -33,8 +33,9 @@
 // Tool calls: when the request declares tools and the last message is not a
 // tool result, the mock answers with a call (Anthropic tool_use, OpenAI
 // tool_calls, Gemini functionCall) if tool_choice forces one (a named tool,
-// or any/required/ANY: the first tool) or if a tool's name appears in the
-// last user message (case-insensitive). tool_choice none/NONE forbids it.
+// or any/required/ANY: the first tool) or if the last user message names a
+// tool as a whole word (case-insensitive; text inside <system-reminder>
+// blocks does not count). tool_choice none/NONE forbids it.
 // The arguments fill the schema's required properties with placeholder
 // values ("mock", 1, true, [], {}, or the first enum value).
 //

@@ -42,6 +42,11 @@ func TestPickTool(t *testing.T) {
 		{"tool result answers", chat{text: "get_weather", tools: tools, toolResult: true, force: "*"}, ""},
 		{"no tools", chat{text: "get_weather"}, ""},
 		{"not mentioned", chat{text: "hello", tools: tools}, ""},
+		{"part of a word", chat{text: "my get_weathers and xlookup_order", tools: tools}, ""},
+		{"named after a part", chat{text: "get_weathers, then get_weather.", tools: tools}, "get_weather"},
+		{"only in a system reminder", chat{text: "<system-reminder>Tools: get_weather, lookup_order</system-reminder> hello", tools: tools}, ""},
+		{"unclosed system reminder", chat{text: "hello <system-reminder>get_weather", tools: tools}, ""},
+		{"named beside a reminder", chat{text: "<system-reminder>get_weather</system-reminder>call lookup_order", tools: tools}, "lookup_order"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

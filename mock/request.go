@@ -300,8 +300,10 @@ func geminiResponseText(raw json.RawMessage) string {
 // pickTool returns the tool to call, or nil to answer with text. A tool is
 // called when the request declares tools, the last message is not a tool
 // result, tool_choice does not forbid it, and either tool_choice forces
-// one (a named tool, or any/required: the first tool) or a tool's name
-// appears in the last user message (case-insensitive).
+// one (a named tool, or any/required: the first tool) or the last user
+// message names a tool as a whole word (case-insensitive) outside
+// <system-reminder> blocks: Claude Code's reminders list its tools on every
+// turn.
 func (c *chat) pickTool() *tool {
 	if len(c.tools) == 0 || c.toolResult || c.noTools {
 		return nil
@@ -317,13 +319,57 @@ func (c *chat) pickTool() *tool {
 		}
 		return &c.tools[0]
 	}
-	lower := strings.ToLower(c.text)
+	lower := strings.ToLower(withoutReminders(c.text))
 	for i := range c.tools {
-		if n := c.tools[i].name; n != "" && strings.Contains(lower, strings.ToLower(n)) {
+		if n := c.tools[i].name; n != "" && namesWord(lower, strings.ToLower(n)) {
 			return &c.tools[i]
 		}
 	}
 	return nil
+}
+
+// withoutReminders is s without its <system-reminder>…</system-reminder>
+// blocks (an unclosed one runs to the end).
+func withoutReminders(s string) string {
+	const open, end = "<system-reminder>", "</system-reminder>"
+	var b strings.Builder
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		b.WriteByte(' ')
+		j := strings.Index(s[i:], end)
+		if j < 0 {
+			return b.String()
+		}
+		s = s[i+j+len(end):]
+	}
+}
+
+// namesWord reports whether word occurs in s with no letter, digit or
+// underscore (or any non-ASCII byte) on either side.
+func namesWord(s, word string) bool {
+	inWord := func(i int) bool {
+		if i < 0 || i >= len(s) {
+			return false
+		}
+		c := s[i]
+		return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	}
+	for off := 0; ; {
+		i := strings.Index(s[off:], word)
+		if i < 0 {
+			return false
+		}
+		i += off
+		if !inWord(i-1) && !inWord(i+len(word)) {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 // toolArgs builds arguments for a call to t: every required property of its
