@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmguard/llmguard/classify"
 )
 
 func TestParseStep(t *testing.T) {
@@ -208,6 +210,16 @@ func TestBadRequests(t *testing.T) {
 	resp, body := do(t, ts.URL, call{api: dialectOpenAI, model: "m", text: "hi", header: "529,nope"})
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `unknown fault \"nope\"`) {
 		t.Errorf("bad header: %d %s", resp.StatusCode, body)
+	}
+	// The fault names it lists don't read as billing: the request's fault.
+	for _, p := range []string{"openai", "anthropic", "gemini", "deepseek"} {
+		for _, spec := range []string{"529,nope", "insufficient_quotas"} {
+			resp, body := do(t, ts.URL, call{api: dialectOpenAI, model: "m", text: "hi", header: spec})
+			v := classify.Classify(classify.Input{Provider: p, Status: resp.StatusCode, Header: resp.Header, Body: body})
+			if v.Class != classify.InvalidRequest || v.Scope != classify.ScopeRequest {
+				t.Errorf("bad spec %q as %s: %s %s, want invalid_request of the request: %s", spec, p, v.Class, v.Scope, body)
+			}
+		}
 	}
 }
 

@@ -210,6 +210,20 @@ func (s *Server) Close() { s.closeOne.Do(func() { close(s.closed) }) }
 
 var errBadFaultSpec = errors.New("bad fault spec")
 
+// specError is a bad fault spec's line for the client, fault names spelt
+// with hyphens (ParseStep reads both): a gateway's classifier reads
+// "insufficient_quota" or "credit_low" in a 400 as a billing failure and
+// opens the key's breaker, where this is the request's fault.
+func specError(err error) string {
+	msg := err.Error()
+	for _, k := range kindNames() {
+		if strings.Contains(k, "_") {
+			msg = strings.ReplaceAll(msg, k, strings.ReplaceAll(k, "_", "-"))
+		}
+	}
+	return msg
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
@@ -262,7 +276,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 		s.record(x, "bad_fault_spec", http.StatusBadRequest)
-		writeMockError(w, http.StatusBadRequest, "llmguard mock: "+err.Error())
+		writeMockError(w, http.StatusBadRequest, "llmguard mock: "+specError(err))
 		return
 	case x.key == "" && !s.cfg.AllowNoKey:
 		x.serveTemplate(s.noKey[rt.dialect], Step{Kind: KindBadKey}, "missing_key")
