@@ -99,7 +99,9 @@ func errInternal(msg string) *apiError {
 //     own status and error type with its one line (and, when an earlier
 //     call saw it, when that was), x-should-retry: false;
 //   - every target rate limited: 429; the call's deadline: 504; anything
-//     else (targets down, breakers open): 503.
+//     else (targets down, breakers open): 503;
+//   - a repeat the engine answered with a held failure (ErrRepeat): that
+//     failure, as repeatError says.
 //
 // Retry-After is the earliest moment a target will be tried again, sent
 // only when it is at most the route's max_client_wait away. x-should-retry
