@@ -287,16 +287,20 @@ func startGateway(t *testing.T, mockURL string, sc scenario) string {
 	return gts.URL
 }
 
-const prompt = "Say hello to the chaos test please"
+// prompt is request i's text. Each request is a different document, as in
+// the queues the scenarios model: a client that sends the same request
+// again after a failure is retrying it, and the gateway holds the failure
+// of a call it retried to exhaustion for such repeats (repeat_hold).
+func prompt(i int) string { return fmt.Sprintf("Say hello to the chaos test please (document %d)", i) }
 
 // sendGateway sends request i to the gateway: OpenAI and Anthropic
 // dialects in turn, every sixteenth streaming.
 func sendGateway(c *http.Client, base string, i int) (bool, string) {
 	stream := i%16 == 15
 	if i%2 == 0 {
-		return post(c, base+"/v1/chat/completions", nil, openAIBody("default", stream), "openai", stream)
+		return post(c, base+"/v1/chat/completions", nil, openAIBody("default", stream, i), "openai", stream)
 	}
-	return post(c, base+"/v1/messages", nil, anthropicBody("default", stream), "anthropic", stream)
+	return post(c, base+"/v1/messages", nil, anthropicBody("default", stream, i), "anthropic", stream)
 }
 
 // sendDirect sends request i straight to provider p of the mock, as that
@@ -306,27 +310,27 @@ func sendDirect(c *http.Client, base, p, model string, i int) (bool, string) {
 	switch p {
 	case "anthropic":
 		return post(c, base+"/v1/messages", http.Header{"X-Api-Key": {"chaos-ant-key"}, "Anthropic-Version": {"2023-06-01"}},
-			anthropicBody(model, stream), "anthropic", stream)
+			anthropicBody(model, stream, i), "anthropic", stream)
 	case "openai":
 		return post(c, base+"/v1/chat/completions", http.Header{"Authorization": {"Bearer chaos-oai-key"}},
-			openAIBody(model, stream), "openai", stream)
+			openAIBody(model, stream, i), "openai", stream)
 	case "gemini":
 		path := base + "/v1beta/models/" + model + ":generateContent"
 		if stream {
 			path = base + "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
 		}
-		body := `{"contents":[{"role":"user","parts":[{"text":"` + prompt + `"}]}]}`
+		body := `{"contents":[{"role":"user","parts":[{"text":"` + prompt(i) + `"}]}]}`
 		return post(c, path, http.Header{"X-Goog-Api-Key": {"chaos-gem-key"}}, body, "gemini", stream)
 	}
 	panic("chaos: no direct client for " + p)
 }
 
-func openAIBody(model string, stream bool) string {
-	return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt)
+func openAIBody(model string, stream bool, i int) string {
+	return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt(i))
 }
 
-func anthropicBody(model string, stream bool) string {
-	return fmt.Sprintf(`{"model":%q,"max_tokens":100,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt)
+func anthropicBody(model string, stream bool, i int) string {
+	return fmt.Sprintf(`{"model":%q,"max_tokens":100,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt(i))
 }
 
 // post sends one request and reports whether it was answered: a 200 with
