@@ -4,6 +4,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -74,4 +76,22 @@ func usage(w io.Writer) {
 	}
 	b.WriteString("\nRun 'llmguard <command> -h' for a command's flags.\n")
 	io.WriteString(w, b.String())
+}
+
+// parseFlags parses a subcommand's flags, which take no positional
+// argument. ok is false when the subcommand is done, with its exit code: 0
+// after -h (the flag package printed the usage), 2 after a bad flag (the
+// flag package said which) or an argument.
+func parseFlags(fs *flag.FlagSet, args []string, env *Env) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "llmguard %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,15 +27,8 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	n := fs.Int("requests", demo.DefaultRequests, "requests each client sends")
 	seed := fs.Uint64("seed", demo.DefaultSeed, "random seed for the mock's faults")
 	asJSON := fs.Bool("json", false, "print only the summary, as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "llmguard demo: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
 	}
 	if *n <= 0 || *n > 5000 {
 		fmt.Fprintf(env.Stderr, "llmguard demo: --requests must be between 1 and 5000\n")

@@ -41,15 +41,8 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each provider's check")
 	probe := fs.Bool("probe", false, "also send a 1-token chat request to each provider's default model (spends a few tokens; catches quota and billing problems a model listing does not)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "llmguard doctor: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
 	}
 	d := &doctor{env: env, timeout: *timeout, probe: *probe, now: time.Now}
 	return d.run(ctx, *configPath)

@@ -41,15 +41,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	logs := addLogFlags(fs, "verbose (debug) logs on stderr: every engine event, each failed attempt's one-line verdict")
 	var origins mcpOrigins
 	fs.Var(&origins, "allow-origin", "also admit HTTP requests from this browser `origin` (repeatable); loopback origins are always admitted")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "llmguard mcp: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
 	}
 	// stdout is the JSON-RPC channel in stdio mode: logs only ever go to stderr.
 	logger, err := logs.logger(env.Stderr)

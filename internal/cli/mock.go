@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -29,15 +28,8 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	quiet := fs.Bool("quiet", false, "do not log each request to stderr")
 	list := fs.Bool("list", false, "list the built-in scenarios and exit")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr (the mock accepts any key and answers anyone)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "llmguard mock: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
 	}
 	if *list {
 		for _, n := range mock.BuiltinNames() {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -40,15 +39,8 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	insecure := fs.Bool("insecure-no-auth", false, "allow listening off loopback without gateway keys (anyone who can reach the address spends your provider credits)")
 	var origins mcpOrigins
 	fs.Var(&origins, "allow-origin", "also admit requests from web pages of this `origin` (e.g. https://app.example; repeatable); loopback origins are always admitted")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "llmguard serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
 	}
 	logger, err := logs.logger(env.Stderr)
 	if err != nil {
