@@ -13,7 +13,7 @@ import (
 // The Chat path. A non-streaming call is made upstream as a stream and
 // assembled: a non-streaming upstream sends its headers only when the whole
 // answer is done, so a long answer (30-120 s are common) would have to be
-// cut by the header timeout, the only way to tell it from silence. As a
+// outOfTime by the header timeout, the only way to tell it from silence. As a
 // stream, silence is caught by the header, first-token and idle timeouts,
 // and a long answer runs to the call's deadline. When a stream breaks during
 // the answer, the answer is asked for whole at once, and Chats to that
@@ -33,24 +33,24 @@ const finalGrace = time.Second
 
 // chatAttempt makes one non-streaming attempt: a stream up to its first
 // token (see streamAttempt), then the rest of it assembled into the answer
-// (see collect). cut reports a failure caused by the caller's context or by
+// (see collect). outOfTime reports a failure caused by the caller's context or by
 // the call's time running out: the call is out of time, and the target not
 // to blame.
-func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
+func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
 	if time.Now().UnixNano() < t.rt.wholeUntil.Load() {
 		return cs.plainChat(ctx, t, req, left)
 	}
 	sreq := *req
 	sreq.Stream = true
-	out, pe, cut := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
+	out, pe, outOfTime := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
 	if pe != nil && errors.Is(pe, errors.ErrUnsupported) && ctx.Err() == nil {
 		return cs.plainChat(ctx, t, req, cs.left())
 	}
 	if pe != nil {
-		return outcome{}, pe, cut
+		return answer{}, pe, outOfTime
 	}
-	resp, pe, cut := cs.collect(ctx, t, out.stream)
-	if pe != nil && !cut && pe.Verdict.Class != classify.Timeout && ctx.Err() == nil {
+	resp, pe, outOfTime := cs.collect(ctx, t, out.stream)
+	if pe != nil && !outOfTime && pe.Verdict.Class != classify.Timeout && ctx.Err() == nil {
 		// The stream broke during the answer, and nothing reached the
 		// client: ask for the answer whole, now and for the target's
 		// breaker cooldown, in case its streams break where its answers
@@ -61,16 +61,14 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 		v := pe.Verdict
 		cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe,
 			Reason: "stream broke during the answer; asking for it whole"})
-		cs.mu.Lock()
-		cs.total++
-		cs.mu.Unlock()
+		cs.total.Add(1)
 		cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
 		return cs.plainChat(ctx, t, req, cs.left())
 	}
 	if pe != nil {
-		return outcome{}, pe, cut
+		return answer{}, pe, outOfTime
 	}
-	return outcome{resp: resp}, nil, false
+	return answer{resp: resp}, nil, false
 }
 
 // collect reads the rest of a stream whose first token has arrived into the
@@ -82,13 +80,13 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 // (so that the connection ends cleanly and is reused), then closed.
 func (cs *callState) collect(ctx context.Context, t *targetPlan, es *engineStream) (*provider.Response, *provider.Error, bool) {
 	defer es.finish()
-	resp, pe, cut := cs.assemble(ctx, t, es)
+	resp, pe, outOfTime := cs.assemble(ctx, t, es)
 	if resp != nil {
 		if ra, ok := es.s.(provider.RawAnswerer); ok {
 			resp.Raw = ra.RawAnswer()
 		}
 	}
-	return resp, pe, cut
+	return resp, pe, outOfTime
 }
 
 func (cs *callState) assemble(ctx context.Context, t *targetPlan, es *engineStream) (*provider.Response, *provider.Error, bool) {
@@ -149,8 +147,8 @@ func tooLong(t *targetPlan) *provider.Error {
 
 // plainChat makes a non-streaming upstream call (for an adapter that
 // cannot stream), bounded by the header timeout or the time left,
-// whichever is shorter. cut is as for chatAttempt.
-func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ outcome, _ *provider.Error, cut bool) {
+// whichever is shorter. outOfTime is as for chatAttempt.
+func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
 	limit := min(cs.rp.headerTimeout, left)
 	actx := ctx
 	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
@@ -163,11 +161,11 @@ func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider
 	}
 	resp, err := t.adapter.Chat(actx, req)
 	if err == nil && resp != nil {
-		return outcome{resp: resp}, nil, false
+		return answer{resp: resp}, nil, false
 	}
 	if err == nil {
 		err = errors.New("adapter returned no response and no error")
 	}
-	pe, cut := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
-	return outcome{}, pe, cut
+	pe, outOfTime := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
+	return answer{}, pe, outOfTime
 }

@@ -2,7 +2,9 @@ package resilience
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -44,4 +46,34 @@ func (cs *callState) cannotServe(t *targetPlan) string {
 		}
 	}
 	return ""
+}
+
+// fallbackOK says whether, after failure pe on from, the call may move to to.
+// stop means no later target can be eligible either.
+func (cs *callState) fallbackOK(pe *provider.Error, from, to *targetPlan) (ok, stop bool, reason string) {
+	v := &pe.Verdict
+	switch v.Class {
+	case classify.InvalidRequest:
+		return false, true, "invalid_request never falls back"
+	case classify.ContextLengthExceeded:
+		if to.contextSize == 0 {
+			return false, false, "context window unknown"
+		}
+		if from.contextSize != 0 && to.contextSize <= from.contextSize {
+			return false, false, fmt.Sprintf("context window %d not larger than %d", to.contextSize, from.contextSize)
+		}
+		return true, false, ""
+	case classify.ContentFiltered:
+		if !cs.rp.fallbackOnFilter {
+			return false, true, "content_filtered: route does not fall back"
+		}
+		return true, false, ""
+	}
+	if pe.AfterFirstToken {
+		return false, true, "stream failed after its first token"
+	}
+	if !v.Fallback {
+		return false, true, string(v.Class) + " does not fall back"
+	}
+	return true, false, ""
 }

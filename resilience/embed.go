@@ -72,7 +72,8 @@ func (e *Engine) Embed(ctx context.Context, c *EmbedCall) (*EmbedResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := &EmbedResult{Response: out.emb, Target: t.name, Attempts: cs.total, Fallbacks: cs.fallbacks, Waited: cs.waited}
+	attempts, fallbacks, waited := cs.counts()
+	res := &EmbedResult{Response: out.emb, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited}
 	if t.priced {
 		res.Cost = t.price.Cost(out.emb.Usage.InputTokens, 0)
 	}
@@ -136,7 +137,7 @@ func (cs *callState) embedDims(t *targetPlan) (int, bool) {
 
 // embedAttempt makes one embeddings attempt on t, bounded like a chat
 // attempt, and checks the answer's vector size.
-func (cs *callState) embedAttempt(ctx context.Context, t *targetPlan, left time.Duration) (outcome, *provider.Error, bool) {
+func (cs *callState) embedAttempt(ctx context.Context, t *targetPlan, left time.Duration) (answer, *provider.Error, bool) {
 	limit := min(cs.rp.headerTimeout, left)
 	actx, cancel := context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
 	defer cancel()
@@ -146,15 +147,15 @@ func (cs *callState) embedAttempt(ctx context.Context, t *targetPlan, left time.
 	resp, err := t.adapter.(provider.Embedder).Embed(actx, &req)
 	if err == nil && resp != nil {
 		if pe := cs.checkVectors(t, &req, resp); pe != nil {
-			return outcome{}, pe, false
+			return answer{}, pe, false
 		}
-		return outcome{emb: resp}, nil, false
+		return answer{emb: resp}, nil, false
 	}
 	if err == nil {
 		err = errors.New("adapter returned no embeddings and no error")
 	}
-	pe, cut := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
-	return outcome{}, pe, cut
+	pe, outOfTime := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
+	return answer{}, pe, outOfTime
 }
 
 // checkVectors fails an answer with a vector per input of the wrong size:

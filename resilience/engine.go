@@ -1,15 +1,21 @@
 package resilience
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sort"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/llmguard/llmguard/catalog"
-	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state"
+	"github.com/llmguard/llmguard/state/memstore"
 )
 
 // Options configures an Engine; every zero field means the documented
@@ -41,136 +47,198 @@ type Options struct {
 	Store state.Store
 }
 
-// Call is one logical call. The engine only reads it (the Request is copied
-// before the model is set per target), so a Call may be reused once the call
-// returns. The zero Route means "default".
-type Call struct {
-	// Route is a route name, or a "provider/model" target that runs under the
-	// default route's policies.
-	Route   string
-	Request *provider.Request
-	// Fallbacks are targets appended to the route for this call only, in
-	// the order given, after the route's own targets (which order: cost
-	// sorts; a call's Fallbacks are never sorted).
-	Fallbacks []string
-	// Timeout overrides the route's deadline when > 0.
-	Timeout time.Duration
-	// IdempotencyKey makes concurrent and repeated identical calls run once:
-	// duplicates share the first call's flight, and later ones get its stored
-	// success until the route's cache TTL (10 minutes when the route does
-	// not cache). Stream replays a stored success (of a Chat, or
-	// of a stream that ended properly) as a stream and stores its own;
-	// concurrent duplicate streams are not single-flighted (each runs).
-	IdempotencyKey string
-	// RepeatScope, when not empty, lets the engine answer this call with
-	// the held failure of an identical call in the same scope (same route,
-	// Fallbacks and Request) that the engine retried to exhaustion moments
-	// before, without an upstream attempt: a RouteError wrapping ErrRepeat
-	// (see repeat.go and the route's RepeatHold). The scope says who asks
-	// (the gateway key a request presented); it is hashed with the request,
-	// never stored or logged. "": the call is never held.
-	RepeatScope string
-	// OnEvent receives this call's events (e.g. for MCP progress), after Options.OnEvent.
-	OnEvent func(Event)
+// Engine runs calls over routes. Create it with New; it is safe for
+// concurrent use. The zero value is not usable.
+type Engine struct {
+	adapters     map[string]provider.Adapter
+	cat          *catalog.Catalog // never nil
+	randMu       sync.Mutex
+	rnd          *rand.Rand
+	onEvent      func(Event)
+	log          *slog.Logger
+	store        state.Store
+	routes       map[string]*routePlan
+	defaultRoute Route // the policies of calls that name a target
+
+	// limits is each configured target's concurrency limit (see runtime),
+	// fixed by New; read-only after it.
+	limits map[string]int
+
+	mu        sync.Mutex
+	runtimes  map[string]*targetRuntime
+	dynamic   map[string]*memoPlan
+	lastSweep time.Time // of invented targets' state (see sweepLocked)
+
+	sf      singleflight.Group
+	cache   *resultCache
+	repeats repeatTable // held failures (see repeat.go)
 }
 
-// Result is a successful call. It is the caller's to keep; a cached result
-// is a copy.
-type Result struct {
-	Response *provider.Response
-	// Target is the "provider/model" that answered.
-	Target string
-	// Attempts counts upstream attempts across the route.
-	Attempts int
-	// Fallbacks counts moves to a next target.
-	Fallbacks int
-	// Waited is the total time spent in backoff.
-	Waited time.Duration
-	// Cached: served from the idempotency cache. Static: a labelled canned answer.
-	Cached, Static bool
-	// Cost in dollars of the answering call, from the pricing table.
-	Cost float64
+// New builds an Engine from opts (nil: no routes and no adapters, so that
+// every call fails). It fails when a route target is not "provider/model"
+// or names a provider without an adapter.
+func New(opts *Options) (*Engine, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := &Engine{
+		adapters:     o.Adapters,
+		cat:          o.Catalog,
+		rnd:          o.Rand,
+		onEvent:      o.OnEvent,
+		log:          o.Logger,
+		store:        o.Store,
+		routes:       make(map[string]*routePlan, len(o.Routes)),
+		runtimes:     make(map[string]*targetRuntime),
+		dynamic:      make(map[string]*memoPlan),
+		defaultRoute: o.Routes["default"],
+	}
+	if e.cat == nil {
+		e.cat = &catalog.Catalog{}
+	}
+	if e.rnd == nil {
+		e.rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.store == nil {
+		e.store = memstore.New()
+	}
+	names := make([]string, 0, len(o.Routes))
+	for name := range o.Routes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	e.limits = targetLimits(o.Routes, names, e.log)
+	var maxEntries, maxBytes int64
+	for _, name := range names {
+		r := o.Routes[name]
+		rp, err := e.newRoutePlan(name, &r, nil)
+		if err != nil {
+			return nil, fmt.Errorf("resilience: %w", err)
+		}
+		e.routes[name] = rp
+		maxEntries = max(maxEntries, rp.cacheMaxEntries)
+		maxBytes = max(maxBytes, rp.cacheMaxByte)
+	}
+	if maxEntries == 0 {
+		maxEntries, maxBytes = defaultCacheMaxEntries, defaultCacheMaxBytes
+	}
+	e.cache = newResultCache(maxEntries, maxBytes)
+	return e, nil
 }
 
-// StreamResult is a stream that has delivered its first token. The caller
-// must Close Stream; until then it holds the target's concurrency slot.
-type StreamResult struct {
-	// Stream yields the chunks, the first one included; idle timeouts apply.
-	Stream    provider.Stream
-	Target    string
-	Attempts  int
-	Fallbacks int
-	Waited    time.Duration
-	// Cached: Stream replays a stored answer (see Call.IdempotencyKey);
-	// no upstream call was made.
-	Cached bool
-	// Static: Stream is the route's labelled canned answer (Target "static").
-	Static bool
+// Routes returns each configured route's targets in effective order
+// (after cost ordering).
+func (e *Engine) Routes() map[string][]string {
+	m := make(map[string][]string, len(e.routes))
+	for name, rp := range e.routes {
+		m[name] = append([]string(nil), rp.targetNames...)
+	}
+	return m
 }
 
-// EventKind names an event.
-type EventKind string
-
-// Event kinds.
-const (
-	EventAttempt  EventKind = "attempt"  // an upstream attempt starts
-	EventFailure  EventKind = "failure"  // an attempt failed (Verdict set)
-	EventRetry    EventKind = "retry"    // a retry is scheduled after Wait
-	EventFallback EventKind = "fallback" // moving from From to Target (Verdict: From's failure)
-	EventSkip     EventKind = "skip"     // a target was skipped (breaker open, cooldown, budget)
-	EventBreaker  EventKind = "breaker"  // a breaker changed state (From, To)
-	EventSuccess  EventKind = "success"  // the call succeeded
-	EventGiveUp   EventKind = "give_up"  // the call failed (Err set)
-)
-
-// Event is one thing that happened during a call. Route is the route's
-// name. Verdict is set on failure, retry and (from the failure that caused
-// it) fallback events. A fallback event's Target is the target the call
-// moves to and From the one it leaves, whose last failure its Verdict is (a
-// hedge's fallback has no Verdict, and a Reason instead). Reason says why a
-// target was skipped; on a breaker event it is "key <provider>" when the
-// provider key's breaker changed (every target on that key is affected) and
-// "" for the target's own breaker. A breaker event caused by a stream
-// failing after its first token is only delivered to Options.OnEvent (the
-// call has returned by then); it still names the route.
-type Event struct {
-	Kind        EventKind
-	Time        time.Time
-	Route       string
-	Target      string
-	Attempt     int // attempt number on this target, from 1
-	MaxAttempts int
-	Verdict     *classify.Verdict
-	Wait        time.Duration
-	// From and To are a breaker event's states (closed, open, half_open);
-	// on a fallback event From is the target fallen back from.
-	From, To string
-	Reason   string // why a target was skipped
-	Err      error
+func (e *Engine) jitter(n int, p retryPolicy, hint time.Duration) time.Duration {
+	e.randMu.Lock()
+	defer e.randMu.Unlock()
+	return backoff(n, p.base, p.maxDelay, hint, e.rnd)
 }
 
-// TargetStatus is a snapshot of one target for status pages; counters are
-// since the Engine was created.
-type TargetStatus struct {
-	Target     string    `json:"target"`
-	Breaker    string    `json:"breaker"` // closed, open, half_open
-	OpenUntil  time.Time `json:"open_until,omitzero"`
-	Successes  int64     `json:"successes"`
-	Failures   int64     `json:"failures"`
-	Retries    int64     `json:"retries"`
-	Fallbacks  int64     `json:"fallbacks"`
-	LastError  string    `json:"last_error,omitempty"`
-	LastFailed time.Time `json:"last_failed,omitzero"`
+// randDuration is uniform in [0, d).
+func (e *Engine) randDuration(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	e.randMu.Lock()
+	defer e.randMu.Unlock()
+	return time.Duration(e.rnd.Int64N(int64(d)))
 }
 
-// Sentinel errors; a failed call returns a *RouteError that wraps one of them
-// and every attempt's *provider.Error.
-var (
-	ErrUnknownRoute = errors.New("unknown route")
-	ErrNoTarget     = errors.New("no target available")
-	ErrExhausted    = errors.New("every target failed")
-	ErrDeadline     = errors.New("deadline exceeded")
-	// ErrRejected: the last failure forbids trying another target
-	// (invalid_request, or a failure no eligible target can serve).
-	ErrRejected = errors.New("request rejected")
-)
+// Chat runs a non-streaming call over its route. On failure it returns a
+// *RouteError (or the static fallback, labelled, when the route has one).
+func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
+	if c == nil || c.Request == nil {
+		return nil, errors.New("resilience: Call or Call.Request is nil")
+	}
+	rp, err := e.plan(c)
+	if err != nil {
+		return nil, err
+	}
+	if key := e.idempotencyKey(rp, c); key != "" {
+		return e.chatOnce(ctx, rp, c, key)
+	}
+	return e.chat(ctx, rp, c)
+}
+
+func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
+	rk, err := e.repeatOf(rp, c)
+	if err != nil {
+		return nil, err
+	}
+	cs := e.newCallState(ctx, rp, c)
+	// No context deadline here: every wait (attempt, queue, backoff) is
+	// bounded by the time left, which saves a timer.
+	out, t, err := cs.walk(ctx, false)
+	if err != nil {
+		if r := cs.static(); r != nil {
+			return r, nil
+		}
+		e.holdFailure(ctx, rp, c, rk, err)
+		return nil, err
+	}
+	attempts, fallbacks, waited := cs.counts()
+	return &Result{Response: out.resp, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited,
+		Cost: cost(t, out.resp.Usage)}, nil
+}
+
+// Stream runs a streaming call over its route and returns once the first
+// token arrived: the first chunk with content (text, a tool call delta,
+// thinking or a finish reason). A failure or a stall before it, even after
+// metadata-only chunks, falls back like a failed request. The returned
+// Stream replays every chunk received so far, then applies the route's idle
+// timeout. The call's deadline bounds the time to the first token; after it
+// only the idle timeout and ctx bound the stream. The caller must Close it.
+func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
+	if c == nil || c.Request == nil {
+		return nil, errors.New("resilience: Call or Call.Request is nil")
+	}
+	rp, err := e.plan(c)
+	if err != nil {
+		return nil, err
+	}
+	key := e.idempotencyKey(rp, c)
+	if key != "" {
+		if sr, ok := e.streamCached(rp, c, key); ok {
+			return sr, nil
+		}
+	}
+	rk, err := e.repeatOf(rp, c)
+	if err != nil {
+		return nil, err
+	}
+	cs := e.newCallState(ctx, rp, c)
+	out, t, err := cs.walk(ctx, true)
+	if err != nil {
+		if r := cs.static(); r != nil {
+			return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target, Static: true,
+				Attempts: r.Attempts, Fallbacks: r.Fallbacks, Waited: r.Waited}, nil
+		}
+		e.holdFailure(ctx, rp, c, rk, err)
+		return nil, err
+	}
+	var st provider.Stream = out.stream
+	if key != "" {
+		st = e.recordStream(st, rp, key, t)
+	}
+	attempts, fallbacks, waited := cs.counts()
+	return &StreamResult{Stream: st, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited}, nil
+}
+
+func cost(t *targetPlan, u provider.Usage) float64 {
+	if !t.priced {
+		return 0
+	}
+	return t.price.Cost(u.InputTokens, u.OutputTokens)
+}

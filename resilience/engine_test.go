@@ -206,7 +206,7 @@ func TestDeadlineNeverExceeded(t *testing.T) {
 				}
 				// Sleeps never run past the deadline: each was scheduled only
 				// when it fit the time left.
-				elapsedBeforeLast := time.Now().Sub(start) - 1500*time.Millisecond
+				elapsedBeforeLast := time.Since(start) - 1500*time.Millisecond
 				if elapsedBeforeLast > 20*time.Second {
 					t.Errorf("last attempt started at +%s, after the 20s deadline (waited %s)", elapsedBeforeLast, waited)
 				}
@@ -251,7 +251,7 @@ func TestKeyScopeSkipsSiblings(t *testing.T) {
 			t.Errorf("status of a/m2 = %+v, want open until %v", st, reset)
 		}
 		// After the reset: a half-open probe goes through and closes the key.
-		time.Sleep(reset.Sub(time.Now()))
+		time.Sleep(time.Until(reset))
 		res, err = h.chat("default")
 		if err != nil || res.Target != "a/m1" {
 			t.Fatalf("after reset: res=%+v err=%v", res, err)

@@ -1,12 +1,25 @@
 package resilience
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
+)
+
+// Sentinel errors; a failed call returns a *RouteError that wraps one of them
+// and every attempt's *provider.Error.
+var (
+	ErrUnknownRoute = errors.New("unknown route")
+	ErrNoTarget     = errors.New("no target available")
+	ErrExhausted    = errors.New("every target failed")
+	ErrDeadline     = errors.New("deadline exceeded")
+	// ErrRejected: the last failure forbids trying another target
+	// (invalid_request, or a failure no eligible target can serve).
+	ErrRejected = errors.New("request rejected")
 )
 
 // AttemptError is one failed upstream attempt.

@@ -8,19 +8,60 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
-// hedgeResult is the end of one branch of a hedge.
-type hedgeResult struct {
-	idx  int
-	t    *targetPlan
-	out  outcome
-	pe   *provider.Error
-	skip string
-}
+// The hedge: a first attempt with no answer within the route's hedge_after
+// starts the next target the walk could fall back to as well; the first
+// success wins. Its branches run attempts on goroutines of their own and
+// report them to the walker, which records them.
 
 // errHedgeCancelled is the cause of a hedge branch's cancellation: it lost,
 // or the primary's failure forbade it. Its attempt is not recorded as a
 // failure, as the target is not to blame.
 var errHedgeCancelled = errors.New("hedge branch cancelled")
+
+// hedge is one hedged first attempt, run by the walker's goroutine.
+type hedge struct {
+	cs      *callState
+	stream  bool
+	results chan branchResult
+	cancels []context.CancelCauseFunc
+	pending int
+}
+
+// branchResult is one branch's attempt: branch 0 is the primary.
+type branchResult struct {
+	branch int
+	attemptResult
+}
+
+// start runs an attempt on t as a new branch.
+func (h *hedge) start(ctx context.Context, t *targetPlan, g grant) {
+	bctx, cancel := context.WithCancelCause(ctx)
+	branch := len(h.cancels)
+	h.cancels = append(h.cancels, cancel)
+	h.pending++
+	go func() {
+		h.results <- branchResult{branch, h.cs.attempt(bctx, h.stream, t, g, 1)}
+	}()
+}
+
+// win ends the hedge with branch r's success: the others are cancelled
+// (a stream that succeeds too late is closed), and the winner's context
+// lives as long as its stream.
+func (h *hedge) win(r *branchResult) {
+	for j, c := range h.cancels {
+		if j != r.branch {
+			c(errHedgeCancelled)
+		}
+	}
+	if win := h.cancels[r.branch]; h.stream {
+		r.answer.stream.onClose = append(r.answer.stream.onClose, func() { win(context.Canceled) })
+	} else {
+		win(context.Canceled)
+	}
+	if h.pending > 0 {
+		go drainHedge(h.results, h.pending)
+	}
+}
 
 // hedged makes the first attempt on target i and, if it has neither
 // succeeded nor failed within the route's hedge_after, starts one attempt on
@@ -32,112 +73,92 @@ var errHedgeCancelled = errors.New("hedge branch cancelled")
 // target (content_filtered without opt-in, invalid_request, a context
 // window no larger) cancels the hedge and discards its answer. prev and
 // prevT are the failure the call is falling back from to target i (nil for
-// the route's first target).
-func (cs *callState) hedged(ctx context.Context, stream bool, i int, tk ticket, prev *provider.Error, prevT *targetPlan) (outcome, *targetPlan, *provider.Error, string) {
+// the route's first target). Every branch's attempt is recorded here.
+func (cs *callState) hedged(ctx context.Context, stream bool, i int, g grant, prev *provider.Error, prevT *targetPlan) attemptResult {
 	rp := cs.rp
 	primaryT := rp.targets[i]
-	results := make(chan hedgeResult, 2)
-	var cancels []context.CancelCauseFunc
-	run := func(t *targetPlan, tk ticket) {
-		bctx, bcancel := context.WithCancelCause(ctx)
-		idx := len(cancels)
-		cancels = append(cancels, bcancel)
-		go func() {
-			out, pe, skip := cs.attempt(bctx, stream, t, tk, 1, cs.left())
-			results <- hedgeResult{idx: idx, t: t, out: out, pe: pe, skip: skip}
-		}()
-	}
-	cs.mu.Lock()
-	used := cs.total + 1 // the primary's attempt, counted once it has a slot
-	cs.mu.Unlock()
-	run(primaryT, tk)
+	h := &hedge{cs: cs, stream: stream, results: make(chan branchResult, 2)}
+	used := int(cs.total.Load()) + 1 // the primary's attempt, counted once it has a slot
+	h.start(ctx, primaryT, g)
 	timer := time.NewTimer(rp.hedgeAfter)
 	defer timer.Stop()
-	pending, hedging, vetoed := 1, false, false
+	vetoed := false
 	var hedgeT *targetPlan
-	var primary, other *hedgeResult
-	for pending > 0 {
+	var primary, other *attemptResult
+	for h.pending > 0 {
 		select {
-		case r := <-results:
-			pending--
-			if r.skip == "" && r.pe == nil && !vetoed {
-				for j, c := range cancels {
-					if j != r.idx {
-						c(errHedgeCancelled)
-					}
-				}
-				if stream {
-					// The winner's context lives as long as its stream.
-					win := cancels[r.idx]
-					r.out.stream.onClose = append(r.out.stream.onClose, func() { win(context.Canceled) })
-				} else {
-					cancels[r.idx](context.Canceled)
-				}
-				if pending > 0 {
-					go drainHedge(results, pending)
-				}
-				return r.out, r.t, nil, ""
+		case r := <-h.results:
+			h.pending--
+			cs.record(&r.attemptResult)
+			if r.skip == "" && r.failure == nil && !vetoed {
+				h.win(&r)
+				return r.attemptResult
 			}
-			if r.out.stream != nil {
+			if r.answer.stream != nil {
 				// A hedge that answered after the primary forbade it.
-				_ = r.out.stream.Close()
+				_ = r.answer.stream.Close()
 			}
-			cancels[r.idx](context.Canceled)
-			if r.idx == 0 {
-				primary = &r
-				if !hedging {
-					return outcome{}, nil, r.pe, r.skip
-				}
-				if r.pe != nil && pending > 0 {
-					if ok, _, _ := cs.fallbackOK(r.pe, primaryT, hedgeT); !ok {
-						vetoed = true
-						cancels[1](errHedgeCancelled)
-					}
-				}
-			} else {
-				other = &r
+			h.cancels[r.branch](context.Canceled)
+			if r.branch > 0 {
+				other = &r.attemptResult
 				if r.skip != "" {
 					// The hedge never reached its target: the walker may still try it.
 					delete(cs.hedgedTo, hedgeT)
+				}
+				continue
+			}
+			primary = &r.attemptResult
+			if hedgeT == nil {
+				return r.attemptResult
+			}
+			if r.failure != nil && h.pending > 0 {
+				if ok, _, _ := cs.fallbackOK(r.failure, primaryT, hedgeT); !ok {
+					vetoed = true
+					h.cancels[1](errHedgeCancelled)
 				}
 			}
 		case <-timer.C:
 			if used >= rp.maxTotal {
 				continue // a hedge would exceed max_total_attempts
 			}
-			u, utk := cs.hedgeTarget(ctx, i, prev, prevT)
-			if u == nil {
+			if hedgeT = cs.startHedge(ctx, h, i, prev, prevT); hedgeT == nil {
 				continue
 			}
-			hedging, hedgeT = true, u
-			pending++
-			if cs.hedgedTo == nil {
-				cs.hedgedTo = make(map[*targetPlan]bool, 1)
-			}
-			cs.hedgedTo[u] = true
-			cs.mu.Lock()
-			cs.fallbacks++
-			cs.mu.Unlock()
-			u.rt.fallbacks.Add(1)
-			cs.emit(Event{Kind: EventFallback, Target: u.name, From: primaryT.name,
-				Reason: "hedge: no answer within " + rp.hedgeAfter.String()})
-			run(u, utk)
 		}
 	}
-	// Every branch failed: report the primary's outcome so the walker
-	// decides retries on it (the hedge's failure is already recorded, and
+	// Every branch failed: report the primary's failure so the walker
+	// decides retries on it (the hedge's failure is recorded already, and
 	// the walker does not try the hedge's target again).
-	if primary.skip != "" && other != nil && other.pe != nil {
-		return outcome{}, nil, other.pe, ""
+	if primary.skip != "" && other != nil && other.failure != nil {
+		return attemptResult{target: primaryT, failure: other.failure}
 	}
-	return outcome{}, nil, primary.pe, primary.skip
+	return attemptResult{target: primaryT, failure: primary.failure, skip: primary.skip}
+}
+
+// startHedge picks the hedge's target (see hedgeTarget) and starts its
+// branch, counting a fallback. It returns nil when no target may take it.
+func (cs *callState) startHedge(ctx context.Context, h *hedge, i int, prev *provider.Error, prevT *targetPlan) *targetPlan {
+	u, g := cs.hedgeTarget(ctx, i, prev, prevT)
+	if u == nil {
+		return nil
+	}
+	if cs.hedgedTo == nil {
+		cs.hedgedTo = make(map[*targetPlan]bool, 1)
+	}
+	cs.hedgedTo[u] = true
+	cs.fallbacks++
+	u.rt.fallbacks.Add(1)
+	cs.emit(Event{Kind: EventFallback, Target: u.name, From: cs.rp.targets[i].name,
+		Reason: "hedge: no answer within " + cs.rp.hedgeAfter.String()})
+	h.start(ctx, u, g)
+	return u
 }
 
 // hedgeTarget picks and admits the target a hedge from target i goes to:
 // the first later target not tried by a hedge yet that the fallback rules
 // allow after prev (the failure the call fell back to i from, if any) and
 // whose breakers admit a call. It returns nil when there is none.
-func (cs *callState) hedgeTarget(ctx context.Context, i int, prev *provider.Error, prevT *targetPlan) (*targetPlan, ticket) {
+func (cs *callState) hedgeTarget(ctx context.Context, i int, prev *provider.Error, prevT *targetPlan) (*targetPlan, grant) {
 	rp := cs.rp
 	for j := i + 1; j < len(rp.targets); j++ {
 		u := rp.targets[j]
@@ -147,28 +168,28 @@ func (cs *callState) hedgeTarget(ctx context.Context, i int, prev *provider.Erro
 		if prev != nil {
 			ok, stop, _ := cs.fallbackOK(prev, prevT, u)
 			if stop {
-				return nil, ticket{}
+				return nil, grant{}
 			}
 			if !ok {
 				continue
 			}
 		}
-		utk, no := cs.e.admit(ctx, cs, u, time.Now())
-		if no.reason != "" {
+		g, why := cs.e.admit(ctx, cs, u, time.Now())
+		if why.reason != "" {
 			continue
 		}
-		return u, utk
+		return u, g
 	}
-	return nil, ticket{}
+	return nil, grant{}
 }
 
 // drainHedge waits for the branches still running after a hedge was won
 // and closes any stream that succeeded too late.
-func drainHedge(results <-chan hedgeResult, pending int) {
+func drainHedge(results <-chan branchResult, pending int) {
 	for range pending {
 		r := <-results
-		if r.out.stream != nil {
-			_ = r.out.stream.Close()
+		if r.answer.stream != nil {
+			_ = r.answer.stream.Close()
 		}
 	}
 }

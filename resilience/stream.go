@@ -98,7 +98,7 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 	s.err = pe
 	if s.actx.Err() == nil || context.Cause(s.actx) == errIdleTimeout {
 		// Not the caller going away: the target broke mid-stream.
-		s.e.failed(nil, s.t, ticket{}, pe, s.route)
+		s.e.failed(nil, s.t, grant{}, pe, s.route)
 	}
 	s.finish()
 	return provider.Chunk{}, pe
@@ -130,25 +130,6 @@ func (s *engineStream) Close() error {
 }
 
 func (s *engineStream) RequestID() string { return s.s.RequestID() }
-
-// staticStream streams a static fallback answer as one chunk.
-type staticStream struct {
-	resp *provider.Response
-	done bool
-}
-
-func newStaticStream(r *provider.Response) *staticStream { return &staticStream{resp: r} }
-
-func (s *staticStream) Recv() (provider.Chunk, error) {
-	if s.done {
-		return provider.Chunk{}, io.EOF
-	}
-	s.done = true
-	return provider.Chunk{Text: s.resp.Text, FinishReason: provider.FinishStop, Model: s.resp.Model}, nil
-}
-
-func (s *staticStream) Close() error      { s.done = true; return nil }
-func (s *staticStream) RequestID() string { return "" }
 
 // replayStream streams a stored answer (an idempotent call's earlier
 // success): its text with the model and id, each tool call whole, then the

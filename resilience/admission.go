@@ -1,0 +1,146 @@
+package resilience
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state"
+)
+
+// Admission decides whether a call may go to a target now: the provider
+// key's breaker, then the target's (a grant, or a refusal saying until
+// when), a slot of the target's concurrency limit, and, before a retry, a
+// share of its retry budget. Waiting for a refusal to end is the walk's
+// (see hold in walk.go).
+
+// grant is what admission granted, for the outcome report: whether the
+// call is a half-open probe of the key's or the target's breaker, and the
+// generation of the half-open state it probes (a report from an older
+// state is not a probe's).
+type grant struct {
+	keyProbe, targetProbe bool
+	keyGen, targetGen     uint64
+}
+
+// refusal is why admission turned a target away: reason (empty when it
+// admitted), until when the refusal lasts (zero when unknown), whether it
+// is a rate-limit cooldown, and whether the call may wait for it (hold: the
+// target's own breaker or a cooldown, never a key's breaker on a bad key or
+// an empty balance).
+type refusal struct {
+	reason      string
+	until       time.Time
+	rateLimited bool
+	hold        bool
+	// fault is the key fault the refusing breaker holds (see keyFault),
+	// first seen at since; ineligible marks a fallback the rules forbid.
+	fault      *provider.Error
+	since      time.Time
+	ineligible bool
+}
+
+// storePrefix starts the reason of a refusal by a failing state store.
+const storePrefix = "state store: "
+
+// admit asks both breakers (the provider key's, then the target's) whether
+// a call may go to t at now. A refusal with a reason means no; it says
+// until when the breaker refuses (an open breaker's OpenUntil, a probe
+// recheck, a cooldown's next paced call) when that is known.
+func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (grant, refusal) {
+	var g grant
+	ok, probe, kb, why := e.ask(ctx, cs, t, t.keyKey, t.keyLabel, now)
+	if !ok {
+		if why.reason != "" && !strings.HasPrefix(why.reason, storePrefix) {
+			why.reason = "key " + t.provider + ": " + why.reason
+			if !why.rateLimited {
+				why.fault, why.since = faultError(t, kb.Fault)
+			}
+		}
+		// A key's breaker opens on a bad key or an empty balance: not
+		// worth waiting for. Its rate-limit cooldown is.
+		why.hold = why.rateLimited
+		return g, why
+	}
+	g.keyProbe, g.keyGen = probe, kb.Generation
+	ok, probe, tb, why := e.ask(ctx, cs, t, t.breakerKey, "", now)
+	if !ok {
+		e.release(t, g)
+		why.hold = !strings.HasPrefix(why.reason, storePrefix)
+		return grant{}, why
+	}
+	g.targetProbe, g.targetGen = probe, tb.Generation
+	return g, refusal{}
+}
+
+// ask asks the breaker at key whether a call may start at now, and returns
+// its record as the answer left it. A quiet record (closed, no cooldown)
+// admits without a write.
+func (e *Engine) ask(ctx context.Context, cs *callState, t *targetPlan, key, label string, now time.Time) (ok, probe bool, after state.Breaker, why refusal) {
+	b, err := e.store.Breaker(ctx, key)
+	if err != nil {
+		return false, false, b, refusal{reason: storePrefix + err.Error()}
+	}
+	if breakerQuiet(&b, now) {
+		return true, false, b, refusal{}
+	}
+	from := breakerState(&b)
+	after, err = e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
+		var changed bool
+		ok, probe, changed, why.reason = breakerAllow(b, t.breaker, now)
+		why.until, why.rateLimited = refusedUntil(b, now)
+		return changed
+	})
+	if err != nil {
+		return false, false, after, refusal{reason: storePrefix + err.Error()}
+	}
+	cs.breakerEvent(t.name, from, breakerState(&after), label)
+	if !ok {
+		return false, false, after, why
+	}
+	return true, probe, after, refusal{}
+}
+
+// release returns a grant's half-open probe slots without an outcome.
+func (e *Engine) release(t *targetPlan, g grant) {
+	if g.keyProbe {
+		e.update(nil, t, t.keyKey, t.keyLabel, "", func(b *state.Breaker) bool { return b.Generation == g.keyGen && breakerRelease(b) })
+	}
+	if g.targetProbe {
+		e.update(nil, t, t.breakerKey, "", "", func(b *state.Breaker) bool { return b.Generation == g.targetGen && breakerRelease(b) })
+	}
+}
+
+// acquireSlot takes a slot of t's concurrency limit, waiting in line for
+// at most the route's queue timeout or the time left. It returns the
+// function that gives the slot back, or why there was none.
+func (cs *callState) acquireSlot(ctx context.Context, t *targetPlan, left time.Duration) (release func(), refused string) {
+	sem := t.rt.sem
+	if sem == nil {
+		return func() {}, ""
+	}
+	if !sem.TryAcquire(1) {
+		// No free slot (or callers queued before this one): wait in line.
+		wait := min(cs.rp.queueTimeout, left)
+		qctx, cancel := context.WithTimeout(ctx, wait)
+		err := sem.Acquire(qctx, 1)
+		cancel()
+		if err != nil {
+			return nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
+		}
+	}
+	return func() { sem.Release(1) }, ""
+}
+
+// retryAllowed is how many retry attempts may be in flight on t at once:
+// max(min_retry_concurrency, budget × calls active on t). A call waiting out
+// its backoff holds no slot: it puts no load on the upstream.
+func retryAllowed(t *targetPlan) int64 {
+	return max(int64(t.retry.budget*float64(t.rt.active.Load())), int64(t.retry.minConcurrency))
+}
+
+// retryRoom reports whether t's retry budget has a free slot now. It is
+// asked when an attempt fails; the retry takes its slot after the backoff
+// (retrying.Add(1)) and gives it back when the attempt ends.
+func retryRoom(t *targetPlan) bool { return t.rt.retrying.Load() < retryAllowed(t) }

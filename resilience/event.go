@@ -1,0 +1,48 @@
+package resilience
+
+import (
+	"time"
+
+	"github.com/llmguard/llmguard/classify"
+)
+
+// EventKind names an event.
+type EventKind string
+
+// Event kinds.
+const (
+	EventAttempt  EventKind = "attempt"  // an upstream attempt starts
+	EventFailure  EventKind = "failure"  // an attempt failed (Verdict set)
+	EventRetry    EventKind = "retry"    // a retry is scheduled after Wait
+	EventFallback EventKind = "fallback" // moving from From to Target (Verdict: From's failure)
+	EventSkip     EventKind = "skip"     // a target was skipped (breaker open, cooldown, budget)
+	EventBreaker  EventKind = "breaker"  // a breaker changed state (From, To)
+	EventSuccess  EventKind = "success"  // the call succeeded
+	EventGiveUp   EventKind = "give_up"  // the call failed (Err set)
+)
+
+// Event is one thing that happened during a call. Route is the route's
+// name. Verdict is set on failure, retry and (from the failure that caused
+// it) fallback events. A fallback event's Target is the target the call
+// moves to and From the one it leaves, whose last failure its Verdict is (a
+// hedge's fallback has no Verdict, and a Reason instead). Reason says why a
+// target was skipped; on a breaker event it is "key <provider>" when the
+// provider key's breaker changed (every target on that key is affected) and
+// "" for the target's own breaker. A breaker event caused by a stream
+// failing after its first token is only delivered to Options.OnEvent (the
+// call has returned by then); it still names the route.
+type Event struct {
+	Kind        EventKind
+	Time        time.Time
+	Route       string
+	Target      string
+	Attempt     int // attempt number on this target, from 1
+	MaxAttempts int
+	Verdict     *classify.Verdict
+	Wait        time.Duration
+	// From and To are a breaker event's states (closed, open, half_open);
+	// on a fallback event From is the target fallen back from.
+	From, To string
+	Reason   string // why a target was skipped
+	Err      error
+}
