@@ -72,6 +72,10 @@ type Config struct {
 	// the fault is the item's (an answer that never ends in time). Failures
 	// while no item is answered pause the run instead and never count.
 	ItemRetries int
+	// Codec reads the OpenAI and Anthropic formats and writes their results
+	// (gateway.Codec{}); nil: an input in either, or with "messages" items,
+	// is refused before the run starts.
+	Codec Codec
 	// OnEvent receives the run's events (nil = none). It is called from
 	// several goroutines and must not block.
 	OnEvent func(Event)

@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/gateway"
 	"github.com/llmguard/llmguard/mock"
 )
 
@@ -37,7 +38,7 @@ func TestOpenAIBatchFile(t *testing.T) {
 		`{"custom_id": "request-5", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-4.1", "messages": "not a list"}}`,
 	})
 	out := filepath.Join(t.TempDir(), "batchoutput.jsonl")
-	sum := run(t, s.eng, in, out, &Config{Resolve: s.resolver()})
+	sum := run(t, s.eng, in, out, &Config{Resolve: s.resolver(), Codec: gateway.Codec{}})
 	if sum.Served != 2 || sum.Failed != 3 || sum.Format != FormatOpenAI {
 		t.Fatalf("summary: %+v", sum)
 	}
@@ -87,7 +88,7 @@ func TestOpenAIBatchFile(t *testing.T) {
 	}
 	// The OpenAI SDK's parse of an output line ignores the llmguard object;
 	// a resumed run skips what is done, in the same format.
-	sum = run(t, s.eng, in, out, &Config{Resolve: s.resolver()})
+	sum = run(t, s.eng, in, out, &Config{Resolve: s.resolver(), Codec: gateway.Codec{}})
 	if sum.Skipped != 5 || sum.Served+sum.Failed != 0 {
 		t.Errorf("resumed: %+v", sum)
 	}
@@ -107,7 +108,7 @@ func TestAnthropicBatchFile(t *testing.T) {
 		`{"custom_id": "my-third-request", "params": {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": [{"type":"text","text":"Be brief."}], "messages": [{"role": "user", "content": [{"type":"text","text":"Third one"}]}]}}`,
 	})
 	out := filepath.Join(t.TempDir(), "results.jsonl")
-	sum := run(t, s.eng, in, out, &Config{Resolve: s.resolver()})
+	sum := run(t, s.eng, in, out, &Config{Resolve: s.resolver(), Codec: gateway.Codec{}})
 	if sum.Served != 2 || sum.Failed != 1 || sum.Format != FormatAnthropic || sum.FailedByClass["context_length_exceeded"] != 1 {
 		t.Fatalf("summary: %+v", sum)
 	}
@@ -177,7 +178,7 @@ func TestBadInput(t *testing.T) {
 			`{"custom_id":"e","params":{}}`,
 		})
 		out := filepath.Join(t.TempDir(), "results.jsonl")
-		sum := run(t, s.eng, in, out, nil)
+		sum := run(t, s.eng, in, out, &Config{Codec: gateway.Codec{}})
 		if sum.Served != 2 || sum.Failed != 5 || sum.FailedByClass[classMalformed] != 5 || sum.Left() != 0 {
 			t.Fatalf("summary: %+v", sum)
 		}
@@ -230,7 +231,7 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := New(s.eng, &Config{Resolve: s.resolver()})
+		r, _ := New(s.eng, &Config{Resolve: s.resolver(), Codec: gateway.Codec{}})
 		_, err = r.Run(t.Context(), in, filepath.Join(t.TempDir(), "results.jsonl"))
 		var re *ResolveError
 		if !errors.As(err, &re) || re.Line != 1 || !strings.Contains(err.Error(), `items.jsonl:1: model "nobody-1"`) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/anthropic"
@@ -39,28 +40,16 @@ func newStack(t testing.TB, sc *mock.Scenario, route *resilience.Route) *stack {
 	return newStackOn(t, m, ts.URL, ts.Client(), route)
 }
 
-// newBubbleStack is newStack for a testing/synctest bubble: the mock is
-// called in-process (a goroutine blocked on a loopback socket would stop
-// the bubble's clock), so backoffs and pauses take virtual time.
+// newBubbleStack is newStack for a testing/synctest bubble: the mock
+// speaks HTTP over in-memory pipes (a goroutine blocked on a loopback
+// socket would stop the bubble's clock), so backoffs and pauses take
+// virtual time.
 func newBubbleStack(t testing.TB, sc *mock.Scenario, route *resilience.Route) *stack {
 	t.Helper()
 	m := mock.New(&mock.Config{Scenario: sc})
-	t.Cleanup(m.Close)
-	return newStackOn(t, m, "http://mock.test", &http.Client{Transport: handlerTransport{m}}, route)
-}
-
-// handlerTransport answers requests by calling a handler in-process.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, req)
-	if err := req.Context().Err(); err != nil {
-		return nil, err
-	}
-	res := rec.Result()
-	res.Request = req
-	return res, nil
+	srv := pipenet.NewServer(m)
+	t.Cleanup(func() { m.Close(); srv.Close() })
+	return newStackOn(t, m, srv.URL, srv.Client(), route)
 }
 
 // newStackOn builds the engine over a mock served at url through client.

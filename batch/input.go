@@ -59,6 +59,8 @@ type Input struct {
 	path    string // "" = data
 	data    []byte
 	entries []entry // one per non-blank line, in order
+	// needsCodec: some line is an API body (Config.Codec reads it).
+	needsCodec bool
 }
 
 // entry is what the first read learnt of one line.
@@ -118,10 +120,11 @@ type probe struct {
 	Body *struct {
 		Model string `json:"model"`
 	} `json:"body"`
-	Method *string `json:"method"`
-	URL    *string `json:"url"`
-	Route  string  `json:"route"`
-	Model  string  `json:"model"`
+	Method   *string         `json:"method"`
+	URL      *string         `json:"url"`
+	Route    string          `json:"route"`
+	Model    string          `json:"model"`
+	Messages json.RawMessage `json:"messages"`
 }
 
 func (p *probe) format() Format {
@@ -200,16 +203,18 @@ func (in *Input) probe(e *entry, b []byte) {
 	case id == "":
 		e.bad = fmt.Sprintf("line %d: no %q (each line needs a unique one)", e.line, idField)
 	case f == FormatAnthropic:
-		e.model = p.Params.Model
+		e.model, in.needsCodec = p.Params.Model, true
 	case f == FormatOpenAI:
-		e.bad = openAIEndpoint(e.line, p.Method, p.URL)
+		e.bad, in.needsCodec = openAIEndpoint(e.line, p.Method, p.URL), true
 		if p.Body != nil {
 			e.model = p.Body.Model
 		}
-	case p.Route != "":
-		e.model = p.Route
 	default:
-		e.model = p.Model
+		e.model = p.Route
+		if e.model == "" {
+			e.model = p.Model
+		}
+		in.needsCodec = in.needsCodec || p.Messages != nil
 	}
 }
 

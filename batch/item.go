@@ -8,7 +8,6 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/llmguard/llmguard/gateway"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -66,13 +65,13 @@ func (r *Runner) decode(it *item, b []byte) error {
 		if err := rawjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("line %d: %v", it.line, err)
 		}
-		return r.decodeBody(it, gateway.DialectOpenAI, l.Body)
+		return r.decodeBody(it, dialectOpenAI, l.Body)
 	case FormatAnthropic:
 		var l anthropicLine
 		if err := rawjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("line %d: %v", it.line, err)
 		}
-		return r.decodeBody(it, gateway.DialectAnthropic, l.Params)
+		return r.decodeBody(it, dialectAnthropic, l.Params)
 	}
 	return r.decodeOwn(it, b)
 }
@@ -81,12 +80,12 @@ func (r *Runner) decode(it *item, b []byte) error {
 func (r *Runner) decodeBody(it *item, dialect string, body json.RawMessage) error {
 	if len(body) == 0 || rawjson.IsNull(body) {
 		what := "body"
-		if dialect == gateway.DialectAnthropic {
+		if dialect == dialectAnthropic {
 			what = "params"
 		}
 		return fmt.Errorf("line %d: no %q", it.line, what)
 	}
-	req, _, fallbacks, err := gateway.DecodeChat(dialect, body)
+	req, _, fallbacks, err := r.cfg.Codec.DecodeChat(dialect, body)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", it.line, err)
 	}
@@ -106,7 +105,7 @@ func (r *Runner) decodeOwn(it *item, b []byte) error {
 	}
 	switch {
 	case l.Messages != nil:
-		m, _, _, err := gateway.DecodeChat(gateway.DialectOpenAI, append(append([]byte(`{"model":"-","messages":`), l.Messages...), '}'))
+		m, _, _, err := r.cfg.Codec.DecodeChat(dialectOpenAI, append(append([]byte(`{"model":"-","messages":`), l.Messages...), '}'))
 		if err != nil {
 			return fmt.Errorf("line %d: %v", it.line, err)
 		}

@@ -7,8 +7,29 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/llmguard/llmguard/gateway"
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
+)
+
+// Codec reads and writes the bodies of the OpenAI and Anthropic APIs as
+// the gateway does: pass gateway.Codec{} (the batch package stays below the
+// edges, so it takes the gateway's codecs as a value). Implementations must
+// be safe for concurrent use.
+type Codec interface {
+	// DecodeChat decodes a chat request body of dialect ("openai": chat
+	// completions; "anthropic": messages): the request, its "model" and
+	// its per-request fallbacks; the error is one line.
+	DecodeChat(dialect string, body []byte) (req *provider.Request, model string, fallbacks []string, err error)
+	// EncodeAnswer is a successful call's answer body in dialect.
+	EncodeAnswer(dialect string, res *resilience.Result, created time.Time) []byte
+	// EncodeError is a failed call's status and error body in dialect.
+	EncodeError(dialect string, err error, now time.Time) (status int, body []byte)
+}
+
+// The dialects, as in provider.Request.Dialect.
+const (
+	dialectOpenAI    = "openai"
+	dialectAnthropic = "anthropic"
 )
 
 // Status is how an item ended.
@@ -127,13 +148,13 @@ type anthropicResult struct {
 }
 
 // encode appends rec as one results line of format f, newline included.
-func (rec *Record) encode(b []byte, f Format, now time.Time) []byte {
+func (rec *Record) encode(b []byte, f Format, c Codec, now time.Time) []byte {
 	var v any
 	switch f {
 	case FormatOpenAI:
-		v = rec.openAI(now)
+		v = rec.openAI(c, now)
 	case FormatAnthropic:
-		v = rec.anthropic(now)
+		v = rec.anthropic(c, now)
 	default:
 		v = &ownResult{ID: rec.ID, meta: rec.meta(true)}
 	}
@@ -144,14 +165,14 @@ func (rec *Record) encode(b []byte, f Format, now time.Time) []byte {
 	return append(out, '\n')
 }
 
-func (rec *Record) openAI(now time.Time) *openAIResult {
+func (rec *Record) openAI(c Codec, now time.Time) *openAIResult {
 	v := &openAIResult{ID: "batch_req_" + rand.Text()[:24], CustomID: rec.ID, LLMGuard: rec.meta(false)}
 	switch {
 	case rec.res != nil:
 		v.Response = &openAIResponse{StatusCode: 200, RequestID: rec.res.Response.RequestID,
-			Body: gateway.EncodeAnswer(gateway.DialectOpenAI, rec.res, now)}
+			Body: c.EncodeAnswer(dialectOpenAI, rec.res, now)}
 	case rec.err != nil:
-		st, body := gateway.EncodeError(gateway.DialectOpenAI, rec.err, now)
+		st, body := c.EncodeError(dialectOpenAI, rec.err, now)
 		v.Response = &openAIResponse{StatusCode: st, RequestID: requestID(rec.err), Body: body}
 	case rec.Status == StatusCanceled:
 		v.Error = &openAIError{Code: "batch_cancelled", Message: rec.Error}
@@ -161,17 +182,17 @@ func (rec *Record) openAI(now time.Time) *openAIResult {
 	return v
 }
 
-func (rec *Record) anthropic(now time.Time) *anthropicResult {
+func (rec *Record) anthropic(c Codec, now time.Time) *anthropicResult {
 	v := &anthropicResult{CustomID: rec.ID, LLMGuard: rec.meta(false)}
 	switch {
 	case rec.res != nil:
 		v.Result.Type = "succeeded"
-		v.Result.Message = gateway.EncodeAnswer(gateway.DialectAnthropic, rec.res, now)
+		v.Result.Message = c.EncodeAnswer(dialectAnthropic, rec.res, now)
 	case rec.Status == StatusCanceled:
 		v.Result.Type = "canceled"
 	case rec.err != nil:
 		v.Result.Type = "errored"
-		_, v.Result.Error = gateway.EncodeError(gateway.DialectAnthropic, rec.err, now)
+		_, v.Result.Error = c.EncodeError(dialectAnthropic, rec.err, now)
 	default:
 		v.Result.Type = "errored"
 		b, _ := json.Marshal(map[string]any{"type": "error",

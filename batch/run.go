@@ -58,6 +58,13 @@ const (
 func (r *Runner) Run(ctx context.Context, in *Input, out string) (*Summary, error) {
 	r.in, r.start = in, time.Now()
 	r.st.byClass = map[string]int{}
+	if in.needsCodec && r.cfg.Codec == nil {
+		what := in.Format.String() + " lines"
+		if in.Format == FormatLLMGuard {
+			what = `lines with "messages"`
+		}
+		return nil, fmt.Errorf("%s: %s need Config.Codec (gateway.Codec{}) to be read", in.Name, what)
+	}
 	if err := r.resolve(); err != nil {
 		return nil, err
 	}
@@ -434,7 +441,7 @@ func (r *Runner) malformed(it *item) *Record {
 
 // record encodes rec and queues it for the results file.
 func (r *Runner) record(rec *Record) {
-	line := rec.encode(nil, r.in.Format, time.Now())
+	line := rec.encode(nil, r.in.Format, r.cfg.Codec, time.Now())
 	rec.res, rec.err = nil, nil
 	r.writes <- &pending{rec: rec, line: line}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/batch"
+	"github.com/llmguard/llmguard/gateway"
 )
 
 // Exit codes of llmguard batch.
@@ -73,7 +74,7 @@ func runBatch(ctx context.Context, env *Env, args []string) int {
 	if dir := filepath.Dir(*outPath); !isDir(dir) {
 		return fail("--out %s: directory %s does not exist (create it first)", *outPath, dir)
 	}
-	cfg := &batch.Config{Route: *route, Concurrency: *conc, MaxCost: *maxCost, RetryFailed: *retryFailed, NoWaitPast: *noWaitPast}
+	cfg := &batch.Config{Codec: gateway.Codec{}, Route: *route, Concurrency: *conc, MaxCost: *maxCost, RetryFailed: *retryFailed, NoWaitPast: *noWaitPast}
 	if *tmplPath != "" {
 		b, err := os.ReadFile(*tmplPath)
 		if err != nil {
