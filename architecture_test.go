@@ -132,7 +132,7 @@ func TestArchitecture(t *testing.T) {
 		}
 	}
 	// The engine, the edges and the adapters never see YAML or config.
-	for _, p := range []string{"resilience", "gateway", "mcpserver", "catalog", "classify", "state", "state/memstore",
+	for _, p := range []string{"resilience", "gateway", "mcpserver", "batch", "catalog", "classify", "state", "state/memstore",
 		"provider", "provider/anthropic", "provider/openai", "provider/gemini", "provider/registry"} {
 		for _, d := range append(deps(local, p), p) {
 			if d == "config" {
@@ -155,6 +155,7 @@ func TestArchitecture(t *testing.T) {
 		"resilience":         {"gateway", "mcpserver", "mock", "config", "provider/anthropic", "provider/openai", "provider/gemini", "provider/registry"},
 		"gateway":            {"mcpserver", "mock", "config", "provider/anthropic", "provider/openai", "provider/gemini", "provider/registry"},
 		"mcpserver":          {"gateway", "mock", "config", "provider/anthropic", "provider/openai", "provider/gemini", "provider/registry"},
+		"batch":              {"gateway", "mcpserver", "mock", "config", "provider/anthropic", "provider/openai", "provider/gemini", "provider/registry"},
 		"mock":               {"provider", "resilience", "gateway", "mcpserver", "config", "catalog"},
 		"catalog":            {"provider", "resilience", "config", "classify"},
 		"state":              {"resilience", "provider", "classify"},

@@ -235,6 +235,11 @@ type Summary struct {
 	// Attempts counts upstream attempts; WastedAttempts those that gave no
 	// recorded answer (retries, fallbacks, calls that failed).
 	Attempts, WastedAttempts int
+	// WastedCostUSD is what the run paid for and did not keep: answers
+	// whose record could not be written (they are to do again). The
+	// engine reports no cost for a failed attempt (a 429 or 529 is not
+	// billed), so retries and fallbacks add nothing here.
+	WastedCostUSD float64
 	// Stopped is why the run ended with items left to do, one line ("" when
 	// every item has a record). A later run with the same results file
 	// resumes them.

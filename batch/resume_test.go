@@ -196,3 +196,34 @@ func TestMaxCost(t *testing.T) {
 		t.Errorf("stop events: %v", stops)
 	}
 }
+
+// A results file that cannot be written stops the run: the answers whose
+// record did not reach the disk are not done (a later run does them), and
+// what they cost is the summary's wasted cost.
+func TestWriteFailure(t *testing.T) {
+	eng := &fakeEngine{}
+	in, err := Open(writeLines(t, "items.jsonl", ownItems(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	r, err := New(eng, &Config{Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.onCall = func(n int64) {
+		if n == 3 {
+			r.out.f.Close() // the disk goes away before the third answer is written
+		}
+	}
+	sum, err := r.Run(t.Context(), in, out)
+	if err == nil || !strings.Contains(err.Error(), "file already closed") {
+		t.Fatalf("err = %v", err)
+	}
+	if sum.Served != 2 || sum.Left() != 8 || sum.WastedCostUSD < 0.01 || !strings.HasPrefix(sum.Stopped, "writing the results failed") {
+		t.Fatalf("summary: %+v", sum)
+	}
+	if recs := readResults(t, out); len(recs) != 2 {
+		t.Errorf("%d records on disk, want 2", len(recs))
+	}
+}

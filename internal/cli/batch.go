@@ -182,7 +182,7 @@ func isDir(p string) bool {
 // printBatchSummary writes how the run ended, e.g.
 //
 //	batch: 1247 items: 1240 answered, 5 failed (invalid_request 3, malformed 2), 2 left; 312 done by an earlier run
-//	attempts 1302 (55 wasted), cost $1.2345, 3m12s (6.5 items/s)
+//	attempts 1302 (55 wasted), cost $1.2345 ($0.0000 wasted), 3m12s (6.5 items/s)
 //	results: results.jsonl (OpenAI Batch API format)
 func printBatchSummary(w io.Writer, s *batch.Summary) {
 	var b strings.Builder
@@ -199,8 +199,8 @@ func printBatchSummary(w io.Writer, s *batch.Summary) {
 	if s.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d done by an earlier run", s.Skipped)
 	}
-	fmt.Fprintf(&b, "\nattempts %d (%d wasted), cost $%.4f, %s (%.1f items/s)\n", s.Attempts, s.WastedAttempts, s.CostUSD,
-		s.Elapsed.Round(time.Millisecond), s.Rate)
+	fmt.Fprintf(&b, "\nattempts %d (%d wasted), cost $%.4f ($%.4f wasted), %s (%.1f items/s)\n", s.Attempts, s.WastedAttempts,
+		s.CostUSD, s.WastedCostUSD, s.Elapsed.Round(time.Millisecond), s.Rate)
 	fmt.Fprintf(&b, "results: %s (%s format)\n", s.Out, s.Format)
 	if s.Stopped != "" {
 		fmt.Fprintf(&b, "stopped: %s; run the same command again to resume the %d left\n", s.Stopped, s.Left())
