@@ -1,81 +1,12 @@
 package mcpserver
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/resilience"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// progress turns engine events into MCP progress notifications for a client
-// that sent a progressToken. event never blocks the engine: notifications are
-// queued (dropping when the queue is full) and sent in order by one
-// goroutine; close flushes the queue before the tool result goes out.
-type progress struct {
-	ctx   context.Context
-	ss    *mcp.ServerSession
-	token any
-	now   func() time.Time
-	log   *slog.Logger
-	q     chan string
-	done  chan struct{}
-}
-
-func newProgress(ctx context.Context, req *mcp.CallToolRequest, now func() time.Time, log *slog.Logger) *progress {
-	p := &progress{ctx: ctx, now: now, log: log}
-	if req == nil || req.Session == nil || req.Params == nil {
-		return p
-	}
-	tok := req.Params.GetProgressToken()
-	if tok == nil {
-		return p
-	}
-	p.ss, p.token = req.Session, tok
-	p.q = make(chan string, 64)
-	p.done = make(chan struct{})
-	go p.send()
-	return p
-}
-
-func (p *progress) send() {
-	defer close(p.done)
-	n := 0
-	for msg := range p.q {
-		n++
-		err := p.ss.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: p.token, Progress: float64(n), Message: msg})
-		if err != nil {
-			p.log.Debug("mcp progress notification not sent", "error", err)
-		}
-	}
-}
-
-// event is the engine's Call.OnEvent.
-func (p *progress) event(ev resilience.Event) {
-	if p.q == nil {
-		return
-	}
-	msg := progressMessage(ev)
-	if msg == "" {
-		return
-	}
-	select {
-	case p.q <- msg:
-	default: // a client that can't keep up loses progress, never the answer
-	}
-}
-
-func (p *progress) close() {
-	if p.q == nil {
-		return
-	}
-	close(p.q)
-	<-p.done
-}
 
 // progressMessage is the line an agent sees while the engine works, e.g.
 // "anthropic/claude-x attempt 2/5: 529 overloaded_error; retrying in 3.2s" or

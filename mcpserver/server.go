@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/mcpcall"
+	"github.com/llmguard/llmguard/resilience"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +28,9 @@ type server struct {
 	cfg   Config
 	log   *slog.Logger
 	mcp   *mcp.Server
-	dedup *dedup
+	// calls makes identical LLM calls share one upstream call and, for
+	// the route's cache TTL, its result.
+	calls *mcpcall.Group[*resilience.Result, resilience.Event]
 
 	mu       sync.Mutex
 	failures []failureLine // ring of recent failures, oldest first
@@ -40,7 +44,12 @@ type failureLine struct {
 
 func newServer(cfg *Config) *server {
 	c := cfg.withDefaults()
-	s := &server{cfg: c, log: c.Logger, dedup: newDedup(c.Now, c.Logger, c.CacheTTL, c.CacheEntries)}
+	s := &server{cfg: c, log: c.Logger, calls: mcpcall.NewGroup[*resilience.Result, resilience.Event](&mcpcall.GroupOptions[*resilience.Result]{
+		Store:  mcpcall.NewCache[*resilience.Result](c.CacheEntries),
+		TTL:    c.CacheTTL,
+		Keep:   func(r *resilience.Result) bool { return r != nil && !r.Static },
+		Logger: c.Logger,
+	})}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: c.Name, Title: "llmguard", Version: c.Version}, &mcp.ServerOptions{
 		Logger:       c.Logger,
 		Instructions: instructions,

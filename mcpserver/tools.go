@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/mcpcall"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,12 +205,16 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 	if err != nil {
 		return Answer{}, err
 	}
-	p := newProgress(ctx, req, s.cfg.Now, s.log)
+	p := mcpcall.NewProgress(ctx, req, s.log)
+	var onEvent func(resilience.Event)
+	if p.Active() {
+		onEvent = func(ev resilience.Event) { p.Send(progressMessage(ev)) }
+	}
 	var ttl time.Duration
 	if s.cfg.RouteCacheTTL != nil {
 		ttl = s.cfg.RouteCacheTTL(route)
 	}
-	res, err := s.dedup.do(ctx, key, ttl, p, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
+	res, cached, err := s.calls.Do(ctx, key, &mcpcall.CallOptions{TTL: ttl}, onEvent, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
 		// One scope for every caller, as for the dedup of successes.
 		call := &resilience.Call{Route: route, Request: r, Timeout: s.cfg.ToolTimeout, OnEvent: onEvent,
 			RepeatScope: "mcp"}
@@ -218,7 +223,15 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		}
 		return s.cfg.Engine.Chat(ctx, call)
 	})
-	p.close()
+	p.Close()
+	if pe, ok := errors.AsType[*mcpcall.PanicError](err); ok {
+		err = panicError("the upstream call", pe.Value)
+	}
+	if cached {
+		r := *res
+		r.Cached = true
+		res = &r
+	}
 	if ask := askClient(err); ask != nil {
 		return Answer{}, inputNeeded{ask}
 	}
