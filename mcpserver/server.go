@@ -25,9 +25,9 @@ func New(cfg *Config) *mcp.Server {
 
 // server holds the tools' shared state.
 type server struct {
-	cfg   Config
-	log   *slog.Logger
-	mcp   *mcp.Server
+	cfg Config
+	log *slog.Logger
+	mcp *mcp.Server
 	// calls makes identical LLM calls share one upstream call and, for
 	// the route's cache TTL, its result.
 	calls *mcpcall.Group[*resilience.Result, resilience.Event]

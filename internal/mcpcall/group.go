@@ -67,7 +67,7 @@ type flight[V, E any] struct {
 	cancel    context.CancelFunc
 	ttl       time.Duration
 	runFor    time.Duration
-	cancelled bool                   // aborted by its last caller; winding down
+	cancelled bool                  // aborted by its last caller; winding down
 	sinks     map[*sink[E]]struct{} // event sinks of the callers still waiting
 }
 

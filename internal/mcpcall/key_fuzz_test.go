@@ -1,4 +1,4 @@
-package mcpserver
+package mcpcall
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := canonicalJSON(in)
+		out, err := CanonicalJSON(in)
 		if err != nil {
 			return
 		}
@@ -23,7 +23,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("canonical form of %q is not JSON: %q", in, out)
 		}
-		again, err := canonicalJSON(out)
+		again, err := CanonicalJSON(out)
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("not a fixed point: %q -> %q -> %q (%v)", in, out, again, err)
 		}
