@@ -1,0 +1,60 @@
+package resilience_test
+
+import (
+	"testing"
+
+	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// mockStack is an engine over a mock of the given config (a scenario, a
+// rate limit), for the scenario tests of issue 13: the mock and the
+// adapters speak HTTP over an in-memory network, so a synctest bubble's
+// clock runs through them. routes maps a route name to its config.
+func mockStack(t *testing.T, mc *mock.Config, routes map[string]*config.Route, mutate func(*resilience.Options)) (*mock.Server, *resilience.Engine) {
+	t.Helper()
+	srv := mock.New(mc)
+	ts := pipenet.NewServer(srv)
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	cfg := &config.Config{
+		Providers: map[string]*config.Provider{
+			"anthropic": {APIKey: "sk-ant-mock", BaseURL: ts.URL},
+			"openai":    {APIKey: "sk-mock", BaseURL: ts.URL + "/v1"},
+			"gemini":    {APIKey: "AIzaMock", BaseURL: ts.URL},
+		},
+		Routes: routes,
+	}
+	adapters := map[string]provider.Adapter{}
+	for name, p := range cfg.Providers {
+		a, err := registry.New(name, p.Settings(), ts.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		adapters[name] = a
+	}
+	opts := cfg.EngineOptions()
+	opts.Adapters = adapters
+	if mutate != nil {
+		mutate(opts)
+	}
+	eng, err := resilience.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, eng
+}
+
+// served counts the mock's requests for model that it answered with status.
+func served(srv *mock.Server, model string, status int) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Model == model && r.Status == status {
+			n++
+		}
+	}
+	return n
+}
