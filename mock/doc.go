@@ -64,6 +64,8 @@
 //	html_502            Cloudflare HTML 502 page naming the provider's host
 //	reset               the connection is closed with a TCP RST before any response
 //	hang                no response until the client gives up (or Server.Close, or Config.HangLimit)
+//	silent[:N]          no status line or headers for N seconds (default 15), then the connection
+//	                    closes, as a proxy or load balancer in front of a silent upstream does
 //	truncated[:N]       a 200 whose body stops half way (streams: after N deltas, default 2,
 //	                    the connection drops without the closing events)
 //	midstream[:N]       a stream fails after N deltas (default 3) with the provider's in-stream error:

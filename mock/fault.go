@@ -27,6 +27,7 @@ const (
 	KindHTML502           = "html_502"           // Cloudflare HTML 502 page
 	KindReset             = "reset"              // connection reset (TCP RST) before any response
 	KindHang              = "hang"               // no response until the client gives up (or Server.Close)
+	KindSilent            = "silent"             // no response headers for N seconds (default 15), then the connection closes
 	KindTruncated         = "truncated"          // a 200 whose body (or stream) stops half way
 	KindMidstream         = "midstream"          // a stream that fails after N tokens (arg: N, default 3)
 	KindStall             = "stall"              // 200, then keep-alives (N of them, then the answer; no N: until the client gives up)
@@ -38,7 +39,7 @@ const (
 func kindNames() []string {
 	return []string{KindOK, KindOverloaded, KindRateLimit, KindInsufficientQuota, KindCreditLow,
 		KindDailyQuota, KindBadKey, KindPermission, KindNotFound, KindInvalidRequest, KindContextOverflow,
-		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindTruncated, KindMidstream, KindStall, KindStuck, KindLong}
+		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindSilent, KindTruncated, KindMidstream, KindStall, KindStuck, KindLong}
 }
 
 // Step is one scripted answer, written KIND[:ARG][@LATENCY]: "529",

@@ -24,6 +24,7 @@ type reply struct {
 	chat   *chat
 	emb    *embedReq // an embeddings request
 	rid    string
+	rate   *rateState // what Config.RateLimit announces for this request (nil: none)
 	// started: the 200 status line and headers are out (stall, streams).
 	started bool
 }
@@ -135,6 +136,7 @@ func (x *reply) setHeaders(contentType string) {
 		h["X-Request-Id"] = rid
 		h["Apim-Request-Id"] = rid
 	}
+	x.rateHeaders(h)
 }
 
 func (x *reply) host() string {
@@ -172,7 +174,7 @@ func (x *reply) serve(st Step) {
 	switch kind {
 	case KindOK, KindMidstream, KindTruncated, KindStall, KindStuck, KindLong:
 		x.s.record(x, st.String(), http.StatusOK)
-	case KindReset, KindHang:
+	case KindReset, KindHang, KindSilent:
 		x.s.record(x, st.String(), 0)
 	default:
 		t := x.s.cat.lookup(x.rt.dialect, kind)
@@ -211,6 +213,8 @@ func (x *reply) serve(st Step) {
 		reset(x.w)
 	case KindHang:
 		x.hold()
+	case KindSilent:
+		x.silent(st)
 	default:
 		x.writeTemplate(x.s.cat.lookup(x.rt.dialect, kind), st)
 	}
@@ -245,6 +249,8 @@ func (x *reply) writeTemplate(t *errTemplate, st Step) {
 	if st.HasArg && !hasRetry {
 		h.Set("Retry-After", strconv.Itoa(st.Arg))
 	}
+	x.rateHeaders(h) // what the mock's rate limit says, over the template's
+
 	body := render(make([]byte, 0, 512), t.body, &v)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	x.w.WriteHeader(statusOf(t, st))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -62,6 +63,10 @@ type Config struct {
 	// KeepAlive is the interval between the keep-alives of a "stall"
 	// fault. Zero means 1 second.
 	KeepAlive time.Duration
+	// RateLimit, when set, enforces and announces a request rate per
+	// provider and key on generation requests (see RateLimit). Nil: no
+	// limit, and no rate-limit headers on successes.
+	RateLimit *RateLimit
 }
 
 // Request is one entry of the request log, a plain value (safe to copy).
@@ -87,7 +92,7 @@ type Request struct {
 	Key string `json:"key,omitempty"`
 	// Fault is the step served ("ok", "529", "rate_limit:2", …).
 	Fault string `json:"fault"`
-	// Status is the HTTP status sent; 0 for reset and hang.
+	// Status is the HTTP status sent; 0 for reset, hang and silent.
 	Status int `json:"status"`
 	// RequestID is the provider request id the mock sent ("" for Gemini).
 	RequestID string `json:"request_id,omitempty"`
@@ -115,7 +120,8 @@ type Server struct {
 	start    time.Time // when the server started or was reset: rules' After/For/Every count from it
 	rng      *rand.Rand
 	counters map[string]int
-	log      []Request // a ring once full; head is the oldest entry
+	buckets  map[string]*bucket // Config.RateLimit's, by provider and key
+	log      []Request          // a ring once full; head is the oldest entry
 	head     int
 	seq      int
 }
@@ -199,6 +205,7 @@ func (s *Server) Reset() {
 	s.head = 0
 	s.seq = 0
 	clear(s.counters)
+	s.buckets = nil
 	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s.ids.Store(0)
 	s.mu.Unlock()
@@ -288,6 +295,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if x.chat == nil {
 			x.chat = &chat{}
+		}
+	}
+	if s.cfg.RateLimit != nil && s.cfg.RateLimit.Requests > 0 && rt.endpoint != endpointModels {
+		if wait, ok := x.takeRate(); !ok {
+			step = Step{Kind: KindRateLimit, Arg: int(math.Ceil(wait.Seconds())), HasArg: true}
 		}
 	}
 	x.serve(step)

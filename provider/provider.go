@@ -252,6 +252,10 @@ type Response struct {
 	// request's Passthrough body; the fields above say the same in
 	// canonical form. nil for most responses.
 	Raw json.RawMessage `json:"raw,omitempty"`
+	// RateLimit is what the response headers announced of the caller's
+	// rate limits (nil: nothing). It describes the moment of the answer,
+	// so it is not kept with a stored answer.
+	RateLimit *RateLimit `json:"-"`
 }
 
 // ToolCallDelta is a streamed fragment of a tool call. Index identifies the
@@ -342,6 +346,9 @@ type Error struct {
 	AfterFirstToken bool
 	// Err is the underlying transport error, if any.
 	Err error
+	// RateLimit is what the failed response's headers announced of the
+	// caller's rate limits (nil: nothing, or no response).
+	RateLimit *RateLimit
 }
 
 // Error returns the verdict's one redacted line.

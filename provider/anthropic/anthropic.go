@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -114,6 +115,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 		return nil, err
 	}
 	out.Provider = a.name
+	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
 	out.RequestID = resp.Header.Get("request-id")
 	out.Dropped = call.Dropped
 	if relayed(req) {

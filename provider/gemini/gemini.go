@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -110,6 +111,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 		out.Model = call.Model
 	}
 	out.Provider = a.name
+	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
 	out.RequestID = requestID(resp.Header)
 	out.Dropped = call.Dropped
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -179,6 +180,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 		return nil, err
 	}
 	out.Provider = a.name
+	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
 	out.RequestID = requestID(resp.Header)
 	out.Dropped = call.Dropped
 	if a.q.verbatim && chatRelayed(req) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -95,6 +96,7 @@ func (a *Adapter) chatResponses(ctx context.Context, req *provider.Request) (*pr
 		return nil, err
 	}
 	out.Provider = a.name
+	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
 	out.RequestID = requestID(resp.Header)
 	out.Raw = body
 	return out, nil

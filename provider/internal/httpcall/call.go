@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -52,7 +53,11 @@ func (c Call) Classify(in classify.Input, err error) *provider.Error {
 			v.Message = string(v.Class)
 		}
 	}
-	return &provider.Error{Provider: c.Provider, Model: c.Model, Verdict: v, Err: err}
+	pe := &provider.Error{Provider: c.Provider, Model: c.Model, Verdict: v, Err: err}
+	if in.Status != 0 {
+		pe.RateLimit = provider.ParseRateLimit(in.Header, time.Now())
+	}
+	return pe
 }
 
 // Invalid is the error for a request the adapter cannot send: it could not

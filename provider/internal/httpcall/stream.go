@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -43,6 +44,7 @@ type Stream struct {
 	rd    *sse.Reader
 	dec   Decoder
 	reqID string
+	rl    *provider.RateLimit
 
 	pending   []provider.Chunk
 	err       error
@@ -57,7 +59,8 @@ type Stream struct {
 
 // NewStream returns a Stream reading resp's body with dec.
 func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) *Stream {
-	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID}
+	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID,
+		rl: provider.ParseRateLimit(resp.Header, time.Now())}
 }
 
 // WholeDecoder is a Decoder that also reads the dialect's non-streaming
@@ -87,7 +90,8 @@ func (c Call) OpenStream(ctx context.Context, resp *http.Response, dec Decoder, 
 		if whole {
 			if r, err := wd.DecodeWhole(body); err == nil {
 				r.Dropped = c.Dropped
-				return &wholeStream{chunks: r.Chunks(), reqID: requestID, raw: r.Raw}, nil
+				return &wholeStream{chunks: r.Chunks(), reqID: requestID, raw: r.Raw,
+					rl: provider.ParseRateLimit(resp.Header, time.Now())}, nil
 			}
 		}
 		return nil, c.BadBody(resp, body[:min(len(body), MaxErrorBody)], errNotStream)
@@ -101,9 +105,13 @@ type wholeStream struct {
 	chunks []provider.Chunk
 	reqID  string
 	raw    json.RawMessage
+	rl     *provider.RateLimit
 }
 
 func (s *wholeStream) RawAnswer() json.RawMessage { return s.raw }
+
+// RateLimit implements provider.RateLimitReporter.
+func (s *wholeStream) RateLimit() *provider.RateLimit { return s.rl }
 
 func (s *wholeStream) Recv() (provider.Chunk, error) {
 	if len(s.chunks) == 0 {
@@ -121,6 +129,10 @@ var errNotStream = errors.New("a JSON body where an event stream was expected")
 
 // RequestID implements provider.Stream.
 func (s *Stream) RequestID() string { return s.reqID }
+
+// RateLimit implements provider.RateLimitReporter: what the response
+// headers announced (nil: nothing).
+func (s *Stream) RateLimit() *provider.RateLimit { return s.rl }
 
 // RawAnswer implements provider.RawAnswerer for a decoder that rebuilds the
 // answer of a relayed request (nil for the others).
