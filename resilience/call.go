@@ -99,6 +99,10 @@ type callState struct {
 	// hedgedTo holds the targets a hedge has tried; the walker does not
 	// try them again.
 	hedgedTo map[*targetPlan]bool
+	// overflowed: a target answered context_length_exceeded; overflowAt
+	// is the largest known window that did (see window.go).
+	overflowed bool
+	overflowAt int
 
 	// emb is set for an embeddings call (Engine.Embed): Call.Request is nil.
 	emb *embedState

@@ -23,8 +23,11 @@
 //     which the idle timeout and the caller's context rule.
 //  3. Route walk, target by target in effective order (as listed, or by cost):
 //     a. Fallback eligibility from the last failure: invalid_request never
-//     falls back; context_length_exceeded only to a larger context window;
-//     content_filtered only when the route opts in; otherwise Verdict.Fallback.
+//     falls back; after a context_length_exceeded, for the rest of the call,
+//     never to a target whose catalogue window is no larger than one that
+//     overflowed, and to one whose window is unknown only after those known
+//     to be larger (window.go); content_filtered only when the route opts
+//     in; otherwise Verdict.Fallback.
 //     b. Breakers: the provider key's breaker, then the target's; an open
 //     breaker or a rate-limit cooldown skips the target at zero cost (its
 //     end counts towards RouteError.RetryAt); a half-open one admits at

@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
@@ -52,17 +51,14 @@ func (cs *callState) cannotServe(t *targetPlan) string {
 // stop means no later target can be eligible either.
 func (cs *callState) fallbackOK(pe *provider.Error, from, to *targetPlan) (ok, stop bool, reason string) {
 	v := &pe.Verdict
+	if why := cs.windowRefusal(pe, from, to); why != "" {
+		return false, false, why
+	}
 	switch v.Class {
 	case classify.InvalidRequest:
 		return false, true, "invalid_request never falls back"
 	case classify.ContextLengthExceeded:
-		if to.contextSize == 0 {
-			return false, false, "context window unknown"
-		}
-		if from.contextSize != 0 && to.contextSize <= from.contextSize {
-			return false, false, fmt.Sprintf("context window %d not larger than %d", to.contextSize, from.contextSize)
-		}
-		return true, false, ""
+		return true, false, "" // to's window is unknown or larger (windowRefusal)
 	case classify.ContentFiltered:
 		if !cs.rp.fallbackOnFilter {
 			return false, true, "content_filtered: route does not fall back"

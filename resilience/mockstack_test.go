@@ -1,6 +1,7 @@
 package resilience_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/llmguard/llmguard/config"
@@ -14,19 +15,17 @@ import (
 // mockStack is an engine over a mock of the given config (a scenario, a
 // rate limit), for the scenario tests of issue 13: the mock and the
 // adapters speak HTTP over an in-memory network, so a synctest bubble's
-// clock runs through them. routes maps a route name to its config.
-func mockStack(t *testing.T, mc *mock.Config, routes map[string]*config.Route, mutate func(*resilience.Options)) (*mock.Server, *resilience.Engine) {
+// clock runs through them. cfg gives the routes (and models, pricing); its
+// providers are set to anthropic, openai and gemini on the mock.
+func mockStack(t *testing.T, mc *mock.Config, cfg *config.Config, mutate func(*resilience.Options)) (*mock.Server, *resilience.Engine) {
 	t.Helper()
 	srv := mock.New(mc)
 	ts := pipenet.NewServer(srv)
 	t.Cleanup(func() { srv.Close(); ts.Close() })
-	cfg := &config.Config{
-		Providers: map[string]*config.Provider{
-			"anthropic": {APIKey: "sk-ant-mock", BaseURL: ts.URL},
-			"openai":    {APIKey: "sk-mock", BaseURL: ts.URL + "/v1"},
-			"gemini":    {APIKey: "AIzaMock", BaseURL: ts.URL},
-		},
-		Routes: routes,
+	cfg.Providers = map[string]*config.Provider{
+		"anthropic": {APIKey: "sk-ant-mock", BaseURL: ts.URL},
+		"openai":    {APIKey: "sk-mock", BaseURL: ts.URL + "/v1"},
+		"gemini":    {APIKey: "AIzaMock", BaseURL: ts.URL},
 	}
 	adapters := map[string]provider.Adapter{}
 	for name, p := range cfg.Providers {
@@ -48,6 +47,11 @@ func mockStack(t *testing.T, mc *mock.Config, routes map[string]*config.Route, m
 	return srv, eng
 }
 
+// routes is a config of the one route "default".
+func routes(r *config.Route) *config.Config {
+	return &config.Config{Routes: map[string]*config.Route{"default": r}}
+}
+
 // served counts the mock's requests for model that it answered with status.
 func served(srv *mock.Server, model string, status int) int {
 	n := 0
@@ -57,4 +61,11 @@ func served(srv *mock.Server, model string, status int) int {
 		}
 	}
 	return n
+}
+
+// modelOf is a target's model, without its provider or a fault marker.
+func modelOf(target string) string {
+	_, m, _ := strings.Cut(target, "/")
+	m, _, _ = strings.Cut(m, "+")
+	return m
 }

@@ -17,6 +17,7 @@ import (
 // record keeps a finished attempt's failure for the call's RouteError. The
 // walker calls it, for its own attempts and for its hedge's.
 func (cs *callState) record(r *attemptResult) {
+	cs.noteOverflow(r)
 	if r.failure != nil && r.listed {
 		cs.attempts = append(cs.attempts, AttemptError{Target: r.target.name, Err: r.failure})
 	}

@@ -7,7 +7,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -30,7 +29,7 @@ func TestRecoveryAfterOutage(t *testing.T) {
 		}}}
 		route := routeOf("anthropic/claude-sonnet-4-5", "openai/gpt-4.1")
 		route.Retry.MaxAttempts = 2
-		srv, eng := mockStack(t, &mock.Config{Scenario: sc}, map[string]*config.Route{"default": route}, nil)
+		srv, eng := mockStack(t, &mock.Config{Scenario: sc}, routes(route), nil)
 		start := time.Now()
 		type call struct {
 			at     time.Duration

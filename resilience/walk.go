@@ -82,10 +82,21 @@ func (cs *callState) pass(ctx context.Context, stream bool) (answer, *targetPlan
 	}
 	var last *provider.Error
 	var lastT *targetPlan
-	for i := 0; i < len(rp.targets); i++ {
+	order := make([]int, len(rp.targets))
+	for i := range order {
+		order[i] = i
+	}
+	deferred := map[int]bool{}
+	for k := 0; k < len(order); k++ {
+		i := order[k]
 		t := rp.targets[i]
 		if cs.hedgedTo[t] {
 			continue // a hedge tried it: its failure is recorded already
+		}
+		if !deferred[i] && cs.deferUnknownWindow(t, order[k+1:]) {
+			deferred[i] = true
+			order = append(order, i) // after the targets known to be larger
+			continue
 		}
 		if why := cs.cannotServe(t); why != "" {
 			cs.skip(t, why)
