@@ -151,6 +151,10 @@ type StreamPolicy struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// HeaderTimeout: no response headers within this moves on (default 30s).
 	HeaderTimeout time.Duration `yaml:"header_timeout"`
+	// SilentAfter: no response headers for longer than this, then a
+	// closed connection, is a timeout: the call falls back and does not
+	// retry the target (default 5s).
+	SilentAfter time.Duration `yaml:"silent_after"`
 }
 
 // Breaker is the circuit-breaker policy of a target. The breaker opens on a

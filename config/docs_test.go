@@ -66,7 +66,7 @@ func TestDocsCoverEveryKey(t *testing.T) {
 		"| `base_delay` | duration | `" + fmtDur(d.Retry.BaseDelay), "| `max_delay` | duration ≥ `base_delay` | `" + fmtDur(d.Retry.MaxDelay),
 		"| `max_wait` | duration | `" + fmtDur(d.Retry.MaxWait), "| `budget` | number in [0,1] | `0.5`", "| `min_retry_concurrency` | int ≥ 0 | `3`",
 		"| `first_token_timeout` | duration | `" + fmtDur(d.Stream.FirstTokenTimeout), "| `idle_timeout` | duration | `" + fmtDur(d.Stream.IdleTimeout),
-		"| `header_timeout` | duration | `" + fmtDur(d.Stream.HeaderTimeout), "| `failures` | int ≥ 0 | `5`", "| `min_calls` | int ≥ 0 | `20`",
+		"| `header_timeout` | duration | `" + fmtDur(d.Stream.HeaderTimeout), "| `silent_after` | duration | `" + fmtDur(d.Stream.SilentAfter), "| `failures` | int ≥ 0 | `5`", "| `min_calls` | int ≥ 0 | `20`",
 		"| `failure_ratio` | number in [0,1] | `0.5`", "| `initial_cooldown` | duration > 0 | `" + fmtDur(d.Breaker.InitialCooldown),
 		"| `window` | duration | `" + fmtDur(d.Breaker.Window), "| `cooldown` | duration > 0 | `" + fmtDur(d.Breaker.Cooldown), "| `probes` | int ≥ 1 | `3`",
 		"| `queue_timeout` | duration | `" + fmtDur(d.QueueTimeout), "| `max_entries` | int | `10000`", "| `max_bytes` | int | `67108864`",

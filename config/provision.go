@@ -111,6 +111,7 @@ func (r *Route) fillZero() {
 	fill(&r.Stream.FirstTokenTimeout, d.Stream.FirstTokenTimeout)
 	fill(&r.Stream.IdleTimeout, d.Stream.IdleTimeout)
 	fill(&r.Stream.HeaderTimeout, d.Stream.HeaderTimeout)
+	fill(&r.Stream.SilentAfter, d.Stream.SilentAfter)
 	fillPtr(&r.Breaker.Failures, d.Breaker.Failures)
 	fillPtr(&r.Breaker.FailureRatio, d.Breaker.FailureRatio)
 	fill(&r.Breaker.MinCalls, d.Breaker.MinCalls)

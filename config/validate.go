@@ -239,6 +239,7 @@ func (v *validator) route(path string, r *Route) {
 	v.nonNeg(path+".stream.first_token_timeout", r.Stream.FirstTokenTimeout)
 	v.nonNeg(path+".stream.idle_timeout", r.Stream.IdleTimeout)
 	v.nonNeg(path+".stream.header_timeout", r.Stream.HeaderTimeout)
+	v.nonNeg(path+".stream.silent_after", r.Stream.SilentAfter)
 	v.breaker(path+".breaker", r.Breaker)
 	if r.MaxConcurrency < 0 {
 		v.add(path+".max_concurrency", "must not be negative")

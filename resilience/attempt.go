@@ -135,7 +135,8 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	actx, cancel := context.WithCancelCause(ctx)
 	limit := min(cs.rp.headerTimeout, left)
 	timer := time.AfterFunc(limit, func() { cancel(errHeaderTimeout) })
-	s, err := t.adapter.Stream(actx, req)
+	tctx, quiet := watchSilence(actx)
+	s, err := t.adapter.Stream(tctx, req)
 	timer.Stop()
 	fail := func(err error, cause error, full time.Duration, what string) (answer, *provider.Error, bool) {
 		pe, outOfTime := cs.attemptError(ctx, actx, t, err, cause, limit, full, what)
@@ -146,6 +147,11 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	if err != nil || s == nil {
 		if err == nil {
 			err = errors.New("adapter returned no stream and no error")
+		}
+		if pe := quiet.hungUp(actx, t, err, cs.rp.silentAfter); pe != nil {
+			cancel(context.Canceled)
+			release()
+			return answer{}, pe, false
 		}
 		return fail(err, errHeaderTimeout, cs.rp.headerTimeout, "no response headers within")
 	}

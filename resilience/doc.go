@@ -49,6 +49,8 @@
 //     timeout is the target's
 //     timeout; an attempt cut short by the caller's context or the call's
 //     deadline ends the call with ErrDeadline and counts nothing (step f).
+//     A streaming attempt that got no headers for longer than silent_after
+//     and then lost its connection timed out (silent.go).
 //     f. Outcome to the breaker by scope: model and provider (transport
 //     failures) → the target's failure-rate window; key (auth, quota,
 //     billing) → the key's breaker opens at once, for every target on the

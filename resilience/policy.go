@@ -106,6 +106,10 @@ type Timeouts struct {
 	IdleTimeout time.Duration
 	// HeaderTimeout: no response headers within this moves on (0 = 30s).
 	HeaderTimeout time.Duration
+	// SilentAfter: a streaming attempt that got no response headers for
+	// longer than this, then lost its connection, timed out: the call
+	// falls back and does not retry the target (0 = 5s; see silent.go).
+	SilentAfter time.Duration
 }
 
 // Breaker is the circuit-breaker policy of one target. It opens on a
@@ -208,6 +212,7 @@ const (
 	defaultFirstTokenTimeout      = 15 * time.Second
 	defaultIdleTimeout            = 20 * time.Second
 	defaultHeaderTimeout          = 30 * time.Second
+	defaultSilentAfter            = 5 * time.Second
 	defaultBreakerFailures        = 5
 	defaultBreakerFailureRatio    = 0.5
 	defaultBreakerMinCalls        = 20
@@ -236,7 +241,8 @@ func DefaultRoute() Route {
 			BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxWait: defaultMaxWait,
 			Budget: new(float64(defaultBudget)), MinRetryConcurrency: new(int(defaultMinRetryConcurrency)),
 		},
-		Stream: Timeouts{FirstTokenTimeout: defaultFirstTokenTimeout, IdleTimeout: defaultIdleTimeout, HeaderTimeout: defaultHeaderTimeout},
+		Stream: Timeouts{FirstTokenTimeout: defaultFirstTokenTimeout, IdleTimeout: defaultIdleTimeout, HeaderTimeout: defaultHeaderTimeout,
+			SilentAfter: defaultSilentAfter},
 		Breaker: Breaker{
 			Failures: new(int(defaultBreakerFailures)), FailureRatio: new(float64(defaultBreakerFailureRatio)),
 			MinCalls: defaultBreakerMinCalls, Window: defaultBreakerWindow,
@@ -273,6 +279,7 @@ type routePolicy struct {
 	clientWait                    time.Duration
 	repeatHold                    time.Duration
 	headerTimeout                 time.Duration
+	silentAfter                   time.Duration
 	firstTokenTimeout             time.Duration
 	idleTimeout                   time.Duration
 	queueTimeout                  time.Duration
@@ -293,6 +300,7 @@ func resolveRoute(r *Route) routePolicy {
 		clientWait:        orPtr(r.MaxClientWait, defaultMaxClientWait),
 		repeatHold:        orPtr(r.RepeatHold, defaultRepeatHold),
 		headerTimeout:     or(r.Stream.HeaderTimeout, defaultHeaderTimeout),
+		silentAfter:       or(r.Stream.SilentAfter, defaultSilentAfter),
 		firstTokenTimeout: or(r.Stream.FirstTokenTimeout, defaultFirstTokenTimeout),
 		idleTimeout:       or(r.Stream.IdleTimeout, defaultIdleTimeout),
 		queueTimeout:      or(r.QueueTimeout, defaultQueueTimeout),
