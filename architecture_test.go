@@ -159,6 +159,7 @@ func TestArchitecture(t *testing.T) {
 		"mock":               {"provider", "resilience", "gateway", "mcpserver", "config", "catalog"},
 		"catalog":            {"provider", "resilience", "config", "classify"},
 		"state":              {"resilience", "provider", "classify"},
+		"telemetry":          {"gateway", "mcpserver", "mock", "config"},
 	}
 	for p, bad := range never {
 		all := deps(local, p)

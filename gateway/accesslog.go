@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/telemetry"
 )
 
 // This file is the access log: one line per API request at info level,
@@ -31,9 +33,16 @@ type access struct {
 	fallbacks int
 	requestID string // the upstream request id
 	stream    bool
+	embed     bool // an embeddings request
 	// streamStatus is the status of the error event a stream ended with
 	// after its 200 went out (0 = none).
 	streamStatus int
+	// For the metrics: the time to a stream's first chunk, the chunks
+	// sent, the answer's usage and model.
+	firstChunk time.Duration
+	chunks     int
+	usage      provider.Usage
+	respModel  string
 }
 
 // accessOf returns the record of the request whose writer is w (nil when
@@ -73,6 +82,30 @@ func (a *access) noteStreamError(status int) {
 	}
 }
 
+// noteChunk records a stream chunk sent to the client.
+func (a *access) noteChunk(c *provider.Chunk) {
+	if a == nil || a.start.IsZero() {
+		return
+	}
+	if a.chunks == 0 {
+		a.firstChunk = time.Since(a.start)
+	}
+	a.chunks++
+	if c.Usage != nil {
+		a.usage.Merge(*c.Usage)
+	}
+	if c.Model != "" {
+		a.respModel = c.Model
+	}
+}
+
+// noteAnswer records a whole answer's usage and model.
+func (a *access) noteAnswer(resp *provider.Response) {
+	if a != nil && resp != nil {
+		a.usage, a.respModel = resp.Usage, resp.Model
+	}
+}
+
 // noteFailure records a failed engine call's attempts, last target and
 // last upstream request id.
 func (a *access) noteFailure(err error) {
@@ -92,11 +125,12 @@ func (a *access) noteFailure(err error) {
 	}
 }
 
-// logAccess writes the request's access line. What the response headers
-// say (x-llmguard-target, -attempts, -fallbacks, the upstream request id)
-// wins over what a failure left in the record: the line says what the
-// client was told.
-func (s *Server) logAccess(r *http.Request, tw *trackingWriter) {
+// endAccess ends a request's record: it writes the access line when
+// logged and counts the request in the metrics when there are any. What
+// the response headers say (x-llmguard-target, -attempts, -fallbacks, the
+// upstream request id) wins over what a failure left in the record: the
+// line says what the client was told.
+func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, logged bool) {
 	a := &tw.acc
 	h := tw.Header()
 	if v := h.Get("X-Llmguard-Attempts"); v != "" {
@@ -116,7 +150,14 @@ func (s *Server) logAccess(r *http.Request, tw *trackingWriter) {
 	case status == 0:
 		status = http.StatusOK // a handler that wrote nothing
 	}
-	ms := math.Round(float64(time.Since(a.start).Microseconds())/100) / 10
+	took := time.Since(a.start)
+	if s.metrics != nil && a.route != "" {
+		s.observe(tw, dialect, status, took)
+	}
+	if !logged {
+		return
+	}
+	ms := math.Round(float64(took.Microseconds())/100) / 10
 	attrs := []slog.Attr{
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("model", a.model), slog.String("route", a.route), slog.String("target", a.target),
@@ -133,6 +174,33 @@ func (s *Server) logAccess(r *http.Request, tw *trackingWriter) {
 		attrs = append(attrs, slog.Bool("cached", true))
 	}
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "access", attrs...)
+}
+
+// observe counts an engine request in the metrics.
+func (s *Server) observe(tw *trackingWriter, dialect string, status int, took time.Duration) {
+	a, h := &tw.acc, tw.Header()
+	outcome := telemetry.OutcomeSuccess
+	switch {
+	case status == 499:
+		outcome = telemetry.OutcomeCanceled
+	case status >= 400 || a.streamStatus != 0:
+		outcome = telemetry.OutcomeError
+	case h.Get("X-Llmguard-Cached") != "":
+		outcome = telemetry.OutcomeCached
+	case h.Get("X-Llmguard-Static") != "":
+		outcome = telemetry.OutcomeStatic
+	}
+	op := "chat"
+	if a.embed {
+		op = "embeddings"
+	}
+	target := a.target
+	if outcome == telemetry.OutcomeError && a.streamStatus == 0 {
+		target = "" // no target answered
+	}
+	s.metrics.Request(&telemetry.Request{Dialect: dialect, Operation: op, Route: a.route, Target: target,
+		Outcome: outcome, Duration: took, FirstChunk: a.firstChunk, Chunks: a.chunks, Usage: a.usage,
+		Model: a.respModel, Broken: a.streamStatus != 0})
 }
 
 // accessOn reports whether access lines are logged at all (the logger

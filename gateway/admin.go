@@ -32,6 +32,10 @@ func (s *Server) admin(mux *http.ServeMux) {
 		}
 		writeJSON(w, http.StatusOK, b)
 	}))
+	if s.metrics != nil {
+		// Like /status, the metrics name targets and their failures.
+		mux.Handle("GET /metrics", s.adminCheck(true, s.metrics.Handler().ServeHTTP))
+	}
 }
 
 // adminCheck applies the access policy to an admin endpoint: Host and

@@ -110,6 +110,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		s.fail(w, r, dialect, route, err)
 		return
 	}
+	accessOf(w).noteAnswer(res.Response)
 	h := w.Header()
 	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
 	setDropped(h, answerDropped(dialect, res.Response))

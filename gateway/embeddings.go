@@ -160,6 +160,9 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request, dialect
 		return
 	}
 	resp := res.Response
+	if a := accessOf(w); a != nil {
+		a.embed, a.usage, a.respModel = true, provider.Usage{InputTokens: resp.Usage.InputTokens}, resp.Model
+	}
 	setResultHeaders(w.Header(), dialect, res.Target, res.Attempts, res.Fallbacks, resp.RequestID)
 	model := resp.Model
 	if model == "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/memstore"
+	"github.com/llmguard/llmguard/telemetry"
 )
 
 // Engine is what the gateway needs of *resilience.Engine (which implements
@@ -75,6 +76,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives request failures (nil = slog.Default()).
 	Logger *slog.Logger
+	// Metrics, when set, counts every API request (route, answering target,
+	// dialect, outcome, latency, tokens, cost) and is served at /metrics
+	// beside /status, under the same access policy (nil = no /metrics).
+	// Feed the engine's events to it too (resilience.Options.OnEvent).
+	Metrics *telemetry.Metrics
 	// Items keeps the output items of translated Responses API answers, so
 	// that a later request's item_reference can name them (nil = an
 	// in-process memstore.Items with its default bounds).
@@ -95,6 +101,7 @@ type Server struct {
 	bufs     sync.Pool // *[]byte
 	routes   map[string][]string
 	items    state.ItemStore
+	metrics  *telemetry.Metrics
 }
 
 // New returns a Server. It does not listen; use Handler, AdminHandler or Run.
@@ -104,7 +111,7 @@ func New(opts *Options) (*Server, error) {
 		return nil, errors.New("gateway: Options.Engine is required")
 	}
 	s := &Server{eng: opts.Engine, cat: opts.Catalog, opts: *opts, now: opts.Now, log: opts.Logger,
-		maxBody: opts.MaxBodyBytes, items: opts.Items}
+		maxBody: opts.MaxBodyBytes, items: opts.Items, metrics: opts.Metrics}
 	g, err := httpguard.New(&httpguard.Policy{Keys: opts.Keys, AllowedOrigins: opts.AllowedOrigins,
 		AllowedHosts: opts.AllowedHosts, KeyName: "gateway key"})
 	if err != nil {

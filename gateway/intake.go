@@ -29,7 +29,7 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 		}
 		tw := &trackingWriter{ResponseWriter: w}
 		logged := s.accessOn(r)
-		if logged {
+		if logged || s.metrics != nil {
 			tw.acc.start = time.Now()
 		}
 		defer func() {
@@ -45,8 +45,8 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 					v = nil
 				}
 			}
-			if logged {
-				s.logAccess(r, tw) // the one place a request ends, streams included
+			if logged || s.metrics != nil {
+				s.endAccess(r, tw, d, logged) // the one place a request ends, streams included
 			}
 			if v != nil {
 				panic(v)

@@ -71,6 +71,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 		return
 	}
 	setCallHeaders(w.Header(), dialect, res)
+	accessOf(w).noteAnswer(res.Response)
 	resp := res.Response
 	setDropped(w.Header(), rsDropped(in, resp.Raw != nil, resp.Dropped))
 	if resp.Raw != nil {

@@ -187,6 +187,7 @@ func (p *pump) write(c *provider.Chunk) error {
 			return err
 		}
 	}
+	p.acc.noteChunk(c)
 	p.text.WriteString(c.Text)
 	if c.ToolCall != nil {
 		p.tools = true

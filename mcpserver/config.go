@@ -8,6 +8,7 @@ import (
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/telemetry"
 )
 
 // DefaultToolTimeout is a tool's deadline when Config.ToolTimeout is zero:
@@ -50,6 +51,9 @@ type Config struct {
 	// Logger receives the server's logs (nil = slog.Default()). In stdio mode
 	// it must write to stderr: stdout carries only JSON-RPC.
 	Logger *slog.Logger
+	// Metrics, when set, counts each LLM tool call as a request of dialect
+	// "mcp" (nil = none).
+	Metrics *telemetry.Metrics
 	// ToolTimeout is each tool call's deadline (0 = DefaultToolTimeout).
 	ToolTimeout time.Duration
 	// Now is the clock (nil = time.Now).

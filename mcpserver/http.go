@@ -25,6 +25,10 @@ type HTTPOptions struct {
 	AllowedHosts []string
 	// Logger receives rejected requests (nil = slog.Default()).
 	Logger *slog.Logger
+	// Handlers serves more paths beside MCP, behind the same access policy
+	// (pattern, as http.ServeMux takes it, to handler; e.g. "GET /metrics").
+	// nil = every path is MCP.
+	Handlers map[string]http.Handler
 }
 
 // HTTPHandler serves srv over MCP's Streamable HTTP transport behind the
@@ -51,7 +55,15 @@ func HTTPHandler(srv *mcp.Server, o *HTTPOptions) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
-	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger, PropagateRequestCancellation: true})
+	var inner http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger, PropagateRequestCancellation: true})
+	if len(opts.Handlers) > 0 {
+		mux := http.NewServeMux()
+		for pattern, h := range opts.Handlers {
+			mux.Handle(pattern, h)
+		}
+		mux.Handle("/", inner)
+		inner = mux
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.Preflight(w, r, "GET, POST, DELETE, OPTIONS") {
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/llmguard/llmguard/internal/mcpcall"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -210,6 +211,7 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 	if p.Active() {
 		onEvent = func(ev resilience.Event) { p.Send(progressMessage(ev)) }
 	}
+	start := time.Now()
 	var ttl time.Duration
 	if s.cfg.RouteCacheTTL != nil {
 		ttl = s.cfg.RouteCacheTTL(route)
@@ -232,6 +234,7 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		r.Cached = true
 		res = &r
 	}
+	s.observe(ctx, route, start, res, err)
 	if ask := askClient(err); ask != nil {
 		return Answer{}, inputNeeded{ask}
 	}
@@ -239,6 +242,31 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		return Answer{}, s.describe(ctx, err)
 	}
 	return answer(res), nil
+}
+
+// observe counts a tool call's engine call in the metrics.
+func (s *server) observe(ctx context.Context, route string, start time.Time, res *resilience.Result, err error) {
+	if s.cfg.Metrics == nil {
+		return
+	}
+	r := &telemetry.Request{Dialect: "mcp", Route: route, Duration: time.Since(start), Outcome: telemetry.OutcomeSuccess}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		r.Outcome = telemetry.OutcomeCanceled
+	case err != nil:
+		r.Outcome = telemetry.OutcomeError
+	case res.Cached:
+		r.Outcome = telemetry.OutcomeCached
+	case res.Static:
+		r.Outcome = telemetry.OutcomeStatic
+	}
+	if err == nil {
+		r.Target = res.Target
+		if res.Response != nil {
+			r.Usage, r.Model = res.Response.Usage, res.Response.Model
+		}
+	}
+	s.cfg.Metrics.Request(r)
 }
 
 func answer(res *resilience.Result) Answer {

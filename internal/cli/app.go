@@ -17,6 +17,7 @@ import (
 	"github.com/llmguard/llmguard/provider/openai"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/telemetry"
 )
 
 // App is what serve, mcp and demo run on: the loaded configuration, one
@@ -29,7 +30,10 @@ type App struct {
 	Adapters map[string]provider.Adapter
 	// Alerts is the webhook notifier fed by the engine's events, nil when
 	// alerts.webhook_url is not set.
-	Alerts  *alert.Notifier
+	Alerts *alert.Notifier
+	// Metrics counts the engine's events (and the requests of the edge that
+	// reports to it), served at /metrics.
+	Metrics *telemetry.Metrics
 	closers []func()
 }
 
@@ -99,6 +103,7 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 		o.Rand, o.OnEvent, o.Logger, o.Store = opts.Rand, opts.OnEvent, opts.Logger, opts.Store
 	}
 	o.Adapters = app.Adapters
+	app.Metrics = newMetrics(app, o)
 	if u := cfg.Alerts.WebhookURL; u != "" {
 		n, err := alert.New(&alert.Options{WebhookURL: u, Logger: o.Logger})
 		if err != nil {
@@ -202,4 +207,28 @@ func dropSampling(cfg *config.Config) {
 		}
 		r.Targets = kept
 	}
+}
+
+// newMetrics returns the app's metrics over the routes of o, and chains
+// them to o's event hook. The breaker gauges read app.Engine at scrape time.
+func newMetrics(app *App, o *resilience.Options) *telemetry.Metrics {
+	routes := make(map[string][]string, len(o.Routes))
+	for name, r := range o.Routes {
+		for _, t := range r.Targets {
+			routes[name] = append(routes[name], t.Name)
+		}
+	}
+	m := telemetry.New(&telemetry.Options{Routes: routes, Catalog: app.Catalog, Runtime: true,
+		Status: func() []resilience.TargetStatus {
+			if app.Engine == nil {
+				return nil
+			}
+			return app.Engine.Status()
+		}})
+	if prev := o.OnEvent; prev != nil {
+		o.OnEvent = func(e resilience.Event) { prev(e); m.Event(e) }
+	} else {
+		o.OnEvent = m.Event
+	}
+	return m
 }

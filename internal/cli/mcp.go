@@ -39,6 +39,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")
 	configPath := fs.String("config", "", "config `file` (default: $LLMGUARD_CONFIG, else zero config from provider keys in the environment)")
 	logs := addLogFlags(fs, "verbose (debug) logs on stderr: every engine event, each failed attempt's one-line verdict")
+	metricsAddr := fs.String("metrics-addr", "", "in stdio mode, also serve /metrics on `addr` (e.g. 127.0.0.1:9464; with --http it is served there)")
 	var origins mcpOrigins
 	fs.Var(&origins, "allow-origin", "also admit HTTP requests from this browser `origin` (repeatable); loopback origins are always admitted")
 	if code, ok := parseFlags(fs, args, env); !ok {
@@ -71,6 +72,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	default:
 		defer app.Close()
 		cfg.Engine = app.Engine
+		cfg.Metrics = app.Metrics
 		if t := app.Config.MCP.ToolTimeout; t > 0 && !flagSet(fs, "tool-timeout") {
 			cfg.ToolTimeout = t
 		}
@@ -85,7 +87,23 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	srv := mcpserver.New(cfg)
 
+	var extra map[string]http.Handler
+	if app != nil {
+		extra = map[string]http.Handler{"GET /metrics": app.Metrics.Handler()}
+	}
+	if *token == "" {
+		*token = env.Getenv("LLMGUARD_MCP_TOKEN")
+	}
+	classify.AddSecrets(*token)
 	if *httpAddr == "" {
+		if *metricsAddr != "" {
+			stop, err := serveSide(ctx, *metricsAddr, *token, extra, logger)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "llmguard mcp: --metrics-addr: %v\n", err)
+				return 2
+			}
+			defer stop()
+		}
 		t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: mcpStdout{env.Stdout}}
 		if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			logger.Error("llmguard mcp: session ended", "error", err)
@@ -94,10 +112,6 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		return 0
 	}
 
-	if *token == "" {
-		*token = env.Getenv("LLMGUARD_MCP_TOKEN")
-	}
-	classify.AddSecrets(*token)
 	addr := *httpAddr
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
 		addr = net.JoinHostPort("127.0.0.1", port) // loopback unless told otherwise
@@ -113,7 +127,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		return 2
 	}
 	h, err := mcpserver.HTTPHandler(srv, &mcpserver.HTTPOptions{Token: *token, AllowedOrigins: origins,
-		AllowedHosts: hostNames(*httpAddr), Logger: logger})
+		AllowedHosts: hostNames(*httpAddr), Logger: logger, Handlers: extra})
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(env.Stderr, "llmguard mcp: --allow-origin: %v\n", err)
@@ -163,4 +177,49 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// serveSide serves handlers (metrics, the dashboard) on addr beside MCP on
+// stdio, behind the gateway's access policy: loopback unless a token is
+// set, and then the token. stop shuts it down.
+func serveSide(ctx context.Context, addr, token string, handlers map[string]http.Handler, logger *slog.Logger) (stop func(), err error) {
+	p := &httpguard.Policy{AllowedHosts: hostNames(addr), KeyName: "MCP token"}
+	if token != "" {
+		p.Keys = []string{token}
+	}
+	g, err := httpguard.New(p)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if !httpguard.IsLoopback(ln.Addr()) && token == "" {
+		ln.Close()
+		return nil, fmt.Errorf("%s is not a loopback address: set --token or LLMGUARD_MCP_TOKEN", addr)
+	}
+	mux := http.NewServeMux()
+	for pattern, h := range handlers {
+		mux.Handle(pattern, h)
+	}
+	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ref := g.CheckSource(r)
+			if ref == nil {
+				ref = g.CheckKey(r)
+			}
+			if ref != nil {
+				http.Error(w, ref.Message, ref.Status)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})}
+	go hs.Serve(ln)
+	logger.Info("llmguard mcp: serving /metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}, nil
 }

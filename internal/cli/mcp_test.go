@@ -200,3 +200,69 @@ func TestMCPOverHTTP(t *testing.T) {
 		t.Errorf("exit code %d after shutdown", c)
 	}
 }
+
+// TestMCPMetrics: /metrics is served beside MCP on --http (behind its
+// token), and on --metrics-addr in stdio mode.
+func TestMCPMetrics(t *testing.T) {
+	cfg := mockConfig(t)
+	get := func(t *testing.T, url, token string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		re   string
+	}{
+		{"http", []string{"mcp", "--config", cfg, "--http", "127.0.0.1:0"}, `url=(http://127\.0\.0\.1:\d+)/`},
+		{"stdio", []string{"mcp", "--config", cfg, "--metrics-addr", "127.0.0.1:0"}, `url=(http://127\.0\.0\.1:\d+)/metrics`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var stderr lockedBuffer
+			stdin, keep := io.Pipe() // stdio mode runs until stdin ends
+			defer keep.Close()
+			env := &Env{Stdin: stdin, Stdout: io.Discard, Stderr: &stderr,
+				Getenv: func(k string) string {
+					return map[string]string{"LLMGUARD_MCP_TOKEN": "tok-9", "HOME": t.TempDir()}[k]
+				}}
+			code := make(chan int, 1)
+			go func() { code <- MainEnv(ctx, tc.args, env) }()
+			re := regexp.MustCompile(tc.re)
+			var base string
+			for deadline := time.Now().Add(10 * time.Second); base == ""; {
+				if m := re.FindStringSubmatch(stderr.String()); m != nil {
+					base = m[1]
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no url in stderr:\n%s", stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if c, _ := get(t, base+"/metrics", ""); c != http.StatusUnauthorized {
+				t.Errorf("without the token: %d, want 401", c)
+			}
+			c, body := get(t, base+"/metrics", "tok-9")
+			if c != 200 || !strings.Contains(body, "# TYPE go_goroutines gauge") {
+				t.Errorf("/metrics: %d\n%.400s", c, body)
+			}
+			cancel()
+			keep.Close()
+			if c := <-code; c != 0 {
+				t.Errorf("exit code %d\n%s", c, stderr.String())
+			}
+		})
+	}
+}

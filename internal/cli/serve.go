@@ -21,17 +21,17 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	fs.Usage = func() {
 		fmt.Fprint(env.Stderr, "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]\n\n"+
 			"Serves POST /v1/chat/completions, /v1/responses and /v1/embeddings (OpenAI), POST /v1/messages\n"+
-			"(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz and /status. Point\n"+
+			"(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz, /status and /metrics. Point\n"+
 			"clients at it:\n"+
 			"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
 			"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
 			"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
-			"needs one too. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
+			"and /metrics need one too. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API")
 	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
-	adminAddr := fs.String("admin-addr", "", "separate listen address for /healthz, /readyz and /status (default: on --addr)")
+	adminAddr := fs.String("admin-addr", "", "separate listen address for /healthz, /readyz, /status and /metrics (default: on --addr)")
 	keysEnv := fs.String("keys-env", "LLMGUARD_GATEWAY_KEYS", "environment variable holding the accepted gateway keys (unset or empty: no authentication)")
 	maxBody := fs.Int64("max-body", gateway.DefaultMaxBodyBytes, "request body limit in bytes (413 beyond)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
@@ -76,7 +76,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	}
 	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Catalog: app.Catalog, Keys: keys,
 		AllowedOrigins: origins, AllowedHosts: hostNames(*addr, *adminAddr),
-		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger})
+		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger, Metrics: app.Metrics})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
 		return 2

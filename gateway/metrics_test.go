@@ -1,0 +1,246 @@
+package gateway
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmguard/llmguard/internal/pipenet"
+	"github.com/llmguard/llmguard/mock"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/llmguard/llmguard/telemetry"
+)
+
+const metricsConfig = `
+providers:
+  anthropic: {base_url: MOCK, api_key: test-ant-key}
+  openai: {base_url: MOCK/v1, api_key: test-oai-key}
+routes:
+  default:
+    targets: [openai/gpt-4o]
+  overloaded:
+    targets: ["anthropic/claude-sonnet-4-5+fault=529:9", openai/gpt-4o]
+    retry: {max_attempts: 2}
+  retry-after:
+    targets: ["openai/gpt-4o+fault=429:3,200"]
+`
+
+// metricsStack is the gateway with metrics fed by its engine's events and
+// its own request records, on the mock over pipenet (inside a synctest
+// bubble, backoff takes virtual time).
+func metricsStack(t *testing.T, keys ...string) (*pipenet.Server, *telemetry.Metrics) {
+	t.Helper()
+	ms := pipenet.NewServer(mock.New(nil))
+	t.Cleanup(ms.Close)
+	m := telemetry.New(&telemetry.Options{Routes: map[string][]string{
+		"default":     {"openai/gpt-4o"},
+		"overloaded":  {"anthropic/claude-sonnet-4-5+fault=529:9", "openai/gpt-4o"},
+		"retry-after": {"openai/gpt-4o+fault=429:3,200"},
+	}})
+	srv, eng := newGateway(t, strings.ReplaceAll(metricsConfig, "MOCK", ms.URL), ms.Client(), m.Event,
+		&Options{Metrics: m, Keys: keys})
+	_ = eng
+	gw := pipenet.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	return gw, m
+}
+
+func doPost(t *testing.T, gw *pipenet.Server, path, body string, hdr ...string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, gw.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := gw.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// family finds a gathered metric family by name.
+func family(t *testing.T, m *telemetry.Metrics, name string) *dto.MetricFamily {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// value is the counter, gauge or histogram count of the series of family
+// name whose labels include want ("k=v" pairs); -1 when there is none.
+func value(t *testing.T, m *telemetry.Metrics, name string, want ...string) float64 {
+	t.Helper()
+	f := family(t, m, name)
+	if f == nil {
+		return -1
+	}
+next:
+	for _, s := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range s.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for _, w := range want {
+			k, v, _ := strings.Cut(w, "=")
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case s.Counter != nil:
+			return s.Counter.GetValue()
+		case s.Gauge != nil:
+			return s.Gauge.GetValue()
+		case s.Histogram != nil:
+			return float64(s.Histogram.GetSampleCount())
+		}
+	}
+	return -1
+}
+
+// TestMetrics: a call that retried, fell back and succeeded, one that
+// waited on a retry-after hint, a stream and a request for a model a
+// client invents show in /metrics with the families' labels, and the
+// invented name never becomes a label value.
+func TestMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gw, m := metricsStack(t)
+		if code := doPost(t, gw, "/v1/chat/completions", oaBody("overloaded", false, "")); code != 200 {
+			t.Fatalf("overloaded: status %d", code)
+		}
+		if code := doPost(t, gw, "/v1/chat/completions", oaBody("retry-after", false, "")); code != 200 {
+			t.Fatalf("retry-after: status %d", code)
+		}
+		if code := doPost(t, gw, "/v1/messages", anBody("default", true, "")); code != 200 {
+			t.Fatalf("stream: status %d", code)
+		}
+		// A configured provider serves any model it is asked for: the
+		// call succeeds, and counts under "other".
+		if code := doPost(t, gw, "/v1/chat/completions", oaBody("openai/invented-model-x", false, "")); code != 200 {
+			t.Fatalf("invented model: status %d", code)
+		}
+
+		const ant = "anthropic/claude-sonnet-4-5+fault=529:9"
+		for _, c := range []struct {
+			name   string
+			labels []string
+			min    float64
+		}{
+			{"llmguard_requests_total", []string{"route=overloaded", "target=openai/gpt-4o", "dialect=openai", "outcome=success"}, 1},
+			{"llmguard_requests_total", []string{"route=default", "target=openai/gpt-4o", "dialect=anthropic", "outcome=success"}, 1},
+			{"llmguard_requests_total", []string{"route=other", "target=other", "dialect=openai", "outcome=success"}, 1},
+			{"llmguard_attempts_total", []string{"target=" + ant, "error_type=overloaded", "fault_domain=provider"}, 2},
+			{"llmguard_attempts_total", []string{"target=openai/gpt-4o", "error_type=", "fault_domain="}, 2},
+			{"llmguard_retries_total", []string{"target=" + ant, "error_type=overloaded"}, 1},
+			{"llmguard_retry_wait_seconds_total", []string{"target=openai/gpt-4o+fault=429:3,200", "source=hint"}, 3},
+			{"llmguard_fallbacks_total", []string{"from=" + ant, "to=openai/gpt-4o", "reason=overloaded"}, 1},
+			{"llmguard_request_duration_seconds", []string{"route=retry-after", "dialect=openai", "outcome=success"}, 1},
+			{"gen_ai_client_token_usage", []string{"gen_ai_provider_name=openai", "gen_ai_request_model=gpt-4o", "gen_ai_token_type=output"}, 2},
+			{"gen_ai_client_operation_time_to_first_chunk_seconds", []string{"gen_ai_provider_name=openai", "gen_ai_request_model=gpt-4o"}, 1},
+			{"gen_ai_client_operation_time_per_output_chunk_seconds", []string{"gen_ai_provider_name=openai"}, 1},
+		} {
+			if got := value(t, m, c.name, c.labels...); got < c.min {
+				t.Errorf("%s%v = %v, want >= %v", c.name, c.labels, got, c.min)
+			}
+		}
+		if got := value(t, m, "llmguard_cost_usd_total", "target=openai/gpt-4o"); got <= 0 {
+			t.Errorf("llmguard_cost_usd_total{target=openai/gpt-4o} = %v, want > 0", got)
+		}
+
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/metrics", nil)
+		res, err := gw.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(b), "# TYPE llmguard_requests_total counter") {
+			t.Fatalf("/metrics: %d\n%s", res.StatusCode, b)
+		}
+		if strings.Contains(string(b), "invented") {
+			t.Errorf("a model name the client invented became a label value:\n%s", b)
+		}
+	})
+}
+
+// TestMetricsNeedKey: with gateway keys, /metrics (like /status) needs one.
+func TestMetricsNeedKey(t *testing.T) {
+	gw, _ := metricsStack(t, "gw-key-1")
+	for _, c := range []struct {
+		key  string
+		want int
+	}{{"", 401}, {"wrong", 401}, {"gw-key-1", 200}} {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/metrics", nil)
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		res, err := gw.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Errorf("key %q: status %d, want %d", c.key, res.StatusCode, c.want)
+		}
+	}
+}
+
+// BenchmarkGatewayMetrics interleaves calls to the gateway without and
+// with metrics (the engine's events and the request records counted) on
+// one mock, and reports each one's p50 and what metrics add to it.
+//
+//	go test -run '^$' -bench 'GatewayMetrics' -benchtime 5000x ./gateway/
+func BenchmarkGatewayMetrics(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	m := telemetry.New(&telemetry.Options{Routes: map[string][]string{"default": {"openai/gpt-4o"}}})
+	mock := strings.TrimSuffix(bs.direct, "/v1/chat/completions")
+	srv, _ := newGateway(b, "providers:\n  openai: {base_url: "+mock+"/v1, api_key: bench-key}\n"+
+		"routes:\n  default:\n    targets: [openai/gpt-4o]\n", nil, m.Event, &Options{Metrics: m})
+	ms := httptest.NewServer(srv.Handler())
+	defer ms.Close()
+	with := ms.URL + "/v1/chat/completions"
+	paths := []string{bs.gateway, with}
+	call := func(p string) {
+		bs.gateway = p // call names the route "default" on bs.gateway
+		bs.call(b, p)
+	}
+	for _, p := range paths {
+		call(p)
+	}
+	lat := make([][]time.Duration, len(paths))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, p := range paths {
+			t0 := time.Now()
+			call(p)
+			lat[j] = append(lat[j], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	for _, q := range []struct {
+		name string
+		p    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		off, on := percentile(lat[0], q.p), percentile(lat[1], q.p)
+		b.ReportMetric(us(off), "without-"+q.name+"-µs")
+		b.ReportMetric(us(on-off), "metrics-added-"+q.name+"-µs")
+	}
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,337 @@
+package telemetry
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/resilience"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Options configures New. A nil *Options means defaults.
+type Options struct {
+	// Routes are the engine's routes (Engine.Routes): the only route and
+	// target names that become label values; any other name a call
+	// carries is counted as "other". nil = none.
+	Routes map[string][]string
+	// Catalog prices the tokens of an answer (nil = the built-in table).
+	Catalog *catalog.Catalog
+	// Status snapshots the targets (Engine.Status), read at each scrape for
+	// the breaker-state, in-flight and queued gauges (nil = no such gauges).
+	Status func() []resilience.TargetStatus
+	// Runtime adds the Go runtime and process collectors (go_*, process_*).
+	Runtime bool
+}
+
+// Metrics counts what the engine and the edges do, in a private Prometheus
+// registry served by Handler. Create it with New; its methods are safe for
+// concurrent use and never block. The zero value is not usable; a nil
+// *Metrics ignores every observation.
+type Metrics struct {
+	reg   *prometheus.Registry
+	names names
+	cat   *catalog.Catalog
+
+	requests     *prometheus.CounterVec
+	reqDuration  *prometheus.HistogramVec
+	attempts     *prometheus.CounterVec
+	opDuration   *prometheus.HistogramVec
+	retries      *prometheus.CounterVec
+	retryWait    *prometheus.CounterVec
+	fallbacks    *prometheus.CounterVec
+	hedges       *prometheus.CounterVec
+	skips        *prometheus.CounterVec
+	breakerTrans *prometheus.CounterVec
+	keyBreaker   *prometheus.GaugeVec
+	giveUps      *prometheus.CounterVec
+	budgetOut    *prometheus.CounterVec
+	stateFail    *prometheus.CounterVec
+	firstChunk   *prometheus.HistogramVec
+	perChunk     *prometheus.HistogramVec
+	tokens       *prometheus.HistogramVec
+	cost         *prometheus.CounterVec
+	wasted       *prometheus.CounterVec
+}
+
+// Label names of the OpenTelemetry GenAI conventions, as Prometheus spells them.
+const (
+	lOperation     = "gen_ai_operation_name"
+	lProvider      = "gen_ai_provider_name"
+	lRequestModel  = "gen_ai_request_model"
+	lResponseModel = "gen_ai_response_model"
+	lTokenType     = "gen_ai_token_type"
+	lErrorType     = "error_type"
+)
+
+// Latency buckets in seconds: the GenAI conventions' advice for operation
+// durations, which also covers a first chunk and the gap between chunks.
+var durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+
+// tokenBuckets are the GenAI conventions' advice for token counts.
+var tokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+
+// New returns Metrics with every family registered.
+func New(o *Options) *Metrics {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	m := &Metrics{reg: prometheus.NewRegistry(), names: newNames(opts.Routes), cat: opts.Catalog}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		m.reg.MustRegister(v)
+		return v
+	}
+	histogram := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+		m.reg.MustRegister(v)
+		return v
+	}
+	m.requests = counter("llmguard_requests_total",
+		"API requests and tool calls by route, answering target, dialect and outcome (success, cached, static, error, canceled).",
+		"route", "target", "dialect", "outcome")
+	m.reqDuration = histogram("llmguard_request_duration_seconds",
+		"End-to-end time of a request, retries, waits and fallbacks included (a stream: until its last chunk).",
+		durationBuckets, "route", "dialect", "outcome")
+	m.attempts = counter("llmguard_attempts_total",
+		"Upstream attempts by target and, for a failed one, the classifier's error class and its fault domain (caller, policy, provider, network, gateway); both empty on success.",
+		"target", lErrorType, "fault_domain")
+	m.opDuration = histogram("gen_ai_client_operation_duration_seconds",
+		"Time of one upstream attempt (a stream: until its first chunk).",
+		durationBuckets, lOperation, lProvider, lRequestModel, lErrorType)
+	m.retries = counter("llmguard_retries_total", "Retries scheduled, by target and the error class retried.", "target", lErrorType)
+	m.retryWait = counter("llmguard_retry_wait_seconds_total",
+		"Time spent waiting before retries, by target and source: hint (the server's retry-after) or backoff.",
+		"target", "source")
+	m.fallbacks = counter("llmguard_fallbacks_total",
+		"Moves from one target to the next, by reason: the error class that caused it, or hedge.",
+		"from", "to", "reason")
+	m.hedges = counter("llmguard_hedges_total", "Hedged attempts by target: started, won.", "target", "result")
+	m.skips = counter("llmguard_skips_total",
+		"Targets a call did not try, by reason (breaker_open, cooldown, retry_budget, concurrency, wait_too_long, deadline, max_attempts, state_store, ineligible).",
+		"target", "reason")
+	m.breakerTrans = counter("llmguard_breaker_transitions_total",
+		"Circuit-breaker state changes by target, scope (target, or key: the provider key's breaker) and states.",
+		"target", "scope", "from", "to")
+	m.keyBreaker = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmguard_key_breaker_state",
+		Help: "State of a provider key's breaker as its last change left it: 0 closed, 1 half_open, 2 open."}, []string{"provider"})
+	m.reg.MustRegister(m.keyBreaker)
+	m.giveUps = counter("llmguard_give_ups_total",
+		"Calls that failed, by route and how they ended (exhausted, deadline, rejected, no_target, repeat, unknown_route).",
+		"route", "reason")
+	m.budgetOut = counter("llmguard_retry_budget_exhausted_total", "Retries refused because the target's retry budget was spent.", "target")
+	m.stateFail = counter("llmguard_state_store_fallbacks_total",
+		"Admissions decided without the shared state store because it failed (the target was skipped).", "target")
+	m.firstChunk = histogram("gen_ai_client_operation_time_to_first_chunk_seconds",
+		"Time from a streaming request's arrival to its first chunk sent to the client.",
+		durationBuckets, lOperation, lProvider, lRequestModel)
+	m.perChunk = histogram("gen_ai_client_operation_time_per_output_chunk_seconds",
+		"Mean time between a stream's output chunks after the first, one observation per stream.",
+		durationBuckets, lOperation, lProvider, lRequestModel)
+	m.tokens = histogram("gen_ai_client_token_usage",
+		"Tokens per answer by type: input (all prompt tokens), output, cache_read and cache_write (the prompt tokens served from or written to the provider's cache).",
+		tokenBuckets, lOperation, lProvider, lRequestModel, lResponseModel, lTokenType)
+	m.cost = counter("llmguard_cost_usd_total", "Cost in US dollars of the answers, from the pricing table, by target.", "target")
+	m.wasted = counter("llmguard_wasted_cost_usd_total",
+		"Cost in US dollars of tokens paid for that never reached the caller (it went away, or a stream broke after it began), by target.",
+		"target")
+	if opts.Status != nil {
+		m.reg.MustRegister(&statusCollector{status: opts.Status, names: m.names})
+	}
+	if opts.Runtime {
+		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return m
+}
+
+// Registry returns the private registry, to add collectors or to gather.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus text (or OpenMetrics) format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// Event counts one engine event; pass it as resilience.Options.OnEvent
+// (directly or chained).
+func (m *Metrics) Event(ev resilience.Event) {
+	if m == nil {
+		return
+	}
+	switch ev.Kind {
+	case resilience.EventSuccess:
+		if ev.Attempt > 0 { // not a cached or static answer
+			t := m.names.target(ev.Target)
+			m.attempts.WithLabelValues(t, "", "").Inc()
+		}
+	case resilience.EventFailure:
+		t := m.names.target(ev.Target)
+		class, domain := "", DomainGateway
+		if ev.Verdict != nil {
+			class, domain = string(ev.Verdict.Class), Domain(ev.Verdict.Class)
+		}
+		m.attempts.WithLabelValues(t, class, domain).Inc()
+	case resilience.EventRetry:
+		t := m.names.target(ev.Target)
+		class, source := "", "backoff"
+		if ev.Verdict != nil {
+			class = string(ev.Verdict.Class)
+			if ev.Verdict.Wait > 0 {
+				source = "hint"
+			}
+		}
+		m.retries.WithLabelValues(t, class).Inc()
+		if ev.Wait > 0 {
+			m.retryWait.WithLabelValues(t, source).Add(ev.Wait.Seconds())
+		}
+	case resilience.EventFallback:
+		to := m.names.target(ev.Target)
+		reason := "unknown"
+		switch {
+		case strings.HasPrefix(ev.Reason, "hedge"):
+			reason = "hedge"
+			m.hedges.WithLabelValues(to, "started").Inc()
+		case ev.Verdict != nil:
+			reason = string(ev.Verdict.Class)
+		}
+		m.fallbacks.WithLabelValues(m.names.target(ev.From), to, reason).Inc()
+	case resilience.EventSkip:
+		t := m.names.target(ev.Target)
+		r := skipReason(ev.Reason)
+		m.skips.WithLabelValues(t, r).Inc()
+		switch r {
+		case "retry_budget":
+			m.budgetOut.WithLabelValues(t).Inc()
+		case "state_store":
+			m.stateFail.WithLabelValues(t).Inc()
+		}
+	case resilience.EventBreaker:
+		t, scope := m.names.target(ev.Target), "target"
+		if p, ok := strings.CutPrefix(ev.Reason, "key "); ok {
+			scope = "key"
+			if m.names.providers[p] {
+				m.keyBreaker.WithLabelValues(p).Set(stateValue(ev.To))
+			}
+		}
+		m.breakerTrans.WithLabelValues(t, scope, ev.From, ev.To).Inc()
+	case resilience.EventGiveUp:
+		m.giveUps.WithLabelValues(m.names.route(ev.Route), giveUpReason(ev.Err)).Inc()
+	}
+}
+
+// Request is one API request (or MCP tool call) as it ended.
+type Request struct {
+	// Dialect is the API the caller spoke: openai, anthropic, responses, mcp.
+	Dialect string
+	// Operation is the GenAI operation: chat (default), embeddings.
+	Operation string
+	// Route is the engine route the request resolved to; Target the one
+	// that answered ("" when none did).
+	Route, Target string
+	// Outcome is one of the Outcome constants.
+	Outcome string
+	// Duration is the whole request, a stream until its end.
+	Duration time.Duration
+	// Chunks counts a stream's output chunks sent (0: not a stream, or
+	// none went out), FirstChunk is the time to the first.
+	FirstChunk time.Duration
+	Chunks     int
+	// Usage is the answer's token usage (zero when unknown); Model the
+	// model the answer named.
+	Usage provider.Usage
+	Model string
+	// Broken reports a stream that failed after it began (its tokens count
+	// as wasted cost).
+	Broken bool
+}
+
+// Request counts one request that ended.
+func (m *Metrics) Request(r *Request) {
+	if m == nil || r == nil {
+		return
+	}
+	route, target := m.names.route(r.Route), m.names.target(r.Target)
+	outcome := r.Outcome
+	if outcome == "" {
+		outcome = OutcomeSuccess
+	}
+	m.requests.WithLabelValues(route, target, r.Dialect, outcome).Inc()
+	m.reqDuration.WithLabelValues(route, r.Dialect, outcome).Observe(r.Duration.Seconds())
+	if r.Target == "" || outcome == OutcomeCached || outcome == OutcomeStatic {
+		return
+	}
+	op := r.Operation
+	if op == "" {
+		op = "chat"
+	}
+	prov, model := m.names.genAI(r.Target)
+	if r.Chunks > 0 {
+		m.firstChunk.WithLabelValues(op, prov, model).Observe(r.FirstChunk.Seconds())
+		if r.Chunks > 1 {
+			per := (r.Duration - r.FirstChunk) / time.Duration(r.Chunks-1)
+			m.perChunk.WithLabelValues(op, prov, model).Observe(per.Seconds())
+		}
+	}
+	u := r.Usage
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return
+	}
+	rm := m.names.model(r.Model)
+	m.tokens.WithLabelValues(op, prov, model, rm, "input").Observe(float64(u.InputTokens))
+	m.tokens.WithLabelValues(op, prov, model, rm, "output").Observe(float64(u.OutputTokens))
+	if u.CacheReadTokens > 0 {
+		m.tokens.WithLabelValues(op, prov, model, rm, "cache_read").Observe(float64(u.CacheReadTokens))
+	}
+	if u.CacheWriteTokens > 0 {
+		m.tokens.WithLabelValues(op, prov, model, rm, "cache_write").Observe(float64(u.CacheWriteTokens))
+	}
+	p, m2, ok := strings.Cut(r.Target, "/")
+	if !ok {
+		return
+	}
+	price, ok := m.cat.Price(p, m2)
+	if !ok {
+		return
+	}
+	c := price.Cost(u.InputTokens, u.OutputTokens)
+	m.cost.WithLabelValues(target).Add(c)
+	if r.Broken || outcome == OutcomeCanceled {
+		m.wasted.WithLabelValues(target).Add(c)
+	}
+}
+
+// stateValue is a breaker state as a gauge value.
+func stateValue(s string) float64 {
+	switch s {
+	case "open":
+		return 2
+	case "half_open":
+		return 1
+	default:
+		return 0
+	}
+}
+
+// statusCollector reads the engine's target snapshot at each scrape.
+type statusCollector struct {
+	status func() []resilience.TargetStatus
+	names  names
+}
+
+var breakerDesc = prometheus.NewDesc("llmguard_breaker_state",
+	"State of a target's circuit breaker: 0 closed, 1 half_open, 2 open.", []string{"target"}, nil)
+
+func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- breakerDesc }
+
+func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.status() {
+		if t := c.names.target(s.Target); t == s.Target {
+			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, stateValue(s.Breaker), t)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package telemetry
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/resilience"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestDomain(t *testing.T) {
+	for _, c := range []struct {
+		class classify.Class
+		want  string
+	}{
+		{classify.RateLimited, DomainProvider},
+		{classify.Overloaded, DomainProvider},
+		{classify.ServerError, DomainProvider},
+		{classify.QuotaExhausted, DomainProvider},
+		{classify.Auth, DomainProvider},
+		{classify.Permission, DomainProvider},
+		{classify.Unknown, DomainProvider},
+		{classify.Timeout, DomainNetwork},
+		{classify.Network, DomainNetwork},
+		{classify.NotFound, DomainCaller},
+		{classify.InvalidRequest, DomainCaller},
+		{classify.ContextLengthExceeded, DomainCaller},
+		{classify.RequestTooLarge, DomainCaller},
+		{classify.ContentFiltered, DomainCaller},
+	} {
+		if got := Domain(c.class); got != c.want {
+			t.Errorf("Domain(%s) = %s, want %s", c.class, got, c.want)
+		}
+	}
+}
+
+func TestSkipReason(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"breaker open", "breaker_open"},
+		{"key openai: breaker open", "breaker_open"},
+		{"breaker half-open, probes in flight", "breaker_open"},
+		{"retry budget exhausted", "retry_budget"},
+		{"concurrency limit: no slot within 2s", "concurrency"},
+		{"server asked to wait 1m0s, more than max_wait 30s", "wait_too_long"},
+		{"wait 3s does not fit the time left", "deadline"},
+		{"max_total_attempts reached", "max_attempts"},
+		{"state store: dial tcp 127.0.0.1:6379: connection refused", "state_store"},
+		{"context window 8000 < 12000 tokens", "ineligible"},
+	} {
+		if got := skipReason(c.in); got != c.want {
+			t.Errorf("skipReason(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestLabelsBounded: names no route lists count as "other", whatever a
+// client sends.
+func TestLabelsBounded(t *testing.T) {
+	m := New(&Options{Routes: map[string][]string{"default": {"openai/gpt-4o"}}})
+	for i := range 50 {
+		m.Event(resilience.Event{Kind: resilience.EventFailure, Route: "default", Target: fmt.Sprintf("openai/made-up-%d", i),
+			Verdict: &classify.Verdict{Class: classify.NotFound}})
+		m.Request(&Request{Dialect: "openai", Route: fmt.Sprintf("made-up-%d", i), Target: fmt.Sprintf("openai/made-up-%d", i),
+			Model: fmt.Sprintf("made-up-%d", i), Usage: usage(10, 5)})
+	}
+	if n := testutil.CollectAndCount(m.attempts); n != 1 {
+		t.Errorf("%d attempt series, want 1", n)
+	}
+	if n := testutil.CollectAndCount(m.requests); n != 1 {
+		t.Errorf("%d request series, want 1", n)
+	}
+	if got := testutil.ToFloat64(m.attempts.WithLabelValues("other", "not_found", "caller")); got != 50 {
+		t.Errorf("other attempts = %v, want 50", got)
+	}
+}
+
+// TestEvents: each event kind lands in its family.
+func TestEvents(t *testing.T) {
+	const a, b = "anthropic/claude-sonnet-4-5", "openai/gpt-4o"
+	m := New(&Options{Routes: map[string][]string{"default": {a, b}}, Status: func() []resilience.TargetStatus {
+		return []resilience.TargetStatus{{Target: a, Breaker: "open"}, {Target: "openai/invented", Breaker: "open"}}
+	}})
+	v := &classify.Verdict{Class: classify.Overloaded, Wait: 0}
+	hinted := &classify.Verdict{Class: classify.RateLimited, Wait: 2e9}
+	for _, ev := range []resilience.Event{
+		{Kind: resilience.EventAttempt, Target: a, Attempt: 1},
+		{Kind: resilience.EventFailure, Target: a, Attempt: 1, Verdict: v},
+		{Kind: resilience.EventRetry, Target: a, Attempt: 2, Verdict: v, Wait: 5e8},
+		{Kind: resilience.EventRetry, Target: a, Attempt: 3, Verdict: hinted, Wait: 2e9},
+		{Kind: resilience.EventFailure, Target: a, Attempt: 2},
+		{Kind: resilience.EventFallback, From: a, Target: b, Verdict: v},
+		{Kind: resilience.EventFallback, From: a, Target: b, Reason: "hedge: no answer within 2s"},
+		{Kind: resilience.EventSkip, Target: a, Reason: "retry budget exhausted"},
+		{Kind: resilience.EventSkip, Target: a, Reason: "state store: refused"},
+		{Kind: resilience.EventBreaker, Target: a, From: "closed", To: "open"},
+		{Kind: resilience.EventBreaker, Target: b, From: "closed", To: "open", Reason: "key openai"},
+		{Kind: resilience.EventSuccess, Target: b, Attempt: 1},
+		{Kind: resilience.EventSuccess, Target: "static", Reason: "static fallback"},
+		{Kind: resilience.EventGiveUp, Route: "default", Err: &resilience.RouteError{Err: resilience.ErrDeadline}},
+		{Kind: resilience.EventGiveUp, Route: "default", Err: errors.New("odd")},
+	} {
+		m.Event(ev)
+	}
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"attempts overloaded", testutil.ToFloat64(m.attempts.WithLabelValues(a, "overloaded", "provider")), 1},
+		{"attempts without verdict", testutil.ToFloat64(m.attempts.WithLabelValues(a, "", "gateway")), 1},
+		{"attempts success", testutil.ToFloat64(m.attempts.WithLabelValues(b, "", "")), 1},
+		{"retries", testutil.ToFloat64(m.retries.WithLabelValues(a, "overloaded")), 1},
+		{"backoff wait", testutil.ToFloat64(m.retryWait.WithLabelValues(a, "backoff")), 0.5},
+		{"hint wait", testutil.ToFloat64(m.retryWait.WithLabelValues(a, "hint")), 2},
+		{"fallback", testutil.ToFloat64(m.fallbacks.WithLabelValues(a, b, "overloaded")), 1},
+		{"hedge fallback", testutil.ToFloat64(m.fallbacks.WithLabelValues(a, b, "hedge")), 1},
+		{"hedge started", testutil.ToFloat64(m.hedges.WithLabelValues(b, "started")), 1},
+		{"budget", testutil.ToFloat64(m.budgetOut.WithLabelValues(a)), 1},
+		{"state store", testutil.ToFloat64(m.stateFail.WithLabelValues(a)), 1},
+		{"breaker", testutil.ToFloat64(m.breakerTrans.WithLabelValues(a, "target", "closed", "open")), 1},
+		{"key breaker", testutil.ToFloat64(m.breakerTrans.WithLabelValues(b, "key", "closed", "open")), 1},
+		{"key breaker state", testutil.ToFloat64(m.keyBreaker.WithLabelValues("openai")), 2},
+		{"give up deadline", testutil.ToFloat64(m.giveUps.WithLabelValues("default", "deadline")), 1},
+		{"give up other", testutil.ToFloat64(m.giveUps.WithLabelValues("default", "other")), 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	want := `
+# HELP llmguard_breaker_state State of a target's circuit breaker: 0 closed, 1 half_open, 2 open.
+# TYPE llmguard_breaker_state gauge
+llmguard_breaker_state{target="anthropic/claude-sonnet-4-5"} 2
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "llmguard_breaker_state"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestNil: a nil *Metrics ignores everything.
+func TestNil(t *testing.T) {
+	var m *Metrics
+	m.Event(resilience.Event{Kind: resilience.EventFailure})
+	m.Request(&Request{})
+}
