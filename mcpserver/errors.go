@@ -76,39 +76,14 @@ func (s *server) describe(ctx context.Context, err error) error {
 	case errors.Is(err, resilience.ErrUnknownRoute):
 		return lineError(classify.Line(fmt.Sprintf("%v; pass a route from llmguard's config or a provider/model target", err)))
 	case errors.Is(err, resilience.ErrDeadline) || errors.Is(err, context.DeadlineExceeded):
-		line := fmt.Sprintf("no answer within this tool's %s deadline", s.cfg.ToolTimeout)
-		if pe != nil {
-			line += " (last: " + pe.Verdict.Message + ")"
-		}
-		if note != "" {
-			line += "; " + note
-		}
-		if at := at(pe); !at.IsZero() {
-			line += "; retry after " + clock(at, now)
-		} else {
-			line += "; retry in a minute"
-		}
-		return lineError(classify.Line(line))
+		return s.deadlineError(pe, note, at(pe), now)
 	case pe == nil && errors.Is(err, resilience.ErrNoTarget):
 		return lineError(classify.Line(fmt.Sprintf("%v: every target is skipped (circuit breaker open, or no provider key: set %s in the client's \"env\" block); run llm_status to see why",
 			err, strings.Join(s.cfg.KeyEnv, " or "))))
 	case pe == nil:
 		return lineError(classify.Line(fmt.Sprintf("llm call failed: %v", err)))
 	}
-	line := pe.Verdict.Message
-	if line == "" {
-		line = pe.Error()
-	}
-	if pe.Provider != "" {
-		target := pe.Provider
-		if pe.Model != "" {
-			target += "/" + pe.Model
-		}
-		line = target + ": " + line
-	}
-	if !strings.Contains(line, "request-id") && pe.Verdict.RequestID != "" {
-		line += " (request-id " + pe.Verdict.RequestID + ")"
-	}
+	line := targetLine(pe)
 	if !since.IsZero() {
 		line += " (first seen " + clock(since, now) + ")"
 	}
@@ -123,6 +98,44 @@ func (s *server) describe(ctx context.Context, err error) error {
 	}
 	line += "; " + advice(pe.Verdict, at(pe), now)
 	return lineError(classify.Line(line))
+}
+
+// deadlineError is the line for a call the tool's deadline cut: the last
+// failure, a repeat's note, and when to retry.
+func (s *server) deadlineError(pe *provider.Error, note string, at, now time.Time) error {
+	line := fmt.Sprintf("no answer within this tool's %s deadline", s.cfg.ToolTimeout)
+	if pe != nil {
+		line += " (last: " + pe.Verdict.Message + ")"
+	}
+	if note != "" {
+		line += "; " + note
+	}
+	if !at.IsZero() {
+		line += "; retry after " + clock(at, now)
+	} else {
+		line += "; retry in a minute"
+	}
+	return lineError(classify.Line(line))
+}
+
+// targetLine is a provider failure as "provider/model: message (request-id
+// …)".
+func targetLine(pe *provider.Error) string {
+	line := pe.Verdict.Message
+	if line == "" {
+		line = pe.Error()
+	}
+	if pe.Provider != "" {
+		target := pe.Provider
+		if pe.Model != "" {
+			target += "/" + pe.Model
+		}
+		line = target + ": " + line
+	}
+	if !strings.Contains(line, "request-id") && pe.Verdict.RequestID != "" {
+		line += " (request-id " + pe.Verdict.RequestID + ")"
+	}
+	return line
 }
 
 func plural(n int) string {
