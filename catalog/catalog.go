@@ -40,25 +40,25 @@ func (c *Catalog) providerType(name string) string {
 
 // lookup tries, most specific first, the configured provider name, then its
 // type, each with the model as given and then without its version suffix:
-// in over (overrides keyed "provider/model" or "model") first, then in the
+// in overrides (keyed "provider/model" or "model") first, then in the
 // built-in table, whose entry field picks.
-func lookup[V any](c *Catalog, provider, model string, over map[string]V, field func(Entry) V) (V, bool) {
+func lookup[V any](c *Catalog, provider, model string, overrides map[string]V, field func(Entry) V) (V, bool) {
 	typ := c.providerType(provider)
 	base := baseModel(model)
-	if len(over) > 0 {
+	if len(overrides) > 0 {
 		for _, m := range [2]string{model, base} {
 			if m == "" {
 				continue
 			}
-			if v, ok := over[provider+"/"+m]; ok {
+			if v, ok := overrides[provider+"/"+m]; ok {
 				return v, true
 			}
 			if typ != provider {
-				if v, ok := over[typ+"/"+m]; ok {
+				if v, ok := overrides[typ+"/"+m]; ok {
 					return v, true
 				}
 			}
-			if v, ok := over[m]; ok {
+			if v, ok := overrides[m]; ok {
 				return v, true
 			}
 		}
@@ -82,22 +82,22 @@ func lookup[V any](c *Catalog, provider, model string, over map[string]V, field 
 // "model") first, then the built-in table. ok is false when the price is
 // unknown. It allocates nothing unless c has Prices.
 func (c *Catalog) Price(provider, model string) (Price, bool) {
-	var over map[string]Price
+	var overrides map[string]Price
 	if c != nil {
-		over = c.Prices
+		overrides = c.Prices
 	}
-	return lookup(c, provider, model, over, func(e Entry) Price { return e.Price })
+	return lookup(c, provider, model, overrides, func(e Entry) Price { return e.Price })
 }
 
 // Model returns what is known of model on provider: a Models entry
 // ("provider/model", "type/model" or "model") replaces the built-in one
 // entirely. An unknown model is the zero Model.
 func (c *Catalog) Model(provider, model string) Model {
-	var over map[string]Model
+	var overrides map[string]Model
 	if c != nil {
-		over = c.Models
+		overrides = c.Models
 	}
-	m, _ := lookup(c, provider, model, over, func(e Entry) Model { return e.Model })
+	m, _ := lookup(c, provider, model, overrides, func(e Entry) Model { return e.Model })
 	return m
 }
 

@@ -267,8 +267,8 @@ func scalarText(n ast.Node) string {
 	if s, ok := n.(*ast.StringNode); ok {
 		return s.Value
 	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
+	if tok := n.GetToken(); tok != nil {
+		return tok.Value
 	}
 	return ""
 }

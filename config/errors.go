@@ -96,10 +96,10 @@ func joinInFileOrder(errs []error) error {
 	return errors.Join(errs...)
 }
 
-func (w *walker) fieldError(tk *token.Token, path, msg string) *FieldError {
+func (w *walker) fieldError(tok *token.Token, path, msg string) *FieldError {
 	e := &FieldError{File: w.name, Path: path, Msg: msg}
-	if tk != nil && tk.Position != nil {
-		e.Line, e.Column = tk.Position.Line, tk.Position.Column
+	if tok != nil && tok.Position != nil {
+		e.Line, e.Column = tok.Position.Line, tok.Position.Column
 	}
 	return e
 }
@@ -133,10 +133,10 @@ func (w *walker) yamlError(err error) error {
 		msg = "this value does not fit here (see docs/config.md for the key's type)"
 	}
 	msg = unmarkEnv(strings.ReplaceAll(msg, "unknown field", "unknown key"))
-	tk := ye.GetToken()
+	tok := ye.GetToken()
 	e := &FieldError{File: w.name, Msg: msg}
-	if tk != nil && tk.Position != nil {
-		e.Line, e.Column = tk.Position.Line, tk.Position.Column
+	if tok != nil && tok.Position != nil {
+		e.Line, e.Column = tok.Position.Line, tok.Position.Column
 		e.Path = w.byPos[position{e.Line, e.Column}]
 		if unknownKey != "" {
 			e.Msg += suggestKey(e.Path, unknownKey)

@@ -100,8 +100,8 @@ func decodeNode(body ast.Node, c *Config) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fe := &FieldError{Msg: "malformed YAML: a value has a shape or tag the schema cannot take (check tags like '!' and nesting)"}
-			if tk := body.GetToken(); tk != nil && tk.Position != nil {
-				fe.Line, fe.Column = tk.Position.Line, tk.Position.Column
+			if tok := body.GetToken(); tok != nil && tok.Position != nil {
+				fe.Line, fe.Column = tok.Position.Line, tok.Position.Column
 			}
 			err = fe
 		}
@@ -132,11 +132,11 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-func (w *walker) record(tk *token.Token, path string) {
-	if tk == nil || tk.Position == nil {
+func (w *walker) record(tok *token.Token, path string) {
+	if tok == nil || tok.Position == nil {
 		return
 	}
-	p := position{tk.Position.Line, tk.Position.Column}
+	p := position{tok.Position.Line, tok.Position.Column}
 	if _, ok := w.byPos[p]; !ok {
 		w.byPos[p] = path
 	}
@@ -199,8 +199,8 @@ func (w *walker) walkValue(mv *ast.MappingValueNode, path string) {
 
 // scalar expands ${VAR} in a string.
 func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
-	tk := n.GetToken()
-	w.record(tk, path)
+	tok := n.GetToken()
+	w.record(tok, path)
 	var out ast.Node = n
 	v := n.Value
 	if strings.Contains(v, envOpen) {
@@ -211,11 +211,11 @@ func (w *walker) scalar(n *ast.StringNode, path string) ast.Node {
 			w.unset[path] = append(w.unset[path], unset...)
 		}
 		w.refs[path] = append(w.refs[path], envRefs(v)...)
-		if tk.Type == token.StringType { // plain scalar: "${N}" may become a number
-			out = reparse(exp, tk)
+		if tok.Type == token.StringType { // plain scalar: "${N}" may become a number
+			out = reparse(exp, tok)
 		} else {
 			n.Value = exp
-			tk.Value = exp
+			tok.Value = exp
 		}
 	}
 	return out
@@ -231,7 +231,7 @@ func reparse(v string, orig *token.Token) ast.Node {
 			return n
 		}
 	}
-	tk := token.New(v, v, orig.Position)
-	tk.Type = token.DoubleQuoteType
-	return ast.String(tk)
+	tok := token.New(v, v, orig.Position)
+	tok.Type = token.DoubleQuoteType
+	return ast.String(tok)
 }
