@@ -99,7 +99,7 @@ func decodeANSystem(v json.RawMessage, r *provider.Request) error {
 		if text, err = rawjson.String(bl["text"]); err != nil {
 			return typeError("[].text", "a string", bl["text"])
 		}
-		r.System = joinText(r.System, []provider.Part{{Type: provider.PartText, Text: text}})
+		r.System = provider.JoinText(r.System, []provider.Part{{Type: provider.PartText, Text: text}})
 		lossy.keys("system[].", bl, "type", "text")
 	}
 	if lossy.any {

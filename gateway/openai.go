@@ -212,7 +212,7 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 		}
 		switch m.Role {
 		case "system", "developer":
-			r.System = joinText(r.System, parts)
+			r.System = provider.JoinText(r.System, parts)
 		case "user", "assistant":
 			for _, tc := range m.ToolCalls {
 				args := json.RawMessage(tc.Function.Arguments)
@@ -241,20 +241,6 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 		}
 	}
 	return nil
-}
-
-// joinText appends the text parts of parts to s, paragraphs apart.
-func joinText(s string, parts []provider.Part) string {
-	for _, p := range parts {
-		if p.Type != provider.PartText {
-			continue
-		}
-		if s != "" {
-			s += "\n\n"
-		}
-		s += p.Text
-	}
-	return s
 }
 
 // partsText concatenates the text parts of parts.

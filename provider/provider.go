@@ -54,6 +54,21 @@ type Part struct {
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
+// JoinText appends the non-empty text parts of parts to s, paragraphs apart
+// (the system prompt of a dialect that takes one string).
+func JoinText(s string, parts []Part) string {
+	for _, p := range parts {
+		if p.Type != PartText || p.Text == "" {
+			continue
+		}
+		if s != "" {
+			s += "\n\n"
+		}
+		s += p.Text
+	}
+	return s
+}
+
 // Image is an image input: either a URL or base64 data with a media type.
 type Image struct {
 	URL       string `json:"url,omitempty"`

@@ -246,7 +246,7 @@ func (w *wireRequest) addMessage(m *provider.Message, same bool, drops *httpcall
 	case provider.RoleUser, provider.RoleAssistant:
 	case provider.RoleSystem:
 		if !same {
-			w.System = joinText(w.System, m.Content)
+			w.System = provider.JoinText(w.System, m.Content)
 			drops.Extra("messages[].", m.Extra)
 			return nil
 		}
@@ -292,20 +292,6 @@ func (w *wireRequest) addMessage(m *provider.Message, same bool, drops *httpcall
 	}
 	w.Messages = append(w.Messages, wireMessage{Role: role, Content: blocks, extra: extra})
 	return nil
-}
-
-// joinText appends the text parts of parts to s, paragraphs apart.
-func joinText(s string, parts []provider.Part) string {
-	for _, p := range parts {
-		if p.Type != provider.PartText || p.Text == "" {
-			continue
-		}
-		if s != "" {
-			s += "\n\n"
-		}
-		s += p.Text
-	}
-	return s
 }
 
 func encodePart(p *provider.Part, same bool) (json.RawMessage, error) {

@@ -163,7 +163,7 @@ func systemOf(req *provider.Request, drops *httpcall.Drops) string {
 	system := req.System
 	for i := range req.Messages {
 		if m := &req.Messages[i]; m.Role == provider.RoleSystem {
-			system = joinText(system, m.Content)
+			system = provider.JoinText(system, m.Content)
 			if req.Dialect != Dialect {
 				drops.Extra("messages[].", m.Extra)
 			}
@@ -267,20 +267,6 @@ func (c *contents) add(w *wireRequest, i int, m *provider.Message) error {
 	}
 	w.Contents = append(w.Contents, wireContent{Role: role, Parts: parts})
 	return nil
-}
-
-// joinText appends the text parts of parts to s, paragraphs apart.
-func joinText(s string, parts []provider.Part) string {
-	for _, p := range parts {
-		if p.Type != provider.PartText || p.Text == "" {
-			continue
-		}
-		if s != "" {
-			s += "\n\n"
-		}
-		s += p.Text
-	}
-	return s
 }
 
 // MarshalJSON adds a part's dialect Extra fields.
