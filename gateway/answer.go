@@ -36,17 +36,8 @@ type oaChoice struct {
 type oaAnswerMsg struct {
 	Role      string         `json:"role"`
 	Content   *string        `json:"content"` // null for tool calls alone
-	ToolCalls []oaAnswerCall `json:"tool_calls,omitempty"`
+	ToolCalls []oaToolCall `json:"tool_calls,omitempty"`
 	Refusal   *string        `json:"refusal"` // always null
-}
-
-type oaAnswerCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
 }
 
 // oaUsage is OpenAI's usage object.
@@ -82,7 +73,7 @@ func appendOpenAIResponse(b []byte, res *provider.Response, id string, created i
 		m.Content = &res.Text
 	}
 	for _, tc := range res.ToolCalls {
-		c := oaAnswerCall{ID: tc.ID, Type: "function"}
+		c := oaToolCall{ID: tc.ID, Type: "function"}
 		c.Function.Name = tc.Name
 		c.Function.Arguments = "{}"
 		if args := bytes.TrimSpace(tc.Arguments); len(args) > 0 {

@@ -296,3 +296,13 @@ func decodeFault(body []byte, err error) error {
 	}
 	return badRequest("invalid request: %v", err)
 }
+
+// notObjectFault is the 400 for a body the embeddings and Responses
+// decoders could not walk: a field's own 400 as it is, else "not a JSON
+// object".
+func notObjectFault(err error) error {
+	if _, ok := err.(*requestError); ok {
+		return err
+	}
+	return badRequest("request body is not a JSON object: %v", err)
+}

@@ -86,10 +86,7 @@ func decodeEmbeddings(body []byte) (*embedInbound, error) {
 		return nil
 	})
 	if err != nil {
-		if _, ok := err.(*requestError); ok {
-			return nil, err
-		}
-		return nil, badRequest("request body is not a JSON object: %v", err)
+		return nil, notObjectFault(err)
 	}
 	switch {
 	case in.model == "":

@@ -72,10 +72,7 @@ func decodeResponses(body []byte) (*inbound, error) {
 		return nil
 	})
 	if err != nil {
-		if _, ok := err.(*requestError); ok {
-			return nil, err
-		}
-		return nil, badRequest("request body is not a JSON object: %v", err)
+		return nil, notObjectFault(err)
 	}
 	if in.model == "" {
 		return nil, badRequest("missing \"model\"")

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"net/http"
 
 	"github.com/segmentio/encoding/json"
@@ -32,17 +31,10 @@ type decoder struct {
 // chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
-	if !d.relay || err != nil {
-		return chunks, done, err
+	if d.relay && err == nil {
+		chunks = httpcall.WithRaw(chunks, ev.Name, ev.Data)
 	}
-	raw := &provider.RawEvent{Name: ev.Name, Data: bytes.Clone(ev.Data)}
-	if len(chunks) == 0 {
-		return []provider.Chunk{{Raw: raw}}, done, nil
-	}
-	for i := range chunks {
-		chunks[i].Raw = raw // one event: its chunks share it
-	}
-	return chunks, done, nil
+	return chunks, done, err
 }
 
 type wireEvent struct {

@@ -121,17 +121,10 @@ func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
 // chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
-	if !d.relay || err != nil {
-		return chunks, done, err
+	if d.relay && err == nil {
+		chunks = httpcall.WithRaw(chunks, ev.Name, bytes.TrimSpace(ev.Data))
 	}
-	raw := &provider.RawEvent{Name: ev.Name, Data: bytes.Clone(bytes.TrimSpace(ev.Data))}
-	if len(chunks) == 0 {
-		return []provider.Chunk{{Raw: raw}}, done, nil
-	}
-	for i := range chunks {
-		chunks[i].Raw = raw
-	}
-	return chunks, done, nil
+	return chunks, done, err
 }
 
 // decode turns one event into canonical chunks.

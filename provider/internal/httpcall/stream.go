@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,21 @@ type Stream struct {
 func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) *Stream {
 	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID,
 		rl: provider.ParseRateLimit(resp.Header, time.Now())}
+}
+
+// WithRaw puts the event name/data (copied) on each of chunks, or on a
+// chunk of its own when the event decoded to none: a relayed request's
+// stream goes back to its client event for event (Chunk.Raw). The chunks of
+// one event share it.
+func WithRaw(chunks []provider.Chunk, name string, data []byte) []provider.Chunk {
+	raw := &provider.RawEvent{Name: name, Data: bytes.Clone(data)}
+	if len(chunks) == 0 {
+		return []provider.Chunk{{Raw: raw}}
+	}
+	for i := range chunks {
+		chunks[i].Raw = raw
+	}
+	return chunks
 }
 
 // WholeDecoder is a Decoder that also reads the dialect's non-streaming
