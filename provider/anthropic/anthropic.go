@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -54,15 +55,9 @@ func New(cfg *Config) *Adapter {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Name == "" {
-		c.Name = "anthropic"
-	}
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	if c.Version == "" {
-		c.Version = DefaultVersion
-	}
+	c.Name = cmp.Or(c.Name, "anthropic")
+	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL)
+	c.Version = cmp.Or(c.Version, DefaultVersion)
 	if c.Client == nil {
 		c.Client = provider.NewHTTPClient(nil)
 	}
@@ -79,10 +74,7 @@ func (a *Adapter) Relays(dialect string) bool { return dialect == Dialect }
 func (a *Adapter) Name() string { return a.name }
 
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
-	model := req.Model
-	if model == "" {
-		model = a.model
-	}
+	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
 	body, dropped, err := encode(req, model, stream)
 	if err != nil {

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/url"
@@ -21,10 +22,7 @@ const maxBatch = 100
 // ({base}/v1beta/models/{model}:batchEmbedContents), in calls of at most
 // 100 texts; outputDimensionality carries Dimensions.
 func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.EmbedResponse, error) {
-	model := req.Model
-	if model == "" {
-		model = a.model
-	}
+	model := cmp.Or(req.Model, a.model)
 	model = strings.TrimPrefix(model, "models/")
 	out := &provider.EmbedResponse{Provider: a.name, Model: model, Vectors: make([][]float32, 0, len(req.Input))}
 	for start := 0; start < len(req.Input); start += maxBatch {
@@ -60,11 +58,7 @@ func (a *Adapter) embedBatch(ctx context.Context, model string, texts []string, 
 	}
 	body = append(body, "]}"...)
 	u := a.base + "/v1beta/models/" + url.PathEscape(model) + ":batchEmbedContents"
-	hr, err := httpcall.NewRequest(ctx, u, body, a.hdr)
-	if err != nil {
-		return nil, "", call.Invalid(err)
-	}
-	resp, err := call.Do(ctx, a.client, hr)
+	resp, err := call.Post(ctx, a.client, u, body, a.hdr)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -51,12 +52,8 @@ func New(cfg *Config) *Adapter {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Name == "" {
-		c.Name = "gemini"
-	}
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
+	c.Name = cmp.Or(c.Name, "gemini")
+	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL)
 	if c.Client == nil {
 		c.Client = provider.NewHTTPClient(nil)
 	}
@@ -68,10 +65,7 @@ func New(cfg *Config) *Adapter {
 func (a *Adapter) Name() string { return a.name }
 
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
-	model := req.Model
-	if model == "" {
-		model = a.model
-	}
+	model := cmp.Or(req.Model, a.model)
 	model = strings.TrimPrefix(model, "models/")
 	call := httpcall.Call{Provider: a.name, Model: model}
 	body, dropped, err := encode(req, model)
@@ -85,11 +79,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	} else {
 		u += ":generateContent"
 	}
-	hr, err := httpcall.NewRequest(ctx, u, body, a.hdr)
-	if err != nil {
-		return nil, call, call.Invalid(err)
-	}
-	resp, err := call.Do(ctx, a.client, hr)
+	resp, err := call.Post(ctx, a.client, u, body, a.hdr)
 	return resp, call, err
 }
 

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -20,10 +21,7 @@ import (
 // {endpoint}/openai/deployments/{model}/embeddings?api-version=) with the
 // texts, asking for float vectors.
 func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.EmbedResponse, error) {
-	model := req.Model
-	if model == "" {
-		model = a.model
-	}
+	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
 	body := make([]byte, 0, 64+len(model)+16*len(req.Input))
 	if !a.azure {
@@ -54,11 +52,7 @@ func (a *Adapter) Embed(ctx context.Context, req *provider.EmbedRequest) (*provi
 	if a.azure {
 		u = a.base + "/openai/deployments/" + url.PathEscape(model) + "/embeddings?api-version=" + url.QueryEscape(a.apiVersion)
 	}
-	hr, err := httpcall.NewRequest(ctx, u, body, a.hdr)
-	if err != nil {
-		return nil, call.Invalid(err)
-	}
-	resp, err := call.Do(ctx, a.client, hr)
+	resp, err := call.Post(ctx, a.client, u, body, a.hdr)
 	if err != nil {
 		return nil, err
 	}

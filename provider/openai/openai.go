@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -97,18 +98,14 @@ func New(cfg *Config) *Adapter {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Name == "" {
-		c.Name = "openai"
-	}
+	c.Name = cmp.Or(c.Name, "openai")
 	if c.Name == "azure" {
 		c.Azure = true
 	}
 	if c.BaseURL == "" && !c.Azure {
 		c.BaseURL = DefaultBaseURL
 	}
-	if c.APIVersion == "" {
-		c.APIVersion = DefaultAPIVersion
-	}
+	c.APIVersion = cmp.Or(c.APIVersion, DefaultAPIVersion)
 	if c.Client == nil {
 		c.Client = provider.NewHTTPClient(nil)
 	}
@@ -139,10 +136,7 @@ func (a *Adapter) endpoint(model string) string {
 }
 
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
-	model := req.Model
-	if model == "" {
-		model = a.model
-	}
+	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
 	body, dropped, err := encode(req, model, stream, a.q)
 	if err != nil {
@@ -153,11 +147,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := httpcall.NewRequest(ctx, a.endpoint(model), body, hdr)
-	if err != nil {
-		return nil, call, call.Invalid(err)
-	}
-	resp, err := call.Do(ctx, a.client, hr)
+	resp, err := call.Post(ctx, a.client, a.endpoint(model), body, hdr)
 	return resp, call, err
 }
 

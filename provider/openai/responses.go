@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,10 +37,7 @@ func (a *Adapter) relayed(req *provider.Request) bool {
 }
 
 func (a *Adapter) sendResponses(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
-	model := req.Model
-	if model == "" {
-		model = a.model
-	}
+	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
 	body, err := relayBody(req.Passthrough.Body, model, stream)
 	if err != nil {
@@ -49,11 +47,7 @@ func (a *Adapter) sendResponses(ctx context.Context, req *provider.Request, stre
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := httpcall.NewRequest(ctx, a.base+"/responses", body, hdr)
-	if err != nil {
-		return nil, call, call.Invalid(err)
-	}
-	resp, err := call.Do(ctx, a.client, hr)
+	resp, err := call.Post(ctx, a.client, a.base+"/responses", body, hdr)
 	return resp, call, err
 }
 

@@ -39,16 +39,17 @@ func (o *Options) limits() limits {
 	if o != nil {
 		v = *o
 	}
-	if v.MaxRecords <= 0 {
-		v.MaxRecords = DefaultMaxRecords
+	records, size := orDefault(v.MaxRecords, DefaultMaxRecords), orDefault(v.MaxBytes, DefaultMaxBytes)
+	return limits{records: max(records/shards, 1), bytes: max(size/shards, 1), ttl: orDefault(v.IdleTTL, DefaultIdleTTL)}
+}
+
+// orDefault is v, or d when v is not positive: an options field's zero (or
+// negative) value means its default.
+func orDefault[T int | int64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
 	}
-	if v.MaxBytes <= 0 {
-		v.MaxBytes = DefaultMaxBytes
-	}
-	if v.IdleTTL <= 0 {
-		v.IdleTTL = DefaultIdleTTL
-	}
-	return limits{records: max(v.MaxRecords/shards, 1), bytes: max(v.MaxBytes/shards, 1), ttl: v.IdleTTL}
+	return v
 }
 
 // recordCost is what a record weighs besides its key and strings.

@@ -65,15 +65,9 @@ func NewItems(o *ItemOptions) *Items {
 	if o != nil {
 		v = *o
 	}
-	if v.MaxItems <= 0 {
-		v.MaxItems = DefaultMaxItems
-	}
-	if v.MaxBytes <= 0 {
-		v.MaxBytes = DefaultMaxItemBytes
-	}
-	if v.IdleTTL <= 0 {
-		v.IdleTTL = DefaultItemTTL
-	}
+	v.MaxItems = orDefault(v.MaxItems, DefaultMaxItems)
+	v.MaxBytes = orDefault(v.MaxBytes, DefaultMaxItemBytes)
+	v.IdleTTL = orDefault(v.IdleTTL, DefaultItemTTL)
 	s := &Items{lim: v, m: make(map[string]*list.Element)}
 	s.lru.Init()
 	return s

@@ -105,6 +105,16 @@ func (c Call) Do(ctx context.Context, client *http.Client, req *http.Request) (*
 	return nil, c.Classify(in, nil)
 }
 
+// Post sends the JSON body to url with the headers h (see NewRequest and
+// Do); a request that cannot be built is the caller's (Invalid).
+func (c Call) Post(ctx context.Context, client *http.Client, url string, body []byte, h Headers) (*http.Response, error) {
+	hr, err := NewRequest(ctx, url, body, h)
+	if err != nil {
+		return nil, c.Invalid(err)
+	}
+	return c.Do(ctx, client, hr)
+}
+
 // ReadBody reads a success body (at most MaxBody) and closes it. A body that
 // breaks off is a classified transport error.
 func (c Call) ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
