@@ -57,11 +57,7 @@ type wireEvent struct {
 // DecodeWhole implements httpcall.WholeDecoder: a non-streaming answer to a
 // streaming request (relayed as it is when the request is).
 func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
-	r, err := Decode(body)
-	if err == nil && d.relay {
-		r.Raw = body
-	}
-	return r, err
+	return httpcall.RelayWhole(Decode, body, d.relay)
 }
 
 // RawAnswer implements provider.RawAnswerer: the Message rebuilt from the

@@ -209,11 +209,7 @@ type respDecoder struct {
 // DecodeWhole implements httpcall.WholeDecoder: a whole response object for a
 // streaming request, relayed as it is.
 func (d *respDecoder) DecodeWhole(body []byte) (*provider.Response, error) {
-	r, err := DecodeResponse(body)
-	if err == nil {
-		r.Raw = body
-	}
-	return r, err
+	return httpcall.RelayWhole(DecodeResponse, body, true)
 }
 
 // RawAnswer implements provider.RawAnswerer: the response object that

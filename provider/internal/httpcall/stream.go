@@ -79,6 +79,17 @@ func WithRaw(chunks []provider.Chunk, name string, data []byte) []provider.Chunk
 	return chunks
 }
 
+// RelayWhole is a WholeDecoder's DecodeWhole for a dialect's decode: with
+// relay (the request was its client's own body) the answer keeps body as
+// its Raw, to go back as it came.
+func RelayWhole(decode func([]byte) (*provider.Response, error), body []byte, relay bool) (*provider.Response, error) {
+	r, err := decode(body)
+	if err == nil && relay {
+		r.Raw = body
+	}
+	return r, err
+}
+
 // WholeDecoder is a Decoder that also reads the dialect's non-streaming
 // answer, for an upstream that answers a streaming request with a whole
 // JSON body (a server that does not stream).
