@@ -56,10 +56,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 		case "output_config":
 			err = decodeANOutputConfig(v, r)
 		case "top_k":
-			var n int
-			if err = unmarshalInt(v, &n); err == nil && !rawjson.IsNull(v) {
-				r.TopK = &n
-			}
+			err = unmarshalOptInt(v, &r.TopK)
 		default:
 			known = false
 		}

@@ -47,6 +47,17 @@ func unmarshalInt(v []byte, p *int) error {
 	return stdjson.Unmarshal(v, p)
 }
 
+// unmarshalOptInt is unmarshalInt for a *int field: a number sets it, null
+// leaves it as it is.
+func unmarshalOptInt(v []byte, p **int) error {
+	var n int
+	if err := unmarshalInt(v, &n); err != nil || rawjson.IsNull(v) {
+		return err
+	}
+	*p = &n
+	return nil
+}
+
 // unmarshalFloat is json.Unmarshal(v, p) for a *float64 field: a number is
 // stored in the existing float or a new one.
 func unmarshalFloat(v []byte, p **float64) error {
@@ -73,6 +84,17 @@ func unmarshalBool(v []byte, p *bool) error {
 		return nil
 	}
 	return stdjson.Unmarshal(v, p)
+}
+
+// unmarshalOptBool is unmarshalBool for a *bool field: a boolean sets it,
+// null leaves it as it is.
+func unmarshalOptBool(v []byte, p **bool) error {
+	var b bool
+	if err := unmarshalBool(v, &b); err != nil || rawjson.IsNull(v) {
+		return err
+	}
+	*p = &b
+	return nil
 }
 
 // eachField calls fn with each key and raw value of the JSON object body, in

@@ -98,20 +98,14 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 		case "response_format":
 			err = decodeOAResponseFormat(v, r)
 		case "seed":
-			var n int
-			if err = unmarshalInt(v, &n); err == nil && !rawjson.IsNull(v) {
-				r.Seed = &n
-			}
+			err = unmarshalOptInt(v, &r.Seed)
 		case "user":
 			r.User, err = rawjson.String(v)
 			if err != nil {
 				err = typeError("", "a string", v)
 			}
 		case "parallel_tool_calls":
-			var on bool
-			if err = unmarshalBool(v, &on); err == nil && !rawjson.IsNull(v) {
-				r.ParallelToolCalls = &on
-			}
+			err = unmarshalOptBool(v, &r.ParallelToolCalls)
 		default:
 			known = false
 		}
