@@ -55,18 +55,7 @@ func (p *scanner) peek() byte {
 // consume the member's value (with one of the readers, or skip). A value
 // that is not an object is skipped.
 func (p *scanner) object(fn func(key string)) {
-	if p.peek() != '{' {
-		p.skip()
-		return
-	}
-	if p.depth++; p.depth > maxDepth {
-		p.fail()
-		return
-	}
-	p.i++
-	if p.peek() == '}' {
-		p.i++
-		p.depth--
+	if !p.enter('{', '}') {
 		return
 	}
 	for !p.bad {
@@ -81,15 +70,7 @@ func (p *scanner) object(fn func(key string)) {
 		}
 		p.i++
 		fn(k)
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			return
-		default:
-			p.fail()
+		if !p.next('}') {
 			return
 		}
 	}
@@ -98,34 +79,54 @@ func (p *scanner) object(fn func(key string)) {
 // array calls fn for every element of the array at the cursor; fn must
 // consume the element. A value that is not an array is skipped.
 func (p *scanner) array(fn func(i int)) {
-	if p.peek() != '[' {
-		p.skip()
-		return
-	}
-	if p.depth++; p.depth > maxDepth {
-		p.fail()
-		return
-	}
-	p.i++
-	if p.peek() == ']' {
-		p.i++
-		p.depth--
+	if !p.enter('[', ']') {
 		return
 	}
 	for n := 0; !p.bad; n++ {
 		fn(n)
-		switch p.peek() {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			p.depth--
-			return
-		default:
-			p.fail()
+		if !p.next(']') {
 			return
 		}
 	}
+}
+
+// enter steps into the container that open starts at the cursor and
+// reports whether it has members to read: a value that is not one is
+// skipped, one nested deeper than maxDepth fails the scan, an empty one is
+// consumed.
+func (p *scanner) enter(open, close byte) bool {
+	if p.peek() != open {
+		p.skip()
+		return false
+	}
+	if p.depth++; p.depth > maxDepth {
+		p.fail()
+		return false
+	}
+	p.i++
+	if p.peek() == close {
+		p.i++
+		p.depth--
+		return false
+	}
+	return true
+}
+
+// next consumes what follows a member and reports whether another comes:
+// true after ',', false at close (the container is left) or at anything
+// else (the scan fails).
+func (p *scanner) next(close byte) bool {
+	switch p.peek() {
+	case ',':
+		p.i++
+		return true
+	case close:
+		p.i++
+		p.depth--
+		return false
+	}
+	p.fail()
+	return false
 }
 
 // skip consumes any value.
