@@ -63,19 +63,17 @@ func expandEnv(s string, getenv func(string) string, unset *[]string) string {
 	}
 	var b strings.Builder
 	for {
-		i := strings.Index(s, envOpen)
-		if i < 0 {
-			b.WriteString(s)
+		before, ref, found := strings.Cut(s, envOpen)
+		b.WriteString(before)
+		if !found {
 			return b.String()
 		}
-		b.WriteString(s[:i])
-		rest := s[i+len(envOpen):]
-		j := strings.Index(rest, envClose)
-		if j < 0 { // cannot happen: markEnv writes both
-			b.WriteString(rest)
+		expr, rest, closed := strings.Cut(ref, envClose)
+		if !closed { // cannot happen: markEnv writes both
+			b.WriteString(ref)
 			return b.String()
 		}
-		name, def, hasDef := strings.Cut(rest[:j], envDef)
+		name, def, hasDef := strings.Cut(expr, envDef)
 		v := ""
 		if getenv != nil {
 			v = getenv(name)
@@ -87,7 +85,7 @@ func expandEnv(s string, getenv func(string) string, unset *[]string) string {
 			}
 		}
 		b.WriteString(v)
-		s = rest[j+len(envClose):]
+		s = rest
 	}
 }
 

@@ -334,18 +334,15 @@ func withoutReminders(s string) string {
 	const open, end = "<system-reminder>", "</system-reminder>"
 	var b strings.Builder
 	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			b.WriteString(s)
+		before, inside, found := strings.Cut(s, open)
+		b.WriteString(before)
+		if !found {
 			return b.String()
 		}
-		b.WriteString(s[:i])
 		b.WriteByte(' ')
-		j := strings.Index(s[i:], end)
-		if j < 0 {
+		if _, s, found = strings.Cut(inside, end); !found {
 			return b.String()
 		}
-		s = s[i+j+len(end):]
 	}
 }
 
