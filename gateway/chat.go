@@ -75,15 +75,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		return
 	}
 	accessOf(w).noteModel(in.model, in.req.Stream)
-	routes := s.routes
-	route, err := s.resolve(in.model, routes)
-	if err != nil {
-		writeError(w, dialect, errUnknownModel(err))
-		return
-	}
-	fallbacks, err := s.expand(in.fallbacks, routes)
-	if err != nil {
-		writeError(w, dialect, errUnknownModel(err))
+	route, fallbacks, ok := s.routeFor(w, dialect, in.model, in.fallbacks)
+	if !ok {
 		return
 	}
 	if dialect == DialectAnthropic {
@@ -93,34 +86,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 			in.req.Headers = map[string]string{"anthropic-beta": strings.Join(beta, ",")}
 		}
 	}
-	accessOf(w).noteRoute(route)
-	if _, m, ok := strings.Cut(route, "/"); ok {
-		in.req.Model = m
-	} else {
-		in.req.Model = in.model
-	}
-	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
-		IdempotencyKey: idem, RepeatScope: s.repeatScope(r)}
-	if in.req.Stream {
-		s.serveStream(w, r, in, call)
+	res, ok := s.call(w, r, dialect, in, route, fallbacks, idem)
+	if !ok {
 		return
 	}
-	res, err := s.eng.Chat(r.Context(), call)
-	if err != nil {
-		s.fail(w, r, dialect, route, err)
-		return
-	}
-	accessOf(w).noteAnswer(res.Response)
-	h := w.Header()
-	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
-	setDropped(h, answerDropped(dialect, res.Response))
-	if res.Cached {
-		h.Set("X-Llmguard-Cached", "true")
-		h.Set("Idempotent-Replayed", "true")
-	}
-	if res.Static {
-		h.Set("X-Llmguard-Static", "true")
-	}
+	setDropped(w.Header(), answerDropped(dialect, res.Response))
 	if raw := res.Response.Raw; raw != nil {
 		writeJSON(w, http.StatusOK, raw) // relayed: the provider's own answer
 		return
@@ -151,6 +121,45 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, dialect, route str
 	e := fromEngine(err, s.now())
 	s.log.Warn("gateway: call failed", "route", route, "status", e.status, "err", err.Error())
 	writeError(w, dialect, e)
+}
+
+// call sends in to the engine on route. A stream is served to its end and
+// a failure answered (ok false); a whole answer comes back with its
+// x-llmguard-* headers set, for the caller to write.
+func (s *Server) call(w http.ResponseWriter, r *http.Request, dialect string, in *inbound, route string, fallbacks []string, idem string) (res *resilience.Result, ok bool) {
+	accessOf(w).noteRoute(route)
+	if _, m, ok := strings.Cut(route, "/"); ok {
+		in.req.Model = m
+	} else {
+		in.req.Model = in.model
+	}
+	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
+		IdempotencyKey: idem, RepeatScope: s.repeatScope(r)}
+	if in.req.Stream {
+		s.serveStream(w, r, in, call)
+		return nil, false
+	}
+	res, err := s.eng.Chat(r.Context(), call)
+	if err != nil {
+		s.fail(w, r, dialect, route, err)
+		return nil, false
+	}
+	accessOf(w).noteAnswer(res.Response)
+	setCallHeaders(w.Header(), dialect, res)
+	return res, true
+}
+
+// setCallHeaders sets the headers of an engine result: where it went (see
+// setResultHeaders), and whether it is a cached or a static answer.
+func setCallHeaders(h http.Header, dialect string, res *resilience.Result) {
+	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
+	if res.Cached {
+		h.Set("X-Llmguard-Cached", "true")
+		h.Set("Idempotent-Replayed", "true")
+	}
+	if res.Static {
+		h.Set("X-Llmguard-Static", "true")
+	}
 }
 
 // setResultHeaders sets the x-llmguard-* headers and the upstream request

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/resilience"
 )
 
 // serveResponses serves POST /v1/responses, OpenAI's Responses API (the
@@ -53,25 +52,10 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 			return
 		}
 	}
-	accessOf(w).noteRoute(route)
-	if _, m, ok := strings.Cut(route, "/"); ok {
-		in.req.Model = m
-	} else {
-		in.req.Model = in.model
-	}
-	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks, IdempotencyKey: idem,
-		RepeatScope: s.repeatScope(r)}
-	if in.req.Stream {
-		s.serveStream(w, r, in, call)
+	res, ok := s.call(w, r, dialect, in, route, fallbacks, idem)
+	if !ok {
 		return
 	}
-	res, err := s.eng.Chat(r.Context(), call)
-	if err != nil {
-		s.fail(w, r, dialect, route, err)
-		return
-	}
-	setCallHeaders(w.Header(), dialect, res)
-	accessOf(w).noteAnswer(res.Response)
 	resp := res.Response
 	setDropped(w.Header(), rsDropped(in, resp.Raw != nil, resp.Dropped))
 	if resp.Raw != nil {
@@ -130,18 +114,6 @@ func (s *Server) routeFor(w http.ResponseWriter, dialect, model string, names []
 		return "", nil, false
 	}
 	return route, fallbacks, true
-}
-
-// setCallHeaders sets a successful call's x-llmguard-* headers.
-func setCallHeaders(h http.Header, dialect string, res *resilience.Result) {
-	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
-	if res.Cached {
-		h.Set("X-Llmguard-Cached", "true")
-		h.Set("Idempotent-Replayed", "true")
-	}
-	if res.Static {
-		h.Set("X-Llmguard-Static", "true")
-	}
 }
 
 // relayTargets lists the call's targets (the route's, then the fallbacks)
