@@ -34,10 +34,10 @@ type oaChoice struct {
 }
 
 type oaAnswerMsg struct {
-	Role      string         `json:"role"`
-	Content   *string        `json:"content"` // null for tool calls alone
+	Role      string       `json:"role"`
+	Content   *string      `json:"content"` // null for tool calls alone
 	ToolCalls []oaToolCall `json:"tool_calls,omitempty"`
-	Refusal   *string        `json:"refusal"` // always null
+	Refusal   *string      `json:"refusal"` // always null
 }
 
 // oaUsage is OpenAI's usage object.
