@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/llmguard/llmguard/internal/httpguard"
-	"github.com/llmguard/llmguard/provider"
 )
 
 // api wraps an API handler: panic recovery, the access policy (Host and
@@ -188,14 +186,6 @@ func (s *Server) putBuf(bp *[]byte) {
 // eventWriter is the part of *sse.Writer the stream encoders use.
 type eventWriter interface {
 	Event(name string, data []byte) error
-}
-
-// clone returns a copy of req whose Messages may be appended to freely.
-func clone(req *provider.Request) *provider.Request {
-	c := *req
-	c.Messages = slices.Clip(slices.Clone(req.Messages))
-	c.Passthrough = nil // the copy's messages will differ from the client's body
-	return &c
 }
 
 // checkNames refuses a request whose model or fallback names are longer

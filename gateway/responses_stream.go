@@ -33,10 +33,6 @@ func newRsStream(w eventWriter, buf []byte, in *inbound, created int64, k *rsKee
 	return &rsStream{w: w, buf: buf, a: a, keeper: k}
 }
 
-// canContinue implements the pump's check: a relayed stream can't be
-// continued on another target (its events are the upstream's own).
-func (s *rsStream) canContinue() bool { return !s.raw }
-
 // event writes one typed event: {"type":T,"sequence_number":N,...fields}.
 func (s *rsStream) event(typ string, fields func(b []byte) []byte) error {
 	b := append(s.buf[:0], `{"type":"`...)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -54,8 +53,9 @@ func (g *guard) stop() {
 	g.cancel()
 }
 
-// pump copies one logical stream to the client, continuing it on another
-// target when it breaks after tokens went out.
+// pump copies one logical stream to the client; the engine continues it on
+// another target when it breaks after tokens went out, and says so with an
+// EventContinue (next).
 type pump struct {
 	s       *Server
 	in      *inbound
@@ -65,18 +65,27 @@ type pump struct {
 	target  string
 	acc     *access // the request's access-log record
 	started bool
-	text    strings.Builder // text sent to the client so far
-	tools   bool            // a tool-call fragment was sent
-	finish  string          // the finish reason, once seen
+	finish  string // the finish reason, once seen
 	usage   provider.Usage
 	// usageFinal: usage arrived with or after the finish reason, so the
 	// answer is complete even if the terminator never comes.
 	usageFinal bool
+	next       string // the target the stream continued on, until the pump says so
+}
+
+// onEvent notes the engine's continuation of the stream. The engine emits
+// it from within Recv, on the pump's goroutine.
+func (p *pump) onEvent(ev resilience.Event) {
+	if ev.Kind == resilience.EventContinue {
+		p.next = ev.Target
+	}
 }
 
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound, call *resilience.Call) {
 	ctx := r.Context()
 	g := newGuard(ctx, s.opts.StreamIdleTimeout)
+	p := &pump{s: s, in: in, call: call, acc: accessOf(w)}
+	call.OnEvent = chainEvents(call.OnEvent, p.onEvent)
 	sr, err := s.eng.Stream(g.ctx, call)
 	if err != nil {
 		g.stop()
@@ -101,7 +110,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 
 	bp := s.bufs.Get().(*[]byte)
 	defer s.putBuf(bp)
-	p := &pump{s: s, in: in, call: call, sw: sw, target: sr.Target, acc: accessOf(w)}
+	p.sw, p.target = sw, sr.Target
 	_, model, _ := strings.Cut(sr.Target, "/")
 	switch in.dialect {
 	case DialectAnthropic:
@@ -118,6 +127,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 	for {
 		c, err := st.Recv()
+		if p.next != "" {
+			p.continued()
+		}
 		if err == nil {
 			g.kick()
 			if werr := p.write(&c); werr != nil {
@@ -150,16 +162,6 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 				Message: "upstream stream stalled (no data for " + p.s.opts.StreamIdleTimeout.String() + ")"}}
 		}
 		p.s.log.Warn("gateway: stream broke after first token", "target", p.target, "err", err.Error())
-		if next, ng, target := p.continueOn(ctx); next != nil {
-			p.s.log.Info("gateway: stream continued", "from", p.target, "to", target)
-			// Headers went out long ago: say it in an SSE comment, which
-			// clients ignore and people debugging read.
-			_ = p.sw.Comment("llmguard: " + p.target + " broke; continued on " + target)
-			st, g, p.target = next, ng, target
-			p.acc.noteTarget(target)
-			p.usage, p.usageFinal = provider.Usage{}, false
-			continue
-		}
 		if !p.started {
 			_ = p.startNow()
 		}
@@ -168,6 +170,25 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 		_ = p.enc.fail(e)
 		return
 	}
+}
+
+// continued relays the engine's continuation of the stream on p.next.
+func (p *pump) continued() {
+	p.s.log.Info("gateway: stream continued", "from", p.target, "to", p.next)
+	// Headers went out long ago: say it in an SSE comment, which clients
+	// ignore and people debugging read.
+	_ = p.sw.Comment("llmguard: " + p.target + " broke; continued on " + p.next)
+	p.target, p.next = p.next, ""
+	p.acc.noteTarget(p.target)
+	p.usage, p.usageFinal = provider.Usage{}, false
+}
+
+// chainEvents calls a, then b.
+func chainEvents(a, b func(resilience.Event)) func(resilience.Event) {
+	if a == nil {
+		return b
+	}
+	return func(ev resilience.Event) { a(ev); b(ev) }
 }
 
 func (p *pump) startNow() error {
@@ -188,10 +209,6 @@ func (p *pump) write(c *provider.Chunk) error {
 		}
 	}
 	p.acc.noteChunk(c)
-	p.text.WriteString(c.Text)
-	if c.ToolCall != nil {
-		p.tools = true
-	}
 	if c.FinishReason != "" {
 		p.finish = c.FinishReason
 	}
@@ -211,150 +228,6 @@ func (p *pump) end() {
 		}
 	}
 	_ = p.enc.finish(p.finish, p.usage)
-}
-
-// candidates are the targets after the failed one: the route's, then the
-// request's fallbacks.
-func (p *pump) candidates() []string {
-	all := p.s.routes[p.call.Route]
-	if all == nil {
-		all = []string{p.call.Route}
-	}
-	all = append(append([]string(nil), all...), p.call.Fallbacks...)
-	for i, t := range all {
-		if t == p.target {
-			return all[i+1:]
-		}
-	}
-	out := all[:0]
-	for _, t := range all {
-		if t != p.target {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// continueOn continues a text answer that broke after tokens went out on a
-// later target that accepts an assistant prefill (per the model catalogue),
-// sending the partial answer as the prefill. When the target rejects the
-// prefill, the answer is regenerated without it and continues only if it
-// starts with exactly what was already sent. It returns nil when no target
-// could continue (then the stream ends with an error event).
-func (p *pump) continueOn(ctx context.Context) (provider.Stream, *guard, string) {
-	if p.tools || p.text.Len() == 0 {
-		return nil, nil, ""
-	}
-	if c, ok := p.enc.(interface{ canContinue() bool }); ok && !c.canContinue() {
-		return nil, nil, "" // the upstream's own events went out: no other target can continue them
-	}
-	sent := p.text.String()
-	for _, t := range p.candidates() {
-		prov, model, ok := strings.Cut(t, "/")
-		if !ok || !p.s.cat.Model(prov, model).Prefill {
-			continue
-		}
-		if st, g := p.prefill(ctx, t, sent); st != nil {
-			return st, g, t
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, nil, ""
-}
-
-func (p *pump) prefill(ctx context.Context, target, sent string) (provider.Stream, *guard) {
-	// Providers reject an assistant prefill ending in whitespace: send it
-	// trimmed and drop the repeated whitespace from the continuation.
-	pre := strings.TrimRightFunc(sent, unicode.IsSpace)
-	req := clone(p.call.Request)
-	req.Messages = append(req.Messages, provider.Message{Role: provider.RoleAssistant,
-		Content: []provider.Part{{Type: provider.PartText, Text: pre}}})
-	g := newGuard(ctx, p.s.opts.StreamIdleTimeout)
-	sr, err := p.s.eng.Stream(g.ctx, &resilience.Call{Route: target, Request: req})
-	if err == nil {
-		return &spliced{Stream: sr.Stream, skip: sent[len(pre):]}, g
-	}
-	g.stop()
-	if !prefillRejected(err) {
-		return nil, nil
-	}
-	// Regenerate without the prefill; keep it only if it repeats exactly
-	// what the client already has.
-	g = newGuard(ctx, p.s.opts.StreamIdleTimeout)
-	sr, err = p.s.eng.Stream(g.ctx, &resilience.Call{Route: target, Request: p.call.Request})
-	if err != nil {
-		g.stop()
-		return nil, nil
-	}
-	var acc strings.Builder
-	var tail provider.Chunk
-	for acc.Len() < len(sent) {
-		c, err := sr.Stream.Recv()
-		if err != nil || c.ToolCall != nil || (c.FinishReason != "" && acc.Len()+len(c.Text) < len(sent)) {
-			sr.Stream.Close()
-			g.stop()
-			return nil, nil
-		}
-		g.kick()
-		acc.WriteString(c.Text)
-		tail = provider.Chunk{FinishReason: c.FinishReason, Usage: c.Usage}
-	}
-	got := acc.String()
-	if !strings.HasPrefix(got, sent) {
-		sr.Stream.Close()
-		g.stop()
-		return nil, nil
-	}
-	tail.Text = got[len(sent):]
-	return &spliced{Stream: sr.Stream, pending: []provider.Chunk{tail}}, g
-}
-
-// prefillRejected reports whether a continuation failed because the target
-// refused the request itself (an assistant prefill it does not accept).
-func prefillRejected(err error) bool {
-	var re *resilience.RouteError
-	var last *provider.Error
-	if errors.As(err, &re) {
-		last = re.Last()
-	} else {
-		last = provider.AsError(err)
-	}
-	return last != nil && last.Verdict.Class == classify.InvalidRequest
-}
-
-// spliced is a continuation stream: pending chunks first, then the upstream
-// with a repeated whitespace prefix (skip) removed.
-type spliced struct {
-	provider.Stream
-	pending []provider.Chunk
-	skip    string
-}
-
-func (s *spliced) Recv() (provider.Chunk, error) {
-	if len(s.pending) > 0 {
-		c := s.pending[0]
-		s.pending = s.pending[1:]
-		return c, nil
-	}
-	c, err := s.Stream.Recv()
-	// The client has its thinking blocks already; the continuation's own
-	// would be new blocks after the text, reusing block numbers.
-	c.Thinking = nil
-	if err != nil || s.skip == "" || c.Text == "" {
-		return c, err
-	}
-	n := 0
-	for n < len(c.Text) && n < len(s.skip) && c.Text[n] == s.skip[n] {
-		n++
-	}
-	c.Text = c.Text[n:]
-	s.skip = s.skip[n:]
-	if c.Text != "" {
-		s.skip = ""
-	}
-	return c, nil
 }
 
 func randText() string { return rand.Text() }

@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -127,6 +129,36 @@ func TestStreamStallEndsWithError(t *testing.T) {
 	})
 }
 
+// scriptAdapter is provider "p": each Stream call gets the next scripted
+// stream; it records the requests.
+type scriptAdapter struct {
+	mu      sync.Mutex
+	streams []*scripted
+	reqs    []*provider.Request
+}
+
+func (a *scriptAdapter) Name() string { return "p" }
+
+func (a *scriptAdapter) Chat(context.Context, *provider.Request) (*provider.Response, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (a *scriptAdapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reqs = append(a.reqs, req)
+	if len(a.streams) == 0 {
+		return nil, &provider.Error{Provider: "p", Verdict: classify.Verdict{Class: classify.ServerError, Status: 500,
+			Scope: classify.ScopeModel, Retryable: true, Fallback: true, Message: "500 server_error: nothing scripted"}}
+	}
+	s := a.streams[0]
+	a.streams = a.streams[1:]
+	s.ctx = ctx
+	return s, nil
+}
+
+// TestStreamContinuation: the engine continues a stream that broke after
+// its first token; the gateway relays it and says so in an SSE comment.
 func TestStreamContinuation(t *testing.T) {
 	broken := &provider.Error{AfterFirstToken: true, Verdict: classify.Verdict{Class: classify.Overloaded,
 		Message: "overloaded_error: Overloaded (request-id req_1)"}}
@@ -167,25 +199,39 @@ func TestStreamContinuation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &scriptEngine{streams: tt.streams}
-			rec := serveScripted(t, e, tt.cfg, "/v1/chat/completions", oaBody("r", true, ""))
-			text, end, evs := streamText(t, DialectOpenAI, rec.Body.Bytes())
-			if text != tt.text || end != tt.end || len(e.calls) != tt.calls {
-				t.Fatalf("text %q end %s calls %d; events %v", text, end, len(e.calls), evs)
-			}
-			if tt.calls == 2 {
-				if !strings.Contains(rec.Body.String(), ": llmguard: r broke; continued on p/b\n") {
-					t.Errorf("no continuation comment in %s", rec.Body)
+			synctest.Test(t, func(t *testing.T) {
+				ad := &scriptAdapter{streams: tt.streams}
+				tt.cfg.Providers = map[string]string{"p": ""}
+				eng, err := resilience.New(&resilience.Options{Adapters: map[string]provider.Adapter{"p": ad}, Catalog: tt.cfg,
+					Routes: map[string]resilience.Route{"r": {Targets: []resilience.Target{{Name: "p/a"}, {Name: "p/b"}}}},
+					Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
 				}
-				c := e.calls[1]
-				last := c.Request.Messages[len(c.Request.Messages)-1]
-				if c.Route != "p/b" || last.Role != provider.RoleAssistant || last.Content[0].Text != "Hello" {
-					t.Errorf("continuation call %s with last message %+v", c.Route, last)
+				srv, err := New(&Options{Engine: eng, Catalog: tt.cfg, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if n := len(e.calls[0].Request.Messages); n != 1 {
-					t.Errorf("the original request was modified: %d messages", n)
+				rec := httptest.NewRecorder()
+				srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(oaBody("r", true, ""))))
+				text, end, evs := streamText(t, DialectOpenAI, rec.Body.Bytes())
+				if text != tt.text || end != tt.end || len(ad.reqs) != tt.calls {
+					t.Fatalf("text %q end %s calls %d; events %v", text, end, len(ad.reqs), evs)
 				}
-			}
+				if tt.calls == 2 {
+					if !strings.Contains(rec.Body.String(), ": llmguard: p/a broke; continued on p/b\n") {
+						t.Errorf("no continuation comment in %s", rec.Body)
+					}
+					c := ad.reqs[1]
+					last := c.Messages[len(c.Messages)-1]
+					if c.Model != "b" || last.Role != provider.RoleAssistant || last.Content[0].Text != "Hello" {
+						t.Errorf("continuation call to %s with last message %+v", c.Model, last)
+					}
+					if n := len(ad.reqs[0].Messages); n != 1 {
+						t.Errorf("the original request was modified: %d messages", n)
+					}
+				}
+			})
 		})
 	}
 }

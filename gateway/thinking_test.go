@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/llmguard/llmguard/provider"
 )
 
 // thinkingBody is an Anthropic answer with extended thinking and a tool
@@ -212,40 +211,5 @@ routes:
 				t.Errorf("content (-want +got):\n%s", d)
 			}
 		})
-	}
-}
-
-// chunkStream is a provider.Stream over fixed chunks.
-type chunkStream struct{ chunks []provider.Chunk }
-
-func (s *chunkStream) Recv() (provider.Chunk, error) {
-	if len(s.chunks) == 0 {
-		return provider.Chunk{}, io.EOF
-	}
-	c := s.chunks[0]
-	s.chunks = s.chunks[1:]
-	return c, nil
-}
-func (s *chunkStream) Close() error      { return nil }
-func (s *chunkStream) RequestID() string { return "" }
-
-// A continuation never adds thinking blocks after the text the client has.
-func TestSplicedDropsThinking(t *testing.T) {
-	s := &spliced{Stream: &chunkStream{chunks: []provider.Chunk{
-		{Thinking: &provider.ThinkingDelta{Index: 0, Type: provider.PartThinking, Thinking: "again"}},
-		{Thinking: &provider.ThinkingDelta{Index: 0, Signature: "sig"}},
-		{Text: " more"},
-	}}, skip: " "}
-	var got []provider.Chunk
-	for {
-		c, err := s.Recv()
-		if err != nil {
-			break
-		}
-		got = append(got, c)
-	}
-	want := []provider.Chunk{{}, {}, {Text: "more"}}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("continuation chunks (-want +got):\n%s", d)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -502,4 +503,56 @@ func TestFallbackFailureNamesEveryTarget(t *testing.T) {
 	if strings.Contains(line, "\n") {
 		t.Errorf("not one line: %q", line)
 	}
+}
+
+// TestBrokenStreamContinued: the upstream stream of a tool's call breaks
+// after three tokens; the engine carries the call on (it asks the target for
+// the answer whole, as Chat does for a stream that broke before the caller
+// saw anything) and the agent gets the whole answer, not an error.
+func TestBrokenStreamContinued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc, ok := mock.Builtin("midstream-error")
+		if !ok {
+			t.Fatal("no midstream-error scenario")
+		}
+		r := newRigScenario(t, sc, []string{"anthropic/claude-sonnet-4-5"}, nil, nil)
+		cs := r.connect(t, nil, nil)
+		res := callTool(t, cs, "ask", map[string]any{"prompt": "one two three four five six"})
+		if res.IsError {
+			t.Fatalf("ask failed: %s", text(t, res))
+		}
+		if got, want := text(t, res), "Mock answer from claude-sonnet-4-5: one two three four five six"; got != want {
+			t.Errorf("answer %q, want %q", got, want)
+		}
+		var kinds []string
+		for _, q := range r.upstream() {
+			kinds = append(kinds, fmt.Sprintf("stream=%v %s", q.Stream, q.Fault))
+		}
+		if want := []string{"stream=true midstream:3", "stream=false ok"}; !slices.Equal(kinds, want) {
+			t.Errorf("upstream requests %q, want %q", kinds, want)
+		}
+		if sc := structured(t, res); sc["attempts"] != 2.0 || sc["model"] != "anthropic/claude-sonnet-4-5" {
+			t.Errorf("structured content %v: want 2 attempts on anthropic/claude-sonnet-4-5", sc)
+		}
+	})
+}
+
+// TestBrokenStreamContinuedElsewhere: every answer of the first target
+// breaks, streamed or whole; the engine moves the call to the next target
+// and the agent gets its answer.
+func TestBrokenStreamContinuedElsewhere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, []string{"openai/gpt-4.1+fault=midstream:3", "anthropic/claude-sonnet-4-5"}, nil, nil)
+		cs := r.connect(t, nil, nil)
+		res := callTool(t, cs, "ask", map[string]any{"prompt": "one two three four five six"})
+		if res.IsError {
+			t.Fatalf("ask failed: %s", text(t, res))
+		}
+		if got, want := text(t, res), "Mock answer from claude-sonnet-4-5: one two three four five six"; got != want {
+			t.Errorf("answer %q, want %q", got, want)
+		}
+		if sc := structured(t, res); sc["model"] != "anthropic/claude-sonnet-4-5" || sc["fallbacks"] != 1.0 {
+			t.Errorf("structured content %v: want the answer of anthropic/claude-sonnet-4-5 after 1 fallback", sc)
+		}
+	})
 }

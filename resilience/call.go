@@ -63,6 +63,8 @@ type Result struct {
 // must Close Stream; until then it holds the target's concurrency slot.
 type StreamResult struct {
 	// Stream yields the chunks, the first one included; idle timeouts apply.
+	// When it breaks after text went out, it continues on a later target
+	// (an EventContinue names it; Target stays the first).
 	Stream    provider.Stream
 	Target    string
 	Attempts  int
@@ -126,21 +128,7 @@ func (e *Engine) newCallState(ctx context.Context, rp *routePlan, c *Call) *call
 
 // emit delivers ev to the engine's hook, then the call's. It reads only
 // what does not change during a call, so a hedge's branches may emit too.
-func (cs *callState) emit(ev Event) {
-	if cs.e.onEvent == nil && cs.c.OnEvent == nil {
-		return
-	}
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
-	ev.Route = cs.rp.name
-	if cs.e.onEvent != nil {
-		cs.e.onEvent(ev)
-	}
-	if cs.c.OnEvent != nil {
-		cs.c.OnEvent(ev)
-	}
-}
+func (cs *callState) emit(ev Event) { cs.e.emit(cs.rp, cs.c, ev) }
 
 // left is the time until the call's deadline.
 func (cs *callState) left() time.Duration { return time.Until(cs.deadline) }

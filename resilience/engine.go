@@ -199,7 +199,9 @@ func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, err
 // metadata-only chunks, falls back like a failed request. The returned
 // Stream replays every chunk received so far, then applies the route's idle
 // timeout. The call's deadline bounds the time to the first token; after it
-// only the idle timeout and ctx bound the stream. The caller must Close it.
+// only the idle timeout and ctx bound the stream. A stream that breaks after
+// its first token, having sent text only, is continued on a later target of
+// the route (see continue.go and EventContinue). The caller must Close it.
 func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	if c == nil || c.Request == nil {
 		return nil, errors.New("resilience: Call or Call.Request is nil")
@@ -228,7 +230,7 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 		e.holdFailure(ctx, rp, c, rk, err)
 		return nil, err
 	}
-	var st provider.Stream = out.stream
+	var st provider.Stream = e.continuing(ctx, rp, c, out.stream, t)
 	if key != "" {
 		st = e.recordStream(st, rp, key, t)
 	}

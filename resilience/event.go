@@ -19,6 +19,9 @@ const (
 	EventBreaker  EventKind = "breaker"  // a breaker changed state (From, To)
 	EventSuccess  EventKind = "success"  // the call succeeded
 	EventGiveUp   EventKind = "give_up"  // the call failed (Err set)
+	// EventContinue: a stream that broke after its first token continues
+	// on Target (From: the target that broke; Verdict and Err: the break).
+	EventContinue EventKind = "continue"
 )
 
 // Event is one thing that happened during a call. Route is the route's
@@ -45,4 +48,22 @@ type Event struct {
 	From, To string
 	Reason   string // why a target was skipped
 	Err      error
+}
+
+// emit delivers ev, an event of call c on route rp, to the engine's hook,
+// then the call's.
+func (e *Engine) emit(rp *routePlan, c *Call, ev Event) {
+	if e.onEvent == nil && c.OnEvent == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	ev.Route = rp.name
+	if e.onEvent != nil {
+		e.onEvent(ev)
+	}
+	if c.OnEvent != nil {
+		c.OnEvent(ev)
+	}
 }

@@ -234,7 +234,9 @@ func TestMockStreamFailsOverBeforeFirstToken(t *testing.T) {
 func TestMockStreamMidstreamErrorIsNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const model = "gpt-4.1+fault=midstream:2"
-		m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
+		// The fallback does not accept a prefill, so it cannot continue the
+		// answer (TestMockStreamMidstreamContinued has one that does).
+		m := newMockEngine(t, routeOf("openai/"+model, "openai/gpt-4o"))
 		sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three four five six")})
 		if err != nil {
 			t.Fatal(err)
@@ -257,8 +259,50 @@ func TestMockStreamMidstreamErrorIsNotRetried(t *testing.T) {
 		if got == 0 {
 			t.Error("no tokens before the error")
 		}
-		if m.requests("claude-sonnet-4-5") != 0 {
+		if m.requests("gpt-4o") != 0 {
 			t.Error("a stream that already delivered tokens was retried elsewhere")
+		}
+	})
+}
+
+func TestMockStreamMidstreamContinued(t *testing.T) {
+	// A stream that broke after two tokens continues on the fallback, which
+	// accepts a prefill (the catalogue says so for Claude): the caller gets
+	// the tokens it had, then the continuation (the mock ignores the
+	// prefill and answers in full), and one continue event.
+	synctest.Test(t, func(t *testing.T) {
+		const model = "gpt-4.1+fault=midstream:2"
+		m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
+		var evs []resilience.Event
+		sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three"),
+			OnEvent: func(e resilience.Event) {
+				if e.Kind == resilience.EventContinue {
+					evs = append(evs, e)
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		var b strings.Builder
+		for {
+			c, err := sr.Stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("after %q: %v", b.String(), err)
+			}
+			b.WriteString(c.Text)
+		}
+		if want := "Mock answerMock answer from claude-sonnet-4-5: one two three"; b.String() != want {
+			t.Errorf("streamed %q, want %q", b.String(), want)
+		}
+		if len(evs) != 1 || evs[0].From != "openai/"+model || evs[0].Target != "anthropic/claude-sonnet-4-5" || evs[0].Verdict == nil {
+			t.Errorf("continue events %+v", evs)
+		}
+		if m.requests("claude-sonnet-4-5") != 1 {
+			t.Errorf("%d requests to the fallback, want 1", m.requests("claude-sonnet-4-5"))
 		}
 	})
 }

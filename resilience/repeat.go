@@ -244,14 +244,5 @@ func writeRequest(h io.Writer, req *provider.Request) bool {
 // emitRepeat reports a call answered with a held failure: a give_up event
 // with Reason "repeat".
 func (e *Engine) emitRepeat(rp *routePlan, c *Call, err error) {
-	if e.onEvent == nil && c.OnEvent == nil {
-		return
-	}
-	ev := Event{Kind: EventGiveUp, Time: time.Now(), Route: rp.name, Reason: "repeat", Err: err}
-	if e.onEvent != nil {
-		e.onEvent(ev)
-	}
-	if c.OnEvent != nil {
-		c.OnEvent(ev)
-	}
+	e.emit(rp, c, Event{Kind: EventGiveUp, Reason: "repeat", Err: err})
 }

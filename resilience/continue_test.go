@@ -1,0 +1,186 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// chunkStream is a provider.Stream over fixed chunks, then err (io.EOF when nil).
+type chunkStream struct {
+	chunks []provider.Chunk
+	err    error
+}
+
+func (s *chunkStream) Recv() (provider.Chunk, error) {
+	if len(s.chunks) == 0 {
+		if s.err != nil {
+			return provider.Chunk{}, s.err
+		}
+		return provider.Chunk{}, io.EOF
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+func (s *chunkStream) Close() error      { return nil }
+func (s *chunkStream) RequestID() string { return "" }
+
+// chunkAdapter is provider "p": each Stream call gets the next stream (or
+// error); it records the requests.
+type chunkAdapter struct {
+	mu      sync.Mutex
+	replies []any // *chunkStream or *provider.Error
+	reqs    []*provider.Request
+}
+
+func (a *chunkAdapter) Name() string { return "p" }
+func (a *chunkAdapter) Chat(context.Context, *provider.Request) (*provider.Response, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (a *chunkAdapter) Stream(_ context.Context, req *provider.Request) (provider.Stream, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reqs = append(a.reqs, req)
+	if len(a.replies) == 0 {
+		return nil, errServer
+	}
+	r := a.replies[0]
+	a.replies = a.replies[1:]
+	if pe, ok := r.(*provider.Error); ok {
+		return nil, pe
+	}
+	return r.(*chunkStream), nil
+}
+
+func TestStreamContinues(t *testing.T) {
+	broken := perr(classify.Overloaded, 529, classify.ScopeModel, true, true, 0)
+	text := func(s ...string) []provider.Chunk {
+		cs := make([]provider.Chunk, len(s))
+		for i, t := range s {
+			cs[i] = provider.Chunk{Text: t}
+		}
+		return cs
+	}
+	stop := provider.Chunk{FinishReason: "stop"}
+	tests := []struct {
+		name    string
+		prefill bool // p/b accepts a prefill
+		relayed bool // the request is a relayed Responses API body
+		replies []any
+		text    string
+		err     bool // the stream ends with the break's error
+		calls   int
+		pre     string // the continuation's prefill ("": none)
+	}{
+		{name: "prefill continues after trailing whitespace", prefill: true, replies: []any{
+			&chunkStream{chunks: text("Hello "), err: broken}, &chunkStream{chunks: append(text(" world"), stop)}},
+			text: "Hello world", calls: 2, pre: "Hello"},
+		{name: "no prefill capability ends with the error", replies: []any{
+			&chunkStream{chunks: text("Hello"), err: broken}},
+			text: "Hello", err: true, calls: 1},
+		{name: "tool call sent: no continuation", prefill: true, replies: []any{
+			&chunkStream{chunks: []provider.Chunk{{ToolCall: &provider.ToolCallDelta{ID: "c", Name: "f", Arguments: "{"}}}, err: broken}},
+			err: true, calls: 1},
+		{name: "relayed Responses events: no continuation", prefill: true, relayed: true, replies: []any{
+			&chunkStream{chunks: []provider.Chunk{{Text: "Hel", Raw: &provider.RawEvent{Name: "response.output_text.delta"}}}, err: broken}},
+			text: "Hel", err: true, calls: 1},
+		{name: "prefill rejected: an identical regeneration continues", prefill: true, replies: []any{
+			&chunkStream{chunks: text("Hello"), err: broken}, errInvalid,
+			&chunkStream{chunks: append(text("Hel", "lo wor", "ld"), stop)}},
+			text: "Hello world", calls: 3, pre: "Hello"},
+		{name: "prefill rejected: a regeneration that diverges ends with the error", prefill: true, replies: []any{
+			&chunkStream{chunks: text("Hello"), err: broken}, errInvalid,
+			&chunkStream{chunks: append(text("Help"), stop)}},
+			text: "Hello", err: true, calls: 3, pre: "Hello"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ad := &chunkAdapter{replies: tt.replies}
+				cat := &catalog.Catalog{Models: map[string]catalog.Model{"p/b": {Prefill: tt.prefill}}}
+				eng, err := New(&Options{Adapters: map[string]provider.Adapter{"p": ad}, Catalog: cat,
+					Routes: map[string]Route{"r": {Targets: targets("p/a", "p/b")}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := userReq("hi")
+				if tt.relayed {
+					req.Passthrough = &provider.Passthrough{Dialect: provider.DialectResponses, Body: []byte(`{}`)}
+				}
+				var conts []Event
+				sr, err := eng.Stream(context.Background(), &Call{Route: "r", Request: req, OnEvent: func(ev Event) {
+					if ev.Kind == EventContinue {
+						conts = append(conts, ev)
+					}
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sr.Stream.Close()
+				var got string
+				var end error
+				for {
+					c, err := sr.Stream.Recv()
+					if err != nil {
+						end = err
+						break
+					}
+					got += c.Text
+				}
+				broke := end != io.EOF
+				if pe := provider.AsError(end); broke && (pe == nil || !pe.AfterFirstToken || pe.Verdict.Class != classify.Overloaded) {
+					t.Errorf("the stream ended with %v, want the break", end)
+				}
+				if got != tt.text || broke != tt.err || len(ad.reqs) != tt.calls {
+					t.Fatalf("text %q, ended %v, calls %d; want %q, %d", got, end, len(ad.reqs), tt.text, tt.calls)
+				}
+				if n := len(ad.reqs[0].Messages); n != 1 {
+					t.Errorf("the original request was modified: %d messages", n)
+				}
+				if want := !tt.err; (len(conts) == 1) != want || want && (conts[0].From != "p/a" || conts[0].Target != "p/b") {
+					t.Errorf("continue events %+v", conts)
+				}
+				if tt.pre == "" {
+					return
+				}
+				c := ad.reqs[1]
+				last := c.Messages[len(c.Messages)-1]
+				if c.Model != "b" || last.Role != provider.RoleAssistant || last.Content[0].Text != tt.pre || c.Passthrough != nil {
+					t.Errorf("continuation call to %s with last message %+v", c.Model, last)
+				}
+			})
+		})
+	}
+}
+
+// A continuation never adds thinking blocks after the text the client has.
+func TestSplicedDropsThinking(t *testing.T) {
+	s := &spliced{Stream: &chunkStream{chunks: []provider.Chunk{
+		{Thinking: &provider.ThinkingDelta{Index: 0, Type: provider.PartThinking, Thinking: "again"}},
+		{Thinking: &provider.ThinkingDelta{Index: 0, Signature: "sig"}},
+		{Text: " more"},
+	}}, skip: " "}
+	var got []provider.Chunk
+	for {
+		c, err := s.Recv()
+		if err != nil {
+			break
+		}
+		got = append(got, c)
+	}
+	want := []provider.Chunk{{}, {}, {Text: "more"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("continuation chunks (-want +got):\n%s", d)
+	}
+}
