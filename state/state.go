@@ -93,6 +93,4 @@ type Store interface {
 	// called more than once by optimistic backends, so it must not have side
 	// effects beyond its argument.
 	UpdateBreaker(ctx context.Context, key string, fn func(b *Breaker) bool) (Breaker, error)
-	// BreakerKeys lists the keys that have a record, in any order.
-	BreakerKeys(ctx context.Context) ([]string, error)
 }

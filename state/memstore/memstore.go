@@ -87,11 +87,14 @@ func (s *Store) UpdateBreaker(ctx context.Context, key string, fn func(b *state.
 	return b, nil
 }
 
-// BreakerKeys lists the keys that have a record.
-func (s *Store) BreakerKeys(ctx context.Context) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// Len is the number of records the store holds (at most its MaxRecords).
+// It is safe for concurrent use.
+func (s *Store) Len() int {
+	return len(s.keys())
+}
+
+// keys lists the keys that have a record.
+func (s *Store) keys() []string {
 	var keys []string
 	now := time.Now()
 	for i := range s.shards {
@@ -104,7 +107,7 @@ func (s *Store) BreakerKeys(ctx context.Context) ([]string, error) {
 		}
 		sh.mu.Unlock()
 	}
-	return keys, nil
+	return keys
 }
 
 var _ state.Store = (*Store)(nil)

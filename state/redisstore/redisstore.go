@@ -351,68 +351,6 @@ func decode(raw string, b *state.Breaker) error {
 	return nil
 }
 
-// BreakerKeys lists the keys that have a record (scanning every node of a
-// Cluster), within 20 times Timeout.
-func (s *Store) BreakerKeys(ctx context.Context) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c, l := s.use()
-	if c == nil {
-		return l.breakers.BreakerKeys(ctx)
-	}
-	cctx, cancel := context.WithTimeout(ctx, 20*s.opt.Timeout)
-	keys, err := s.scan(cctx, c)
-	cancel()
-	if err == nil {
-		return keys, nil
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	s.fail(err)
-	return s.locally().breakers.BreakerKeys(ctx)
-}
-
-func (s *Store) scan(ctx context.Context, c rueidis.Client) ([]string, error) {
-	head := s.opt.Prefix + schema + "breaker:{"
-	match := globEscape(head) + "*"
-	seen := map[string]bool{}
-	var keys []string
-	for _, n := range c.Nodes() {
-		var cursor uint64
-		for {
-			e, err := n.Do(ctx, n.B().Scan().Cursor(cursor).Match(match).Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range e.Elements {
-				k = strings.TrimSuffix(strings.TrimPrefix(k, head), "}")
-				if !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-			if cursor = e.Cursor; cursor == 0 {
-				break
-			}
-		}
-	}
-	return keys, nil
-}
-
-// globEscape escapes the characters special to a SCAN MATCH pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 var (
 	_ state.Store     = (*Store)(nil)
 	_ state.ItemStore = (*Store)(nil)

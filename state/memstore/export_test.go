@@ -1,0 +1,4 @@
+package memstore
+
+// Keys lists the keys that have a record (for the bound tests).
+func Keys(s *Store) []string { return s.keys() }
