@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/llmguard/llmguard/batch"
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/resilience"
@@ -84,6 +85,16 @@ type Config struct {
 	CacheEntries int
 	// RecentFailures is how many failure lines llm_status keeps (0 = 20).
 	RecentFailures int
+	// AllowFiles lets batch_summarize read a file it is given by path and
+	// write its results beside it (false: it takes a list of texts only).
+	AllowFiles bool
+	// BatchDir holds batch_summarize's results files for lists ("" = the
+	// llmguard-batch folder in the system's temporary directory).
+	BatchDir string
+	// BatchCodec reads files in the OpenAI Batch API and Anthropic Message
+	// Batches formats for batch_summarize (gateway.Codec{}; nil: such a file
+	// is refused).
+	BatchCodec batch.Codec
 }
 
 func (c *Config) withDefaults() Config {

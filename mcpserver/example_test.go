@@ -32,6 +32,7 @@ func ExampleNew() {
 	fmt.Println(res.StructuredContent.(map[string]any)["class"])
 	// Output:
 	// ask
+	// batch_summarize
 	// chat
 	// decode_error
 	// llm_status

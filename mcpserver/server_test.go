@@ -112,11 +112,12 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"summarize":    {"text"},
-		"ask":          {"prompt"},
-		"chat":         {"messages"},
-		"decode_error": {},
-		"llm_status":   {},
+		"summarize":       {"text"},
+		"batch_summarize": {},
+		"ask":             {"prompt"},
+		"chat":            {"messages"},
+		"decode_error":    {},
+		"llm_status":      {},
 	}
 	if diff := cmp.Diff(want, required); diff != "" {
 		t.Errorf("tools and required inputs (-want +got):\n%s", diff)

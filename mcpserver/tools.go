@@ -118,6 +118,7 @@ func (s *server) addTools() {
 		Description: "Show llmguard's targets, circuit-breaker states and recent failures.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, toolHandler(s, "llm_status", s.status))
+	s.addBatchTool()
 }
 
 func (s *server) summarize(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (Answer, error) {

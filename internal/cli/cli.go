@@ -33,7 +33,7 @@ var commands = map[string]command{
 	"doctor":  {"check the config, every provider key (cheap model listing), key shapes, reachability and clock skew", runDoctor},
 	"demo":    {"play a scripted bad night against the in-process mock: llmguard vs naive and no-retry clients (no keys)", runDemo},
 	"config":  {"validate a configuration and print the effective one (config check [FILE])", runConfig},
-	"mcp":     {"serve llmguard's MCP tools (summarize, ask, chat, decode_error, llm_status) on stdio, or --http", runMCP},
+	"mcp":     {"serve llmguard's MCP tools (summarize, ask, chat, batch_summarize, decode_error, llm_status) on stdio, or --http", runMCP},
 	"mock":    {"serve a fault-injecting fake Anthropic/OpenAI/Gemini upstream (--scenario NAME|FILE)", runMock},
 	"serve":   {"run the OpenAI- and Anthropic-compatible gateway (--addr, --config, --admin-addr)", runServe},
 	"version": {"print the version, VCS revision and Go version this binary was built from", runVersion},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/gateway"
 	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/mcpserver"
@@ -28,8 +29,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--config FILE] [-v]\n\n"+
-			"Serves the MCP tools summarize, ask, chat, decode_error and llm_status on stdio,\n"+
+		fmt.Fprint(env.Stderr, "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--config FILE] [-v]\n\n"+
+			"Serves the MCP tools summarize, ask, chat, batch_summarize, decode_error and llm_status on stdio,\n"+
 			"or on Streamable HTTP with --http. Register it with:\n"+
 			"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -37,6 +38,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` (e.g. 127.0.0.1:8765; \":8765\" binds loopback) instead of stdio")
 	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $LLMGUARD_MCP_TOKEN)")
 	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")
+	allowFiles := fs.Bool("allow-files", false, "let batch_summarize read a JSON Lines file by path and write its results beside it")
 	configPath := fs.String("config", "", "config `file` (default: $LLMGUARD_CONFIG, else zero config from provider keys in the environment)")
 	logs := addLogFlags(fs, "verbose (debug) logs on stderr: every engine event, each failed attempt's one-line verdict")
 	metricsAddr := fs.String("metrics-addr", "", "in stdio mode, also serve /metrics on `addr` (e.g. 127.0.0.1:9464; with --http it is served there)")
@@ -53,7 +55,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	defer logs.flush()
 
-	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: version.Get().Short()}
+	cfg := &mcpserver.Config{Logger: logger, ToolTimeout: *toolTimeout, Version: version.Get().Short(),
+		AllowFiles: *allowFiles, BatchCodec: gateway.Codec{}}
 	// A route may end with "mcp/sampling": the connected client's own model.
 	opts := logs.engineOptions(logger)
 	opts.Adapters = map[string]provider.Adapter{mcpserver.SamplingProvider: &mcpserver.SamplingAdapter{}}

@@ -85,7 +85,7 @@ func TestMCPWithoutKeyListsToolsAndSaysWhatToSet(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{"prompt":"hi"}}}`)
 	all := resp[2]
-	for _, tool := range []string{"summarize", "ask", "chat", "decode_error", "llm_status"} {
+	for _, tool := range []string{"summarize", "ask", "chat", "batch_summarize", "decode_error", "llm_status"} {
 		if !strings.Contains(all, `"name":"`+tool+`"`) {
 			t.Errorf("tools/list lacks %s", tool)
 		}
