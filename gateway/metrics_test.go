@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/resilience"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/llmguard/llmguard/telemetry"
@@ -37,14 +38,14 @@ func metricsStack(t *testing.T, keys ...string) (*pipenet.Server, *telemetry.Met
 	t.Helper()
 	ms := pipenet.NewServer(mock.New(nil))
 	t.Cleanup(ms.Close)
+	var eng *resilience.Engine
 	m := telemetry.New(&telemetry.Options{Routes: map[string][]string{
 		"default":     {"openai/gpt-4o"},
 		"overloaded":  {"anthropic/claude-sonnet-4-5+fault=529:9", "openai/gpt-4o"},
 		"retry-after": {"openai/gpt-4o+fault=429:3,200"},
-	}})
+	}, Status: func() []resilience.TargetStatus { return eng.Status() }})
 	srv, eng := newGateway(t, strings.ReplaceAll(metricsConfig, "MOCK", ms.URL), ms.Client(), m.Event,
 		&Options{Metrics: m, Keys: keys})
-	_ = eng
 	gw := pipenet.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
 	return gw, m
@@ -153,6 +154,10 @@ func TestMetrics(t *testing.T) {
 			{"gen_ai_client_token_usage", []string{"gen_ai_provider_name=openai", "gen_ai_request_model=gpt-4o", "gen_ai_token_type=output"}, 2},
 			{"gen_ai_client_operation_time_to_first_chunk_seconds", []string{"gen_ai_provider_name=openai", "gen_ai_request_model=gpt-4o"}, 1},
 			{"gen_ai_client_operation_time_per_output_chunk_seconds", []string{"gen_ai_provider_name=openai"}, 1},
+			{"gen_ai_client_operation_duration_seconds", []string{"gen_ai_provider_name=anthropic", "gen_ai_request_model=claude-sonnet-4-5+fault=529:9", "error_type=overloaded"}, 2},
+			{"gen_ai_client_operation_duration_seconds", []string{"gen_ai_provider_name=openai", "gen_ai_request_model=gpt-4o", "error_type="}, 2},
+			{"llmguard_inflight", []string{"target=openai/gpt-4o"}, 0},
+			{"llmguard_breaker_state", []string{"target=openai/gpt-4o"}, 0},
 		} {
 			if got := value(t, m, c.name, c.labels...); got < c.min {
 				t.Errorf("%s%v = %v, want >= %v", c.name, c.labels, got, c.min)

@@ -116,21 +116,21 @@ func (e *Engine) release(t *targetPlan, g grant) {
 // at most the route's queue timeout or the time left. It returns the
 // function that gives the slot back, or why there was none.
 func (cs *callState) acquireSlot(ctx context.Context, t *targetPlan, left time.Duration) (release func(), refused string) {
-	sem := t.rt.sem
-	if sem == nil {
-		return func() {}, ""
-	}
-	if !sem.TryAcquire(1) {
+	rt := t.rt
+	if sem := rt.sem; sem != nil && !sem.TryAcquire(1) {
 		// No free slot (or callers queued before this one): wait in line.
 		wait := min(cs.rp.queueTimeout, left)
 		qctx, cancel := context.WithTimeout(ctx, wait)
+		rt.queued.Add(1)
 		err := sem.Acquire(qctx, 1)
+		rt.queued.Add(-1)
 		cancel()
 		if err != nil {
 			return nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
 		}
 	}
-	return func() { sem.Release(1) }, ""
+	rt.inFlight.Add(1)
+	return rt.done, ""
 }
 
 // retryAllowed is how many retry attempts may be in flight on t at once:

@@ -54,6 +54,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 	left = cs.left()
 	cs.total.Add(1)
 	cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
+	start := time.Now()
 	req := cs.c.Request
 	if req != nil && (req.Model != t.model || req.Stream != stream) {
 		cp := *req
@@ -80,12 +81,13 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 	}
 	if pe == nil {
 		e.succeeded(cs, t, g)
-		cs.emit(Event{Kind: EventSuccess, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
+		cs.emit(Event{Kind: EventSuccess, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Elapsed: time.Since(start)})
 		return res
 	}
 	res.listed = true
 	v := pe.Verdict
-	cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe})
+	cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe,
+		Elapsed: time.Since(start)})
 	if outOfTime || ctx.Err() != nil {
 		// The caller went away, or its deadline or the call's remaining
 		// time ended the attempt before the full per-attempt timeout: that

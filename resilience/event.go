@@ -43,6 +43,9 @@ type Event struct {
 	MaxAttempts int
 	Verdict     *classify.Verdict
 	Wait        time.Duration
+	// Elapsed is how long the attempt took, on an attempt's success or
+	// failure event (a stream's: until its first token); 0 on others.
+	Elapsed time.Duration
 	// From and To are a breaker event's states (closed, open, half_open);
 	// on a fallback event From is the target fallen back from.
 	From, To string

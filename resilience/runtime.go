@@ -27,6 +27,11 @@ type targetRuntime struct {
 	active   atomic.Int64 // calls currently on this target
 	retrying atomic.Int64 // retries currently in flight
 
+	// inFlight counts attempts holding a slot (a stream's until it is
+	// closed), queued the calls waiting for one; done gives a slot back.
+	inFlight, queued atomic.Int64
+	done             func()
+
 	successes, failures, retries, fallbacks atomic.Int64
 
 	// wholeUntil (Unix ns): until then Chats to this target ask for the
@@ -66,8 +71,11 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 	if !ok {
 		rt = &targetRuntime{name: name}
 		rt.used.Store(now.UnixNano())
+		rt.done = func() { rt.inFlight.Add(-1) }
 		if maxc > 0 {
-			rt.sem = semaphore.NewWeighted(int64(maxc))
+			sem := semaphore.NewWeighted(int64(maxc))
+			rt.sem = sem
+			rt.done = func() { rt.inFlight.Add(-1); sem.Release(1) }
 		}
 		if !configured && len(e.runtimes) >= maxRuntimes {
 			e.sweepLocked(now)
@@ -104,13 +112,17 @@ func (e *Engine) sweepLocked(now time.Time) {
 // TargetStatus is a snapshot of one target for status pages; counters are
 // since the Engine was created.
 type TargetStatus struct {
-	Target     string    `json:"target"`
-	Breaker    string    `json:"breaker"` // closed, open, half_open
-	OpenUntil  time.Time `json:"open_until,omitzero"`
-	Successes  int64     `json:"successes"`
-	Failures   int64     `json:"failures"`
-	Retries    int64     `json:"retries"`
-	Fallbacks  int64     `json:"fallbacks"`
+	Target    string    `json:"target"`
+	Breaker   string    `json:"breaker"` // closed, open, half_open
+	OpenUntil time.Time `json:"open_until,omitzero"`
+	Successes int64     `json:"successes"`
+	Failures  int64     `json:"failures"`
+	Retries   int64     `json:"retries"`
+	Fallbacks int64     `json:"fallbacks"`
+	// InFlight counts the upstream attempts running now (a stream until
+	// it is closed); Queued the calls waiting for a concurrency slot.
+	InFlight   int64     `json:"in_flight"`
+	Queued     int64     `json:"queued"`
 	LastError  string    `json:"last_error,omitempty"`
 	LastFailed time.Time `json:"last_failed,omitzero"`
 }
@@ -135,6 +147,8 @@ func (e *Engine) Status() []TargetStatus {
 			Failures:  rt.failures.Load(),
 			Retries:   rt.retries.Load(),
 			Fallbacks: rt.fallbacks.Load(),
+			InFlight:  rt.inFlight.Load(),
+			Queued:    rt.queued.Load(),
 		}
 		b, err := e.store.Breaker(ctx, targetKey(rt.name))
 		if err == nil {

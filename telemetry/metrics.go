@@ -168,6 +168,8 @@ func (m *Metrics) Event(ev resilience.Event) {
 		if ev.Attempt > 0 { // not a cached or static answer
 			t := m.names.target(ev.Target)
 			m.attempts.WithLabelValues(t, "", "").Inc()
+			prov, model := m.names.genAI(ev.Target)
+			m.opDuration.WithLabelValues("chat", prov, model, "").Observe(ev.Elapsed.Seconds())
 		}
 	case resilience.EventFailure:
 		t := m.names.target(ev.Target)
@@ -176,6 +178,10 @@ func (m *Metrics) Event(ev resilience.Event) {
 			class, domain = string(ev.Verdict.Class), Domain(ev.Verdict.Class)
 		}
 		m.attempts.WithLabelValues(t, class, domain).Inc()
+		if ev.Reason == "" { // the attempt's own end, not a note on it
+			prov, model := m.names.genAI(ev.Target)
+			m.opDuration.WithLabelValues("chat", prov, model, class).Observe(ev.Elapsed.Seconds())
+		}
 	case resilience.EventRetry:
 		t := m.names.target(ev.Target)
 		class, source := "", "backoff"
@@ -323,15 +329,27 @@ type statusCollector struct {
 	names  names
 }
 
-var breakerDesc = prometheus.NewDesc("llmguard_breaker_state",
-	"State of a target's circuit breaker: 0 closed, 1 half_open, 2 open.", []string{"target"}, nil)
+var (
+	breakerDesc = prometheus.NewDesc("llmguard_breaker_state",
+		"State of a target's circuit breaker: 0 closed, 1 half_open, 2 open.", []string{"target"}, nil)
+	inFlightDesc = prometheus.NewDesc("llmguard_inflight",
+		"Upstream attempts running now on a target (a stream until it is closed).", []string{"target"}, nil)
+	queuedDesc = prometheus.NewDesc("llmguard_queued",
+		"Calls waiting for a concurrency slot of a target.", []string{"target"}, nil)
+)
 
-func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- breakerDesc }
+func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- breakerDesc
+	ch <- inFlightDesc
+	ch <- queuedDesc
+}
 
 func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.status() {
 		if t := c.names.target(s.Target); t == s.Target {
 			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, stateValue(s.Breaker), t)
+			ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(s.InFlight), t)
+			ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(s.Queued), t)
 		}
 	}
 }
