@@ -496,6 +496,11 @@ func TestExamples(t *testing.T) {
 	if _, err := config.Load("examples/llmguard.yaml", func(k string) string { return keys[k] }); err != nil {
 		t.Errorf("examples/llmguard.yaml with its four keys: %v", err)
 	}
+	if _, err := config.Load("examples/replicas/llmguard.yaml", func(k string) string {
+		return map[string]string{"ANTHROPIC_API_KEY": "k", "REDIS_URL": "redis://redis:6379"}[k]
+	}); err != nil {
+		t.Errorf("examples/replicas/llmguard.yaml: %v", err)
+	}
 	if _, err := mock.LoadScenario("examples/incident.yaml"); err != nil {
 		t.Errorf("examples/incident.yaml: %v", err)
 	}

@@ -22,6 +22,8 @@ type Config struct {
 	Alerts Alerts `yaml:"alerts"`
 	// MCP configures `llmguard mcp`.
 	MCP MCP `yaml:"mcp"`
+	// State says where breaker state lives (memory, or a Redis replicas share).
+	State State `yaml:"state"`
 
 	// Source says where the configuration came from: the file path given to
 	// Load, or "environment" for the zero-config built by FromEnv. Not a YAML key.

@@ -78,6 +78,7 @@ func (c *Config) Secrets() []string {
 		}
 		out = append(out, urlSecrets(p.BaseURL, false)...)
 	}
+	out = append(out, urlSecrets(c.State.RedisURL, false)...)
 	return append(out, urlSecrets(c.Alerts.WebhookURL, true)...)
 }
 
@@ -158,6 +159,7 @@ func (c *Config) Redacted() *Config {
 	out.Pricing = maps.Clone(c.Pricing)
 	out.Models = maps.Clone(c.Models)
 	out.Alerts.WebhookURL = maskURL(c.Alerts.WebhookURL, true)
+	out.State.RedisURL = maskURL(c.State.RedisURL, false)
 	return &out
 }
 

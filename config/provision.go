@@ -166,6 +166,7 @@ func (c *Config) Provision(getenv func(string) string) {
 	if c.Routes == nil {
 		c.Routes = map[string]*Route{}
 	}
+	c.State.provision()
 	for name, p := range c.Providers {
 		if p == nil {
 			p = &Provider{}

@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 	v.providers()
 	v.routes()
 	v.overrides()
+	v.state()
 	if u := c.Alerts.WebhookURL; u != "" {
 		if msg := checkURL(u); msg != "" {
 			v.add("alerts.webhook_url", "%s", msg)

@@ -17,6 +17,8 @@ import (
 	"github.com/llmguard/llmguard/provider/openai"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/state"
+	"github.com/llmguard/llmguard/state/redisstore"
 	"github.com/llmguard/llmguard/telemetry"
 )
 
@@ -34,6 +36,9 @@ type App struct {
 	// Metrics counts the engine's events (and the requests of the edge that
 	// reports to it), served at /metrics.
 	Metrics *telemetry.Metrics
+	// State is the store replicas share (state.backend: redis), nil for
+	// the memory backend.
+	State   *redisstore.Store
 	closers []func()
 }
 
@@ -122,6 +127,21 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 			o.OnEvent = n.Event
 		}
 	}
+	if ro := cfg.State.RedisOptions(); ro != nil && o.Store == nil {
+		ro.Logger = o.Logger
+		st, err := redisstore.New(ctx, ro)
+		if err != nil {
+			app.Close()
+			return nil, fmt.Errorf("state.redis_url: %w", err)
+		}
+		app.State, o.Store = st, st
+		app.closers = append(app.closers, st.Close)
+		logger := o.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Info(fmt.Sprintf("state: redis at %s (fallback: local)", st.Addr()))
+	}
 	eng, err := resilience.New(o)
 	if err != nil {
 		app.Close()
@@ -129,6 +149,15 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 	}
 	app.Engine = eng
 	return app, nil
+}
+
+// Items is where the gateway keeps its Responses items: the shared store
+// with state.backend redis, else nil (the gateway's own, in memory).
+func (a *App) Items() state.ItemStore {
+	if a.State == nil {
+		return nil
+	}
+	return a.State
 }
 
 // SimLabel starts every answer of the simulated provider, so it is never

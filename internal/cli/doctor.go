@@ -18,6 +18,7 @@ import (
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
+	"github.com/llmguard/llmguard/state/redisstore"
 )
 
 // maxClockSkew is the difference between the local clock and a provider's
@@ -126,6 +127,7 @@ func (d *doctor) run(ctx context.Context, path string) int {
 		d.finish()
 		return 1
 	}
+	d.state(ctx, cfg)
 	names := make([]string, 0, len(cfg.Providers))
 	for n := range cfg.Providers {
 		names = append(names, n)
@@ -180,6 +182,30 @@ func (d *doctor) run(ctx context.Context, path string) int {
 		return 1
 	}
 	return 0
+}
+
+// state checks the shared state store, when state.backend is redis: one
+// PING (within 2s), and the server's name and version.
+func (d *doctor) state(ctx context.Context, cfg *config.Config) {
+	o := cfg.State.RedisOptions()
+	if o == nil {
+		return
+	}
+	addr := config.MaskURL(o.URL)
+	if copt, err := redisstore.ParseURL(o.URL); err == nil {
+		addr = strings.Join(copt.InitAddress, ",")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	rtt, server, err := redisstore.Ping(ctx, o)
+	if err != nil {
+		d.out("\nstate:\n  ✗ redis at %s does not answer (%s): every replica would keep its own state (fallback: local) until it does\n",
+			addr, classify.Redact(err.Error()))
+		d.problems++
+		return
+	}
+	d.out("\nstate:\n  ✓ redis at %s answers (%s, PING %.2f ms); replicas that name it share breakers and cooldowns\n",
+		addr, server, float64(rtt.Microseconds())/1000)
 }
 
 func isSim(p *config.Provider) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -146,4 +147,48 @@ func (s *Store) dial() (rueidis.Client, error) {
 		c, err = rueidis.NewClient(o)
 	}
 	return c, err
+}
+
+// Ping connects once to the server o names (no fallback, no retry, within
+// ctx) and returns how long a PING took and what the server says it is
+// ("redis 7.0.15", "valkey 8.1.1"). It is what `llmguard doctor` checks.
+func Ping(ctx context.Context, o *Options) (rtt time.Duration, server string, err error) {
+	var url string
+	if o != nil {
+		url = o.URL
+	}
+	copt, err := ParseURL(url)
+	if err != nil {
+		return 0, "", err
+	}
+	copt.DisableRetry = true
+	c, err := rueidis.NewClient(copt)
+	if err != nil {
+		return 0, "", err
+	}
+	defer c.Close()
+	start := time.Now()
+	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
+		return 0, "", err
+	}
+	rtt = time.Since(start)
+	info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		return rtt, "", nil
+	}
+	name, version := "redis", ""
+	for line := range strings.Lines(info) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch k {
+		case "server_name":
+			name = v
+		case "redis_version":
+			if version == "" {
+				version = v
+			}
+		case "valkey_version":
+			version = v
+		}
+	}
+	return rtt, strings.TrimSpace(name + " " + version), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,6 +150,9 @@ func New(ctx context.Context, o *Options) (*Store, error) {
 func ParseURL(u string) (rueidis.ClientOption, error) {
 	if u == "" {
 		return rueidis.ClientOption{}, errors.New("no URL (want redis://host:port)")
+	}
+	if _, err := url.Parse(u); err != nil { // its message would quote the password
+		return rueidis.ClientOption{}, errors.New("not a URL (want redis://host:port)")
 	}
 	copt, err := rueidis.ParseURL(u)
 	if err != nil {

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/state/redisstore/redistest"
+)
+
+// countedMock starts a mock whose Anthropic calls are counted.
+func countedMock(t *testing.T) (url string, calls *atomic.Int64) {
+	t.Helper()
+	calls = &atomic.Int64{}
+	m := mock.New(nil)
+	ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/messages" {
+			calls.Add(1)
+		}
+		m.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ms.Close)
+	return ms.URL, calls
+}
+
+// replicaConfig is one replica's config: one target on the mock whose
+// model carries a mock fault spec, a breaker that opens on a 50% failure
+// rate (from 2 calls, beyond chance) for 30s, no retries, a 2s deadline
+// (so a call does not wait the cooldown out) and the given state block.
+func replicaConfig(t *testing.T, mockURL, fault, stateBlock string) string {
+	return replicaConfigTimes(t, mockURL, fault, "2s", "30s", stateBlock)
+}
+
+// replicaConfigTimes is replicaConfig with the route's deadline and the
+// breaker's initial cooldown.
+func replicaConfigTimes(t *testing.T, mockURL, fault, deadline, cooldown, stateBlock string) string {
+	t.Helper()
+	model := "claude-sonnet-4-5"
+	if fault != "" {
+		model += "+fault=" + fault
+	}
+	return writeConfig(t, "providers:\n  anthropic: {base_url: "+mockURL+", api_key: test-key}\n"+
+		"routes:\n  default:\n    targets: ['anthropic/"+model+"']\n"+
+		"    timeout: "+deadline+"\n    retry: {max_attempts: 1}\n"+
+		"    breaker: {failures: 2, failure_ratio: 0.5, min_calls: 2, probes: 1, initial_cooldown: "+cooldown+"}\n"+stateBlock)
+}
+
+// Two `llmguard serve` replicas on one Redis: a breaker opened through A
+// keeps B's calls off the failing target (with memory state, B calls it).
+func TestReplicasShareBreaker(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, tc := range []struct {
+		name, state string
+		shared      bool
+	}{
+		{"redis", "state: {backend: redis, redis_url: " + srv.URL() + "}\n", true},
+		{"memory", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.shared {
+				redistest.Command(srv.Addr(), "FLUSHALL")
+			}
+			mockURL, calls := countedMock(t)
+			cfg := replicaConfig(t, mockURL, "529", tc.state)
+			a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+			b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+			for i := range 4 { // 4 failures of 4 calls: beyond chance for a 50% trigger
+				if status, body := postMessage(t, ua[0]); status == 200 {
+					t.Fatalf("request %d through A: 200 from a target failing with 529: %s", i, body)
+				}
+			}
+			before := calls.Load()
+			status, body := postMessage(t, ub[0])
+			reached := calls.Load() - before
+			if tc.shared && reached != 0 {
+				t.Errorf("B's request reached the target %d time(s) after A opened its breaker (status %d: %s)", reached, status, body)
+			}
+			if !tc.shared && reached != 1 {
+				t.Errorf("with memory state B's request reached the target %d times, want 1", reached)
+			}
+			if tc.shared && !strings.Contains(string(body), "breaker open") {
+				t.Errorf("B answered %d %s, want the breaker-open refusal", status, body)
+			}
+			if tc.shared && !strings.Contains(a.stderr.String(), "state: redis at "+srv.Addr()+" (fallback: local)") {
+				t.Errorf("no start line on A's stderr: %s", a.stderr)
+			}
+			if t.Failed() {
+				t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
+			}
+			a.stop()
+			b.stop()
+		})
+	}
+}
+
+// Redis killed (SIGKILL) under a replica's traffic: every request is
+// answered, and the replica shares again once Redis is back.
+func TestServeRedisKilled(t *testing.T) {
+	srv := redistest.Start(t)
+	mockURL, _ := countedMock(t)
+	cfg := replicaConfig(t, mockURL, "", "state: {backend: redis, redis_url: "+srv.URL()+"}\n")
+	a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 30 {
+		if i == 10 {
+			srv.Kill()
+		}
+		if i == 20 {
+			srv.Restart()
+		}
+		if status, body := postMessage(t, ua[0]); status != 200 {
+			t.Fatalf("request %d: %d %s", i, status, body)
+		}
+	}
+	for !strings.Contains(a.stderr.String(), "sharing state") {
+		if ctx.Err() != nil {
+			t.Fatalf("no recovery logged 30s after Redis restarted: %s", a.stderr)
+		}
+		postMessage(t, ua[0])
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := strings.Count(a.stderr.String(), "redis unreachable"); n != 1 {
+		t.Errorf("outage logged %d times, want once: %s", n, a.stderr)
+	}
+	// Sharing resumed: the replica's records are in Redis again.
+	if status, body := postMessage(t, ua[0]); status != 200 {
+		t.Fatalf("request after recovery: %d %s", status, body)
+	}
+	keys, err := redistest.Command(srv.Addr(), "DBSIZE")
+	if err != nil || keys == "0" {
+		t.Errorf("DBSIZE after recovery = %q, %v: the replica writes nothing to Redis", keys, err)
+	}
+	a.stop()
+}
+
+// After the target recovers, one probe reaches it, whichever replica the
+// calls arrive at; the others wait for its report (with memory state each
+// replica would send its own).
+func TestReplicasOneProbe(t *testing.T) {
+	srv := redistest.Start(t)
+	mockURL, calls := countedMock(t)
+	// Four overloads open the breaker for 1s; then the target answers,
+	// slowly, so that the probe is in flight while the other calls ask.
+	cfg := replicaConfigTimes(t, mockURL, "529,529,529,529,200@600ms", "10s", "1s",
+		"state: {backend: redis, redis_url: "+srv.URL()+"}\n")
+	a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+	b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+	for i := range 4 {
+		if status, body := postMessage(t, ua[0]); status == 200 {
+			t.Fatalf("request %d: 200 from an overloaded target: %s", i, body)
+		}
+	}
+	time.Sleep(1200 * time.Millisecond) // the cooldown ends: half-open
+	before := calls.Load()
+	var wg sync.WaitGroup
+	statuses := make([]int, 6)
+	for i := range 6 {
+		base := ua[0]
+		if i%2 == 1 {
+			base = ub[0]
+		}
+		wg.Go(func() { statuses[i], _ = postMessage(t, base) })
+	}
+	time.Sleep(300 * time.Millisecond) // the probe is in flight (600ms)
+	if n := calls.Load() - before; n != 1 {
+		t.Errorf("%d calls reached the recovering target while its probe was in flight, want 1", n)
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		if s != 200 {
+			t.Errorf("call %d: status %d after the target recovered", i, s)
+		}
+	}
+	if t.Failed() {
+		t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
+	}
+}
+
+// doctor checks the shared store: it answers (which server), or it does
+// not, and then says what that means.
+func TestDoctorState(t *testing.T) {
+	srv := redistest.Start(t)
+	healthy := upstream(t, nil, 0)
+	run := func() (int, string) {
+		cfg := writeConfig(t, "providers:\n  anthropic: {base_url: "+healthy+", api_key: sk-ant-api03-GOODGOODGOODGOODGOOD1234}\n"+
+			"state: {backend: redis, redis_url: 'redis://:pw-secret@"+srv.Addr()+"'}\n")
+		var out bytes.Buffer
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}
+		code := MainEnv(context.Background(), []string{"doctor", "--timeout", "5s", "--config", cfg}, env)
+		return code, out.String()
+	}
+	redistest.Command(srv.Addr(), "CONFIG", "SET", "requirepass", "pw-secret")
+	code, out := run()
+	if code != 0 || !strings.Contains(out, "✓ redis at "+srv.Addr()+" answers (redis ") {
+		t.Errorf("doctor with Redis up: exit %d\n%s", code, out)
+	}
+	srv.Kill()
+	code, out = run()
+	if code != 1 || !strings.Contains(out, "✗ redis at "+srv.Addr()+" does not answer") || !strings.Contains(out, "fallback: local") {
+		t.Errorf("doctor with Redis down: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out, "pw-secret") {
+		t.Errorf("doctor printed the Redis password:\n%s", out)
+	}
+}
