@@ -56,7 +56,7 @@ func decodeAnthropic(body []byte) (*inbound, error) {
 		case "output_config":
 			err = decodeANOutputConfig(v, r)
 		case "top_k":
-			err = unmarshalOptInt(v, &r.TopK)
+			err = unmarshalOpt(v, &r.TopK, unmarshalInt)
 		default:
 			known = false
 		}

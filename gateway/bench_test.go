@@ -133,6 +133,16 @@ func BenchmarkGatewayConcurrent32(b *testing.B) {
 	bs := newBench(b)
 	defer bs.close()
 	const clients, perClient = 32, 8
+	b.ReportAllocs()
+	bs.throughput(b, clients, perClient, func(url string) { bs.call(b, url) }, "req/s", "gateway/proxy-throughput")
+}
+
+// throughput runs, each iteration, a batch of clients×perClient calls of do
+// on each path in turn (direct, proxy, gateway), so the three share the
+// machine's varying load, and reports each path's median batch rate
+// (direct-, proxy-, gateway-<unit>) and the gateway's over the proxy's
+// (ratio).
+func (bs *benchSetup) throughput(b *testing.B, clients, perClient int, do func(url string), unit, ratio string) {
 	paths := []string{bs.direct, bs.proxy, bs.gateway}
 	batch := func(url string) float64 {
 		var wg sync.WaitGroup
@@ -140,18 +150,17 @@ func BenchmarkGatewayConcurrent32(b *testing.B) {
 		for range clients {
 			wg.Go(func() {
 				for range perClient {
-					bs.call(b, url)
+					do(url)
 				}
 			})
 		}
 		wg.Wait()
-		return clients * perClient / time.Since(t0).Seconds()
+		return float64(clients*perClient) / time.Since(t0).Seconds()
 	}
 	for _, p := range paths { // open the connection pools
 		batch(p)
 	}
 	rates := make([][]float64, len(paths))
-	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j, p := range paths {
@@ -161,11 +170,11 @@ func BenchmarkGatewayConcurrent32(b *testing.B) {
 	b.StopTimer()
 	med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	d, px, gw := med(rates[0]), med(rates[1]), med(rates[2])
-	b.ReportMetric(d, "direct-req/s")
-	b.ReportMetric(px, "proxy-req/s")
-	b.ReportMetric(gw, "gateway-req/s")
-	b.ReportMetric(gw/px, "gateway/proxy-throughput")
-	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(d, "direct-"+unit)
+	b.ReportMetric(px, "proxy-"+unit)
+	b.ReportMetric(gw, "gateway-"+unit)
+	b.ReportMetric(gw/px, ratio)
+	b.ReportMetric(0, "ns/op") // per-op time mixes three paths; the metrics above are the result
 }
 
 // BenchmarkCodec measures the gateway's own work per request: decoding an
@@ -388,38 +397,7 @@ func BenchmarkGatewayStreamThroughput(b *testing.B) {
 					b.Errorf("%s: status %d", target, res.StatusCode)
 				}
 			}
-			paths := []string{bs.direct, bs.proxy, bs.gateway}
-			batch := func(url string) float64 {
-				var wg sync.WaitGroup
-				t0 := time.Now()
-				for range conns {
-					wg.Go(func() {
-						for range perClient {
-							stream(url)
-						}
-					})
-				}
-				wg.Wait()
-				return float64(conns*perClient) / time.Since(t0).Seconds()
-			}
-			for _, p := range paths { // open the connection pools
-				batch(p)
-			}
-			rates := make([][]float64, len(paths))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for j, p := range paths {
-					rates[j] = append(rates[j], batch(p))
-				}
-			}
-			b.StopTimer()
-			med := func(v []float64) float64 { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
-			d, px, gw := med(rates[0]), med(rates[1]), med(rates[2])
-			b.ReportMetric(d, "direct-streams/s")
-			b.ReportMetric(px, "proxy-streams/s")
-			b.ReportMetric(gw, "gateway-streams/s")
-			b.ReportMetric(gw/px, "gateway/proxy-streams")
-			b.ReportMetric(0, "ns/op")
+			bs.throughput(b, conns, perClient, stream, "streams/s", "gateway/proxy-streams")
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -111,24 +110,11 @@ type reply struct {
 
 func (st *stack) post(t *testing.T, path, body string, hdr ...string) reply {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, st.gw.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	h := map[string]string{"Content-Type": "application/json"}
 	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+		h[http.CanonicalHeaderKey(hdr[i])] = hdr[i+1]
 	}
-	res, err := st.gw.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{res.StatusCode, res.Header, b}
+	return st.send(t, http.MethodPost, path, body, h)
 }
 
 func decodeJSON(t *testing.T, b []byte) map[string]any {
@@ -561,13 +547,7 @@ func TestPanicBecomesDialectError(t *testing.T) {
 
 func TestGracefulShutdown(t *testing.T) {
 	st := newStack(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- st.srv.Run(ctx, ln, nil) }()
+	addr, stop := runGateway(t, st)
 	// A slow upstream answer is in flight when the shutdown starts.
 	type result struct {
 		status int
@@ -576,7 +556,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	resc := make(chan result, 1)
 	go func() {
-		res, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json",
+		res, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
 			strings.NewReader(oaBody("openai/gpt-4o+fault=ok@300ms", true, "")))
 		if err != nil {
 			resc <- result{err: err}
@@ -592,7 +572,8 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatal("the request never reached the upstream")
 		}
 	}
-	cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
 	r := <-resc
 	if r.err != nil || r.status != 200 {
 		t.Fatalf("in-flight request: %d %v", r.status, r.err)
@@ -600,7 +581,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if _, end, _ := streamText(t, DialectOpenAI, r.body); end != "done" {
 		t.Errorf("in-flight stream ended %s", end)
 	}
-	if err := <-done; err != nil {
+	if err := <-stopped; err != nil {
 		t.Errorf("Run: %v", err)
 	}
 }
@@ -643,16 +624,9 @@ func TestCountTokens(t *testing.T) {
 // deadline once the body is read; this guards that).
 func TestReadTimeoutSparesLongCalls(t *testing.T) {
 	st := newStack(t, &Options{ReadTimeout: 50 * time.Millisecond})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- st.srv.Run(ctx, ln, nil) }()
-	defer func() { cancel(); <-done }()
+	addr, _ := runGateway(t, st)
 	for _, stream := range []bool{false, true} {
-		res, err := http.Post("http://"+ln.Addr().String()+"/v1/chat/completions", "application/json",
+		res, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
 			strings.NewReader(oaBody("openai/gpt-4o+fault=ok@250ms", stream, "")))
 		if err != nil {
 			t.Fatal(err)

@@ -47,14 +47,14 @@ func unmarshalInt(v []byte, p *int) error {
 	return stdjson.Unmarshal(v, p)
 }
 
-// unmarshalOptInt is unmarshalInt for a *int field: a number sets it, null
-// leaves it as it is.
-func unmarshalOptInt(v []byte, p **int) error {
-	var n int
-	if err := unmarshalInt(v, &n); err != nil || rawjson.IsNull(v) {
+// unmarshalOpt decodes v with unmarshal for an optional (pointer) field: a
+// value sets *p, null leaves it as it is.
+func unmarshalOpt[T any](v []byte, p **T, unmarshal func([]byte, *T) error) error {
+	var x T
+	if err := unmarshal(v, &x); err != nil || rawjson.IsNull(v) {
 		return err
 	}
-	*p = &n
+	*p = &x
 	return nil
 }
 
@@ -84,17 +84,6 @@ func unmarshalBool(v []byte, p *bool) error {
 		return nil
 	}
 	return stdjson.Unmarshal(v, p)
-}
-
-// unmarshalOptBool is unmarshalBool for a *bool field: a boolean sets it,
-// null leaves it as it is.
-func unmarshalOptBool(v []byte, p **bool) error {
-	var b bool
-	if err := unmarshalBool(v, &b); err != nil || rawjson.IsNull(v) {
-		return err
-	}
-	*p = &b
-	return nil
 }
 
 // eachField calls fn with each key and raw value of the JSON object body, in

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -121,34 +120,12 @@ func TestModelByID(t *testing.T) {
 	}
 }
 
-// runGateway serves the stack's gateway through Run on a loopback listener
-// (the path net/http's own error answers take) and returns its address.
-func runGateway(t *testing.T, st *stack) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- st.srv.Run(ctx, ln, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return")
-		}
-	})
-	return ln.Addr().String()
-}
-
 // Issue 11 item 9: net/http's own answers (431 for huge headers, 400 for a
 // malformed request, 501 for an unknown transfer encoding) are JSON in the
 // path's dialect too.
 func TestNetHTTPErrorsAreJSON(t *testing.T) {
 	st := newStack(t, nil)
-	addr := runGateway(t, st)
+	addr, _ := runGateway(t, st)
 	huge := "X-Big: " + strings.Repeat("a", http.DefaultMaxHeaderBytes+8192) + "\r\n"
 	tests := []struct {
 		name, raw string

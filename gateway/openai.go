@@ -98,14 +98,14 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 		case "response_format":
 			err = decodeOAResponseFormat(v, r)
 		case "seed":
-			err = unmarshalOptInt(v, &r.Seed)
+			err = unmarshalOpt(v, &r.Seed, unmarshalInt)
 		case "user":
 			r.User, err = rawjson.String(v)
 			if err != nil {
 				err = typeError("", "a string", v)
 			}
 		case "parallel_tool_calls":
-			err = unmarshalOptBool(v, &r.ParallelToolCalls)
+			err = unmarshalOpt(v, &r.ParallelToolCalls, unmarshalBool)
 		default:
 			known = false
 		}

@@ -1,9 +1,14 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider/registry"
@@ -45,4 +50,34 @@ func newGateway(tb testing.TB, yaml string, client *http.Client, onEvent func(re
 		tb.Fatal(err)
 	}
 	return srv, eng
+}
+
+// runGateway serves the stack's gateway through Run on a loopback listener
+// (the path net/http's own error answers take) and returns its address and
+// stop, which ends Run (a graceful shutdown) and returns its error; the
+// test's cleanup stops it if the test did not.
+func runGateway(t *testing.T, st *stack) (addr string, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- st.srv.Run(ctx, ln, nil) }()
+	stop = sync.OnceValue(func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("Run did not return within 10s of the shutdown")
+		}
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return ln.Addr().String(), stop
 }
