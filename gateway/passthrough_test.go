@@ -81,24 +81,13 @@ routes:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, gw.URL+tt.path, strings.NewReader(tt.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Anthropic-Beta", "interleaved-thinking-2025-05-14")
-			r, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(r.Body)
-			r.Body.Close()
-			if r.StatusCode != 200 {
-				t.Fatalf("status %d: %s", r.StatusCode, b)
-			}
+			postOK(t, gw.URL+tt.path, tt.body, "Anthropic-Beta", "interleaved-thinking-2025-05-14")
 			var want, got map[string]any
 			if err := json.Unmarshal([]byte(tt.body), &want); err != nil {
 				t.Fatal(err)
 			}
 			rec.mu.Lock()
-			err = json.Unmarshal(rec.last, &got)
+			err := json.Unmarshal(rec.last, &got)
 			rec.mu.Unlock()
 			if err != nil {
 				t.Fatal(err)

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,4 +82,29 @@ func runGateway(t *testing.T, st *stack) (addr string, stop func() error) {
 		}
 	})
 	return ln.Addr().String(), stop
+}
+
+// postOK posts the JSON body to url with the headers hdr (name, value
+// pairs) and returns the answer's body; a transport error or a status other
+// than 200 fails the test.
+func postOK(t *testing.T, url, body string, hdr ...string) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 {
+		t.Fatalf("status %d: %s", r.StatusCode, b)
+	}
+	return b
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -172,18 +171,7 @@ routes:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, gw.URL+tt.path, strings.NewReader(tt.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Anthropic-Beta", beta)
-			r, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(r.Body)
-			r.Body.Close()
-			if r.StatusCode != 200 {
-				t.Fatalf("status %d: %s", r.StatusCode, b)
-			}
+			b := postOK(t, gw.URL+tt.path, tt.body, "Anthropic-Beta", beta)
 			if !tt.anthropic {
 				for _, s := range []string{"WaUjzkyp", "EmwKAhgB", "step by step", "thinking"} {
 					if bytes.Contains(b, []byte(s)) {
