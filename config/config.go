@@ -76,7 +76,8 @@ type Route struct {
 	Breaker Breaker       `yaml:"breaker"`
 	// MaxConcurrency caps in-flight calls per target (0 = unlimited).
 	MaxConcurrency int `yaml:"max_concurrency"`
-	// QueueTimeout bounds the wait for a concurrency slot (default 5s).
+	// QueueTimeout bounds the wait for a concurrency slot, and for a
+	// pacing turn when the target's announced rate limit is spent (default 5s).
 	QueueTimeout time.Duration `yaml:"queue_timeout"`
 	// HedgeAfter starts the next target too after this long without a first token (0 = off).
 	HedgeAfter time.Duration `yaml:"hedge_after"`

@@ -28,9 +28,11 @@ type attemptResult struct {
 	target  *targetPlan
 	answer  answer
 	failure *provider.Error // nil on success, or when no attempt was made
-	// skip says why no attempt was made (no concurrency slot); the grant
-	// has been returned.
-	skip string
+	// skip says why no attempt was made (no concurrency slot, no pacing
+	// turn); the grant has been returned. skipUntil is when a pacing turn
+	// comes (zero: unknown), which the walk may hold for.
+	skip      string
+	skipUntil time.Time
 	// listed: failure is the call's to report (false: a hedge branch the
 	// call cancelled, which is not the target's failure).
 	listed bool
@@ -45,8 +47,14 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 	e := cs.e
 	res := attemptResult{target: t}
 	left := cs.left()
+	if why := cs.paceTurn(ctx, t, left); why.reason != "" {
+		e.release(t, g)
+		res.skip, res.skipUntil = why.reason, why.until
+		return res
+	}
 	release, refused := cs.acquireSlot(ctx, t, left)
 	if refused != "" {
+		t.rt.pace.cancel(true)
 		e.release(t, g)
 		res.skip = refused
 		return res
@@ -74,6 +82,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 		release()
 	}
 	pe := res.failure
+	t.rt.pace.done(rateLimitOf(res.answer, pe), time.Now())
 	if pe != nil && context.Cause(ctx) == errHedgeCancelled {
 		// A hedge branch the call cancelled: not the target's failure.
 		e.release(t, g)

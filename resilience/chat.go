@@ -85,6 +85,7 @@ func (cs *callState) collect(ctx context.Context, t *targetPlan, es *engineStrea
 		if ra, ok := es.s.(provider.RawAnswerer); ok {
 			resp.Raw = ra.RawAnswer()
 		}
+		resp.RateLimit = streamRateLimit(es.s)
 	}
 	return resp, pe, outOfTime
 }

@@ -32,10 +32,15 @@
 //     breaker or a rate-limit cooldown skips the target at zero cost (its
 //     end counts towards RouteError.RetryAt); a half-open one admits at
 //     least `probes` calls at once, more in proportion to the calls asking.
-//     c. Concurrency limit: a slot of the target's semaphore, waiting at most
-//     queue_timeout (counted against the deadline). The limit is per
-//     target, shared by every route: the smallest non-zero max_concurrency
-//     any configured route gives it.
+//     c. Pacing, then the concurrency limit. Pacing (pace.go): a turn of the
+//     target's pacer, a token bucket set by the rate limits its answers
+//     announce (x-ratelimit-*, anthropic-ratelimit-*), waiting at most
+//     queue_timeout; a turn further away skips the target until then (the
+//     walk falls back, or holds for it as for a cooldown). Then a slot of
+//     the target's semaphore, waiting at most queue_timeout (both counted
+//     against the deadline). The limit is per target, shared by every
+//     route: the smallest non-zero max_concurrency any configured route
+//     gives it.
 //     d. Hedge (first attempt only, when hedge_after > 0): no answer in time
 //     starts the next target the walk could fall back to (rules of step a,
 //     breakers of step b) too, if max_total_attempts leaves room; first

@@ -132,7 +132,7 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, g grant, pr
 	if primary.skip != "" && other != nil && other.failure != nil {
 		return attemptResult{target: primaryT, failure: other.failure}
 	}
-	return attemptResult{target: primaryT, failure: primary.failure, skip: primary.skip}
+	return attemptResult{target: primaryT, failure: primary.failure, skip: primary.skip, skipUntil: primary.skipUntil}
 }
 
 // startHedge picks the hedge's target (see hedgeTarget) and starts its

@@ -44,7 +44,8 @@ type Route struct {
 	// The cap is the target's, shared by every route that lists it: the
 	// smallest non-zero one any route gives it.
 	MaxConcurrency int
-	// QueueTimeout bounds the wait for a concurrency slot (0 = 5s).
+	// QueueTimeout bounds the wait for a concurrency slot, and for a
+	// pacing turn when the target's announced rate limit is spent (0 = 5s).
 	QueueTimeout time.Duration
 	// HedgeAfter starts the next target too when the first attempt has no
 	// answer (a stream: no first token) after this long (0 = never).

@@ -34,6 +34,9 @@ type targetRuntime struct {
 
 	successes, failures, retries, fallbacks atomic.Int64
 
+	// pace paces the target by the rate limits its answers announce (pace.go).
+	pace pacer
+
 	// wholeUntil (Unix ns): until then Chats to this target ask for the
 	// answer whole, as a stream broke during an answer (see chatAttempt).
 	wholeUntil atomic.Int64

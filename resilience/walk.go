@@ -194,7 +194,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 		}
 		switch {
 		case r.skip != "":
-			cs.skip(t, r.skip)
+			cs.refused(t, refusal{reason: r.skip, until: r.skipUntil, rateLimited: !r.skipUntil.IsZero(), hold: !r.skipUntil.IsZero()})
 			return end
 		case r.failure == nil:
 			end.answer, end.winner = r.answer, r.target

@@ -1,0 +1,57 @@
+package resilience
+
+import (
+	"testing"
+	"time"
+
+	"github.com/llmguard/llmguard/provider"
+)
+
+func TestPacer(t *testing.T) {
+	now := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	var p pacer
+	for range 5 { // knowing nothing, it lets every call through
+		if d, ok, _ := p.reserve(now, 0); !ok || d != 0 {
+			t.Fatalf("unknown pacer: wait %v ok %v", d, ok)
+		}
+	}
+	for range 4 {
+		p.done(nil, now)
+	}
+	// 2 of 10 left, whole again in 8 s: one request a second comes back.
+	// The fifth call is still in flight: it is not counted in the 2.
+	p.done(&provider.RateLimit{Requests: provider.Quota{Limit: 10, Remaining: 2, Known: true, Reset: now.Add(8 * time.Second)}}, now)
+	for i, want := range []time.Duration{0, 0, time.Second, 2 * time.Second} {
+		d, ok, _ := p.reserve(now, 5*time.Second)
+		if !ok || d != want {
+			t.Errorf("call %d: wait %v ok %v, want %v", i, d, ok, want)
+		}
+	}
+	if _, ok, next := p.reserve(now, 2500*time.Millisecond); ok || !next.Equal(now.Add(3*time.Second)) {
+		t.Errorf("a turn 3 s away within 2.5 s: ok %v next %v", ok, next)
+	}
+	p.started()
+	p.cancel(false) // one waiting call gives up: its turn goes to the next
+	if d, ok, _ := p.reserve(now, 5*time.Second); !ok || d != 2*time.Second {
+		t.Errorf("after a cancel: wait %v ok %v, want 2s", d, ok)
+	}
+	// An announcement of more than the pacer allows does not raise it.
+	p.done(&provider.RateLimit{Requests: provider.Quota{Limit: 10, Remaining: 9, Known: true, Reset: now.Add(time.Second)}}, now)
+	if d, _, _ := p.reserve(now, 5*time.Second); d == 0 {
+		t.Error("an announcement raised what the pacer allows")
+	}
+
+	// The token limit spent until a reset: every call waits for it.
+	var q pacer
+	q.reserve(now, 0)
+	q.done(&provider.RateLimit{Tokens: provider.Quota{Remaining: 0, Known: true, Reset: now.Add(3 * time.Second)}}, now)
+	if _, ok, next := q.reserve(now, time.Second); ok || !next.Equal(now.Add(3*time.Second)) {
+		t.Errorf("tokens spent, 1 s max wait: ok %v next %v", ok, next)
+	}
+	if d, ok, _ := q.reserve(now, 5*time.Second); !ok || d != 3*time.Second {
+		t.Errorf("tokens spent, 5 s max wait: wait %v ok %v", d, ok)
+	}
+	if d, ok, _ := q.reserve(now.Add(4*time.Second), 0); !ok || d != 0 {
+		t.Errorf("after the reset: wait %v ok %v", d, ok)
+	}
+}

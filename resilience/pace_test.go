@@ -1,0 +1,64 @@
+package resilience_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/resilience"
+)
+
+// TestPacingBeforeThe429 is issue 13's scenario 7: the upstream allows 11
+// requests at once, regained at 11 a second, and announces what is left on
+// every answer (x-ratelimit-remaining-requests). After one call it says
+// remaining: 10; then 100 calls come at once. The engine paces the target
+// by the announcement: the calls queue for their turns and every one is
+// answered, drawing at most a handful of 429s. Before, 90 of the first 100
+// requests drew a 429, and their retries more.
+func TestPacingBeforeThe429(t *testing.T) {
+	for _, tc := range []struct{ name, target string }{
+		{"openai", "openai/gpt-4.1"},
+		{"anthropic", "anthropic/claude-sonnet-4-5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mc := &mock.Config{RateLimit: &mock.RateLimit{Requests: 11, Per: time.Second}}
+				srv, eng := mockStack(t, mc, routes(routeOf(tc.target)), nil)
+				ctx := context.Background()
+				if _, err := eng.Chat(ctx, &resilience.Call{Request: ask("warm up")}); err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				failed, slowest := 0, time.Duration(0)
+				for range 100 {
+					wg.Go(func() {
+						_, err := eng.Chat(ctx, &resilience.Call{Request: ask("burst")})
+						mu.Lock()
+						defer mu.Unlock()
+						slowest = max(slowest, time.Since(start))
+						if err != nil {
+							failed++
+							if failed == 1 {
+								t.Errorf("a call failed: %v", err)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				limited := served(srv, modelOf(tc.target), 429)
+				if failed > 0 {
+					t.Errorf("%d of 100 calls failed", failed)
+				}
+				if limited > 5 {
+					t.Errorf("%d requests drew a 429, want at most a handful", limited)
+				}
+				t.Logf("100 calls answered within %v; %d 429s, %d requests", slowest, limited, len(srv.Requests())-1)
+			})
+		})
+	}
+}
