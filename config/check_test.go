@@ -52,6 +52,7 @@ func TestTypeMessagesInUserTerms(t *testing.T) {
 		{`routes: {default: {targets: [sim], retry: {budget: .nan}}}`, `routes.default.retry.budget: expected a number, got .nan`},
 		{`routes: {default: {targets: [sim], retry: {budget: lots}}}`, `routes.default.retry.budget: expected a number, got "lots"`},
 		{`routes: {default: {targets: [sim], fallback_on_content_filter: "yes"}}`, `routes.default.fallback_on_content_filter: expected true or false, got "yes"`},
+		{`routes: {default: {targets: [sim], max_cost_usd: cheap}}`, `routes.default.max_cost_usd: expected a number, got "cheap"`},
 		{`routes: {default: {targets: [sim], static_fallback: {a: [1]}}}`, `routes.default.static_fallback.a: expected a string, got a list`},
 		{`routes: {default: {targets: [[a]]}}`, `routes.default.targets[0]: expected provider/model or a mapping with key target, got a list`},
 		{`routes: {default: [sim]}`, `routes.default: expected a mapping (key: value), got a list`},

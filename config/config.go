@@ -85,6 +85,12 @@ type Route struct {
 	Cache Cache `yaml:"cache"`
 	// FallbackOnContentFilter lets content_filtered failures fall back to the next target.
 	FallbackOnContentFilter bool `yaml:"fallback_on_content_filter"`
+	// MaxCostUSD is a spend ceiling per call in US dollars (0 = none): an
+	// attempt whose cost, estimated from the catalogue's prices before it
+	// is sent, exceeds what is left after the call's failed attempts is not
+	// made. A request may lower it (x-llmguard-max-cost, the MCP tools'
+	// max_cost_usd).
+	MaxCostUSD float64 `yaml:"max_cost_usd"`
 	// StaticFallback maps a prompt (trimmed, case-folded) to a canned answer
 	// served, labelled, when every target failed; key "*" answers any prompt.
 	StaticFallback map[string]string `yaml:"static_fallback"`

@@ -171,6 +171,7 @@ func TestLoadBad(t *testing.T) {
 		{"bad-duration.yaml", nil, []string{`testdata/bad-duration.yaml:5:19: routes.default.retry.base_delay: invalid duration "2q" (use a unit: 500ms, 60s, 5m)`}},
 		{"bad-duration-int.yaml", nil, []string{`testdata/bad-duration-int.yaml:4:14: routes.default.timeout: duration 60 needs a unit (500ms, 60s, 5m)`}},
 		{"bad-budget.yaml", nil, []string{`testdata/bad-budget.yaml:6:13: routes.x.retry.budget: must be in [0,1]`}},
+		{"bad-max-cost.yaml", nil, []string{`testdata/bad-max-cost.yaml:4:5: routes.default.max_cost_usd: must be a dollar amount ≥ 0, not -0.5`}},
 		{"bad-provider.yaml", nil, []string{`testdata/bad-provider.yaml:3:37: routes.default.targets[2]: unknown provider "foo" (known: anthropic, openai, azure, gemini, deepseek, mistral, groq, openrouter, xai, together, fireworks, sim)`}},
 		{"bad-type.yaml", nil, []string{`testdata/bad-type.yaml:2:10: providers.mine.type: unknown provider type "antropic" (known: anthropic, openai, azure, gemini, deepseek, mistral, groq, openrouter, xai, together, fireworks, openai-compatible, sim)`}},
 		{"bad-no-type.yaml", nil, []string{`testdata/bad-no-type.yaml:2:3: providers.mine: unknown provider "mine": set type to one of anthropic, openai, azure, gemini, deepseek, mistral, groq, openrouter, xai, together, fireworks, openai-compatible, sim`}},

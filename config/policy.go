@@ -66,6 +66,7 @@ func (r *Route) Policy() resilience.Route {
 		HedgeAfter:              r.HedgeAfter,
 		Cache:                   resilience.Cache(r.Cache),
 		FallbackOnContentFilter: r.FallbackOnContentFilter,
+		MaxCostUSD:              r.MaxCostUSD,
 		StaticFallback:          r.StaticFallback,
 	}
 	for i, t := range r.Targets {

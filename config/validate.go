@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"strings"
@@ -247,6 +248,9 @@ func (v *validator) route(path string, r *Route) {
 	}
 	v.nonNeg(path+".queue_timeout", r.QueueTimeout)
 	v.nonNeg(path+".hedge_after", r.HedgeAfter)
+	if r.MaxCostUSD < 0 || math.IsNaN(r.MaxCostUSD) || math.IsInf(r.MaxCostUSD, 0) {
+		v.add(path+".max_cost_usd", "must be a dollar amount ≥ 0, not %v", r.MaxCostUSD)
+	}
 	v.nonNeg(path+".cache.ttl", r.Cache.TTL)
 	if r.Cache.MaxEntries < 0 {
 		v.add(path+".cache.max_entries", "must not be negative")

@@ -29,33 +29,8 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, dialec
 		return
 	}
 	w.Header().Set("X-Llmguard-Estimate", "true")
-	b := append([]byte(`{"input_tokens":`), strconv.Itoa(estimateTokens(in.req))...)
+	b := append([]byte(`{"input_tokens":`), strconv.Itoa(provider.EstimateTokens(in.req))...)
 	writeJSON(w, http.StatusOK, append(b, '}'))
-}
-
-// estimateTokens estimates a request's input tokens: four characters per
-// token plus a few per message, rounded up.
-func estimateTokens(req *provider.Request) int {
-	chars := len(req.System)
-	for _, m := range req.Messages {
-		chars += 16
-		for _, p := range m.Content {
-			chars += len(p.Text)
-			if p.ToolCall != nil {
-				chars += len(p.ToolCall.Name) + len(p.ToolCall.Arguments)
-			}
-			if p.ToolResult != nil {
-				chars += len(p.ToolResult.Content)
-			}
-			if p.Image != nil {
-				chars += 4 * 1600 // about a megapixel image
-			}
-		}
-	}
-	for _, t := range req.Tools {
-		chars += len(t.Name) + len(t.Description) + len(t.Parameters)
-	}
-	return (chars + 3) / 4
 }
 
 // serveModels lists routes and targets in a shape both SDKs accept.

@@ -47,6 +47,11 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 	e := cs.e
 	res := attemptResult{target: t}
 	left := cs.left()
+	if why := cs.overCeiling(t); why != "" {
+		e.release(t, g)
+		res.skip = why
+		return res
+	}
 	if why := cs.paceTurn(ctx, t, left); why.reason != "" {
 		e.release(t, g)
 		res.skip, res.skipUntil = why.reason, why.until
@@ -181,6 +186,7 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	timer.Stop()
 	if err != nil && err != io.EOF {
 		s.Close()
+		cs.wastePrompt(t) // answered, then failed: billed for nothing
 		return fail(err, errFirstTokenTimeout, cs.rp.firstTokenTimeout, "no first token within")
 	}
 	es := &engineStream{

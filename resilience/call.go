@@ -39,6 +39,9 @@ type Call struct {
 	RepeatScope string
 	// OnEvent receives this call's events (e.g. for MCP progress), after Options.OnEvent.
 	OnEvent func(Event)
+	// MaxCostUSD is this call's spend ceiling in dollars, applied with the
+	// route's (the lower one rules); 0: the route's alone (see cost.go).
+	MaxCostUSD float64
 }
 
 // Result is a successful call. It is the caller's to keep; a cached result
@@ -57,6 +60,10 @@ type Result struct {
 	Cached, Static bool
 	// Cost in dollars of the answering call, from the pricing table.
 	Cost float64
+	// Wasted is what the call's failed attempts cost in dollars: those the
+	// provider answered and then failed, before anything reached the
+	// caller (see cost.go).
+	Wasted float64
 }
 
 // StreamResult is a stream that has delivered its first token. The caller
@@ -75,6 +82,8 @@ type StreamResult struct {
 	Cached bool
 	// Static: Stream is the route's labelled canned answer (Target "static").
 	Static bool
+	// Wasted is what the call's failed attempts cost, as Result.Wasted.
+	Wasted float64
 }
 
 // callState is one call's walk over its route: its deadline, and what it
@@ -105,6 +114,9 @@ type callState struct {
 	// is the largest known window that did (see window.go).
 	overflowed bool
 	overflowAt int
+	// wasted is what failed attempts cost, in nano-dollars (cost.go); a
+	// hedge's branches add to it.
+	wasted atomic.Uint64
 
 	// emb is set for an embeddings call (Engine.Embed): Call.Request is nil.
 	emb *embedState
@@ -146,7 +158,7 @@ func (cs *callState) fail(sentinel error) error {
 		sentinel = ErrNoTarget
 	}
 	err := &RouteError{Route: cs.rp.name, Err: sentinel, Attempts: cs.attempts, Skipped: cs.skipped, RetryAt: cs.retryAt,
-		ClientWait: cs.rp.clientWait}
+		ClientWait: cs.rp.clientWait, Wasted: cs.wastedUSD()}
 	cs.lastErr = err
 	cs.emit(Event{Kind: EventGiveUp, Err: err})
 	return err

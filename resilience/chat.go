@@ -50,6 +50,9 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 		return answer{}, pe, outOfTime
 	}
 	resp, pe, outOfTime := cs.collect(ctx, t, out.stream)
+	if pe != nil {
+		cs.wastePrompt(t) // answered, then failed: billed for nothing
+	}
 	if pe != nil && !outOfTime && pe.Verdict.Class != classify.Timeout && ctx.Err() == nil {
 		// The stream broke during the answer, and nothing reached the
 		// client: ask for the answer whole, now and for the target's

@@ -190,7 +190,7 @@ func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, err
 	}
 	attempts, fallbacks, waited := cs.counts()
 	return &Result{Response: out.resp, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited,
-		Cost: cost(t, out.resp.Usage)}, nil
+		Cost: cost(t, out.resp.Usage), Wasted: cs.wastedUSD()}, nil
 }
 
 // Stream runs a streaming call over its route and returns once the first
@@ -235,7 +235,7 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 		st = e.recordStream(st, rp, key, t)
 	}
 	attempts, fallbacks, waited := cs.counts()
-	return &StreamResult{Stream: st, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited}, nil
+	return &StreamResult{Stream: st, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited, Wasted: cs.wastedUSD()}, nil
 }
 
 func cost(t *targetPlan, u provider.Usage) float64 {

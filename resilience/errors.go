@@ -89,6 +89,8 @@ type RouteError struct {
 	// answered with, without an upstream attempt (Attempts and Skipped
 	// are empty; the held failure's are in Repeat.Of).
 	Repeat *Repeat
+	// Wasted is what the failed attempts cost in dollars (see Result.Wasted).
+	Wasted float64
 }
 
 // Error is one line naming each target tried and its last verdict, ending

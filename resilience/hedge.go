@@ -97,6 +97,7 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, g grant, pr
 			if r.answer.stream != nil {
 				// A hedge that answered after the primary forbade it.
 				_ = r.answer.stream.Close()
+				cs.wastePrompt(r.target)
 			}
 			h.cancels[r.branch](context.Canceled)
 			if r.branch > 0 {

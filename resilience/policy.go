@@ -56,6 +56,10 @@ type Route struct {
 	// FallbackOnContentFilter lets a content_filtered failure fall back to
 	// the next target (false: the call fails with the filter's verdict).
 	FallbackOnContentFilter bool
+	// MaxCostUSD is a spend ceiling per call in dollars (0 = none): an
+	// attempt whose estimated cost exceeds what is left after the call's
+	// failed attempts is not made (see cost.go).
+	MaxCostUSD float64
 	// StaticFallback maps a prompt (the last user message, trimmed and
 	// case-folded) to a canned answer served, labelled, when every target
 	// failed; key "*" answers any prompt (nil = none).
@@ -288,6 +292,7 @@ type routePolicy struct {
 	cacheTTL                      time.Duration
 	cacheMaxEntries, cacheMaxByte int64
 	fallbackOnFilter              bool
+	maxCost                       float64
 	static                        map[string]string
 	retry                         retryPolicy
 	breaker                       breakerPolicy
@@ -310,6 +315,7 @@ func resolveRoute(r *Route) routePolicy {
 		cacheMaxEntries:   int64(or(r.Cache.MaxEntries, defaultCacheMaxEntries)),
 		cacheMaxByte:      or(r.Cache.MaxBytes, defaultCacheMaxBytes),
 		fallbackOnFilter:  r.FallbackOnContentFilter,
+		maxCost:           max(r.MaxCostUSD, 0),
 		static:            r.StaticFallback,
 		retry:             resolveRetry(&r.Retry),
 		breaker:           resolveBreaker(&r.Breaker),
