@@ -68,6 +68,11 @@ type Outcome struct {
 	// Skips counts targets passed over without an attempt (breaker open,
 	// rate-limit cooldown, retry budget).
 	Skips int `json:"skips"`
+	// WastedUSD is what the client's attempts that produced nothing cost:
+	// those the provider answered 2xx and that then broke (the engine's
+	// Result.Wasted and RouteError.Wasted; a baseline's error statuses
+	// cost nothing).
+	WastedUSD float64 `json:"wasted_usd"`
 	// Waited is the total time spent waiting between attempts.
 	Waited        time.Duration `json:"-"`
 	WaitedSeconds float64       `json:"waited_seconds"`
@@ -263,10 +268,13 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	stopView := view.run(start)
 	play(ctx, &opt, start, func(ctx context.Context, i int) {
 		res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: prompt(i)})
-		target := ""
+		target, wasted := "", 0.0
 		if err == nil {
-			target = res.Target
+			target, wasted = res.Target, res.Wasted
+		} else if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+			wasted = re.Wasted
 		}
+		lg.add(func(o *Outcome) { o.WastedUSD += wasted })
 		lg.finish(target, err)
 	}, naive.run, plain.run)
 	elapsed := time.Since(start)

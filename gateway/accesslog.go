@@ -164,6 +164,14 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 		slog.Int("status", status), slog.Int("attempts", a.attempts), slog.Int("fallbacks", a.fallbacks),
 		slog.Float64("ms", ms), slog.String("request_id", a.requestID),
 	}
+	if v := h.Get("X-Llmguard-Cost-Usd"); v != "" {
+		f, _ := strconv.ParseFloat(v, 64)
+		attrs = append(attrs, slog.Float64("cost_usd", f))
+	}
+	if v := h.Get("X-Llmguard-Wasted-Usd"); v != "" {
+		f, _ := strconv.ParseFloat(v, 64)
+		attrs = append(attrs, slog.Float64("wasted_usd", f))
+	}
 	if a.stream {
 		attrs = append(attrs, slog.Bool("stream", true))
 	}

@@ -133,8 +133,13 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, dialect string, in
 	} else {
 		in.req.Model = in.model
 	}
+	ceiling, aerr := maxCost(r)
+	if aerr != nil {
+		writeError(w, dialect, aerr)
+		return nil, false
+	}
 	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
-		IdempotencyKey: idem, RepeatScope: s.repeatScope(r)}
+		IdempotencyKey: idem, RepeatScope: s.repeatScope(r), MaxCostUSD: ceiling}
 	if in.req.Stream {
 		s.serveStream(w, r, in, call)
 		return nil, false
@@ -150,9 +155,11 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, dialect string, in
 }
 
 // setCallHeaders sets the headers of an engine result: where it went (see
-// setResultHeaders), and whether it is a cached or a static answer.
+// setResultHeaders), what it cost, and whether it is a cached or a static
+// answer.
 func setCallHeaders(h http.Header, dialect string, res *resilience.Result) {
 	setResultHeaders(h, dialect, res.Target, res.Attempts, res.Fallbacks, res.Response.RequestID)
+	setCostHeaders(h, res.Cost, res.Wasted)
 	if res.Cached {
 		h.Set("X-Llmguard-Cached", "true")
 		h.Set("Idempotent-Replayed", "true")

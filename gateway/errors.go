@@ -48,6 +48,8 @@ type apiError struct {
 	// of a failed call (target "" = none).
 	target   string
 	attempts int
+	// wasted is what the failed call's attempts cost (x-llmguard-wasted-usd).
+	wasted float64
 	// repeat: the answer is a held failure (x-llmguard-repeat: true).
 	repeat bool
 }
@@ -132,7 +134,7 @@ func fromEngine(err error, now time.Time) *apiError {
 		return terminalError(re, pe, since, target, now)
 	}
 	e := &apiError{status: http.StatusServiceUnavailable, kind: kindOverloaded, retry: "false",
-		attempts: len(re.Attempts)}
+		attempts: len(re.Attempts), wasted: re.Wasted}
 	switch {
 	case len(re.Attempts) == 0 && len(re.Skipped) == 0:
 		e.message = classify.Line(err.Error())
@@ -194,7 +196,7 @@ func terminalError(re *resilience.RouteError, pe *provider.Error, since time.Tim
 		st = v.Status
 	}
 	e := &apiError{status: st, kind: kind, ptype: v.ProviderType, requestID: v.RequestID, retry: "false",
-		target: target, attempts: len(re.Attempts)}
+		target: target, attempts: len(re.Attempts), wasted: re.Wasted}
 	msg := v.Message
 	if !since.IsZero() {
 		msg = withNote(msg, "first seen "+since.UTC().Format(time.RFC3339))

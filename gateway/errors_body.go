@@ -155,6 +155,7 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	}
 	if e.attempts > 0 || e.target != "" {
 		h.Set("X-Llmguard-Attempts", strconv.Itoa(e.attempts))
+		setCostHeaders(h, -1, e.wasted)
 	}
 	if e.repeat {
 		h.Set("X-Llmguard-Repeat", "true")

@@ -94,6 +94,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	}
 	h := w.Header()
 	setResultHeaders(h, in.dialect, sr.Target, sr.Attempts, sr.Fallbacks, sr.Stream.RequestID())
+	setCostHeaders(h, -1, sr.Wasted)
 	var dropped []string
 	sr.Stream, dropped = peekDropped(sr.Stream)
 	setDropped(h, rsStreamDropped(in, sr.Stream, dropped))

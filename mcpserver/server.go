@@ -80,7 +80,11 @@ func toolHandler[In, Out any](s *server, name string, h func(ctx context.Context
 				s.recordFailure(name, line)
 				s.log.Info("mcp tool failed", "tool", name, "error", line, "duration", time.Since(start))
 			} else {
-				s.log.Debug("mcp tool answered", "tool", name, "duration", time.Since(start))
+				attrs := []any{"tool", name, "duration", time.Since(start)}
+				if a, ok := any(out).(Answer); ok {
+					attrs = append(attrs, "model", a.Model, "cost_usd", a.CostUSD, "wasted_usd", a.WastedUSD)
+				}
+				s.log.Debug("mcp tool answered", attrs...)
 			}
 		}()
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.ToolTimeout)

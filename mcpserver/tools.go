@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -20,17 +21,19 @@ import (
 
 // SummarizeInput is the summarize tool's input.
 type SummarizeInput struct {
-	Text    string `json:"text" jsonschema:"the text to summarize"`
-	Bullets int    `json:"bullets,omitempty" jsonschema:"at most this many bullet points (default 5)"`
-	Route   string `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
+	Text       string  `json:"text" jsonschema:"the text to summarize"`
+	Bullets    int     `json:"bullets,omitempty" jsonschema:"at most this many bullet points (default 5)"`
+	Route      string  `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; lowers the route's max_cost_usd (default: the route's)"`
 }
 
 // AskInput is the ask tool's input.
 type AskInput struct {
-	Prompt    string `json:"prompt" jsonschema:"the question or instruction"`
-	System    string `json:"system,omitempty" jsonschema:"optional system prompt"`
-	Route     string `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
+	Prompt     string  `json:"prompt" jsonschema:"the question or instruction"`
+	System     string  `json:"system,omitempty" jsonschema:"optional system prompt"`
+	Route      string  `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
+	MaxTokens  int     `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; lowers the route's max_cost_usd (default: the route's)"`
 }
 
 // ChatMessage is one turn of the chat tool's conversation.
@@ -41,9 +44,10 @@ type ChatMessage struct {
 
 // ChatInput is the chat tool's input.
 type ChatInput struct {
-	Messages  []ChatMessage `json:"messages" jsonschema:"the conversation, oldest first"`
-	Route     string        `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
-	MaxTokens int           `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
+	Messages   []ChatMessage `json:"messages" jsonschema:"the conversation, oldest first"`
+	Route      string        `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
+	MaxTokens  int           `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
+	MaxCostUSD float64       `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; lowers the route's max_cost_usd (default: the route's)"`
 }
 
 // DecodeInput is the decode_error tool's input.
@@ -68,6 +72,9 @@ type Answer struct {
 	OutputTokens int `json:"output_tokens"`
 	// CostUSD is the answering call's cost from the pricing table.
 	CostUSD float64 `json:"cost_usd"`
+	// WastedUSD is what the call's attempts that produced nothing cost
+	// (answered, then failed before the answer).
+	WastedUSD float64 `json:"wasted_usd"`
 	// WaitedSeconds is the time spent in backoff.
 	WaitedSeconds float64 `json:"waited_seconds"`
 	// Cached: an identical earlier call's stored result. Static: a canned answer.
@@ -135,7 +142,7 @@ func (s *server) summarize(ctx context.Context, req *mcp.CallToolRequest, in Sum
 			Content: []provider.Part{{Type: provider.PartText, Text: in.Text}}}},
 		MaxTokens: s.cfg.MaxTokens,
 	}
-	return s.run(ctx, req, "summarize", in.Route, r)
+	return s.run(ctx, req, "summarize", in.Route, in.MaxCostUSD, r)
 }
 
 func (s *server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (Answer, error) {
@@ -148,7 +155,7 @@ func (s *server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 			Content: []provider.Part{{Type: provider.PartText, Text: in.Prompt}}}},
 		MaxTokens: s.maxTokens(in.MaxTokens),
 	}
-	return s.run(ctx, req, "ask", in.Route, r)
+	return s.run(ctx, req, "ask", in.Route, in.MaxCostUSD, r)
 }
 
 func (s *server) chat(ctx context.Context, req *mcp.CallToolRequest, in ChatInput) (Answer, error) {
@@ -169,7 +176,7 @@ func (s *server) chat(ctx context.Context, req *mcp.CallToolRequest, in ChatInpu
 		return Answer{}, errors.New("invalid arguments: messages has no user or assistant turn")
 	}
 	r.System = strings.Join(system, "\n\n")
-	return s.run(ctx, req, "chat", in.Route, r)
+	return s.run(ctx, req, "chat", in.Route, in.MaxCostUSD, r)
 }
 
 func (s *server) maxTokens(n int) int {
@@ -179,8 +186,12 @@ func (s *server) maxTokens(n int) int {
 	return s.cfg.MaxTokens
 }
 
-// run makes one engine call for an LLM tool.
-func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route string, r *provider.Request) (Answer, error) {
+// run makes one engine call for an LLM tool; maxCost is the call's spend
+// ceiling in dollars (0: the route's).
+func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route string, maxCost float64, r *provider.Request) (Answer, error) {
+	if maxCost < 0 || math.IsNaN(maxCost) || math.IsInf(maxCost, 0) {
+		return Answer{}, fmt.Errorf("invalid arguments: max_cost_usd is %v; pass a dollar amount above 0, such as 0.05", maxCost)
+	}
 	if s.cfg.Engine == nil {
 		if s.cfg.ConfigError != "" {
 			return Answer{}, configError(s.cfg.ConfigError)
@@ -220,7 +231,7 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 	res, cached, err := s.calls.Do(ctx, key, &mcpcall.CallOptions{TTL: ttl}, onEvent, func(ctx context.Context, onEvent func(resilience.Event)) (*resilience.Result, error) {
 		// One scope for every caller, as for the dedup of successes.
 		call := &resilience.Call{Route: route, Request: r, Timeout: s.cfg.ToolTimeout, OnEvent: onEvent,
-			RepeatScope: "mcp"}
+			RepeatScope: "mcp", MaxCostUSD: maxCost}
 		if dl, ok := ctx.Deadline(); ok {
 			call.Timeout = dl.Sub(s.cfg.Now())
 		}
@@ -240,6 +251,9 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		return Answer{}, inputNeeded{ask}
 	}
 	if err != nil {
+		if re, ok := errors.AsType[*resilience.RouteError](err); ok && re.Wasted > 0 {
+			s.log.Info("mcp llm call failed", "tool", tool, "route", route, "wasted_usd", re.Wasted)
+		}
 		return Answer{}, s.describe(ctx, err)
 	}
 	return answer(res), nil
@@ -276,6 +290,7 @@ func answer(res *resilience.Result) Answer {
 		Attempts:      res.Attempts,
 		Fallbacks:     res.Fallbacks,
 		CostUSD:       res.Cost,
+		WastedUSD:     res.Wasted,
 		WaitedSeconds: res.Waited.Seconds(),
 		Cached:        res.Cached,
 		Static:        res.Static,

@@ -88,9 +88,10 @@ func printScript(w io.Writer, opt *demo.Options) {
 func printSummary(w io.Writer, s *demo.Summary) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nMorning report: %d requests per client over a %.1fs night (%.1fs in all).\n\n", s.Requests, s.NightSeconds, s.ElapsedSeconds)
-	fmt.Fprintf(&b, "  %-9s %7s %7s %18s %8s %10s %8s %10s\n", "client", "served", "failed", "upstream attempts", "retries", "fallbacks", "skips", "waited")
+	fmt.Fprintf(&b, "  %-9s %7s %7s %18s %8s %10s %8s %10s %10s\n", "client", "served", "failed", "upstream attempts", "retries", "fallbacks", "skips", "waited", "wasted")
 	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
-		fmt.Fprintf(&b, "  %-9s %7d %7d %18d %8d %10d %8d %9.1fs\n", o.Client, o.Served, o.Failed, o.MockAttempts, o.Retries, o.Fallbacks, o.Skips, o.WaitedSeconds)
+		fmt.Fprintf(&b, "  %-9s %7d %7d %18d %8d %10d %8d %9.1fs %10s\n", o.Client, o.Served, o.Failed, o.MockAttempts, o.Retries, o.Fallbacks, o.Skips, o.WaitedSeconds,
+			fmt.Sprintf("$%.6f", o.WastedUSD))
 	}
 	b.WriteString("\n")
 	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
@@ -104,7 +105,8 @@ func printSummary(w io.Writer, s *demo.Summary) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n  upstream attempts are counted by the mock's request log; skips are targets passed over at no cost (breaker\n" +
-		"  open, rate-limit cooldown); waited is the sum over all requests.\n")
+		"  open, rate-limit cooldown); waited is the sum over all requests; wasted is what attempts that produced\n" +
+		"  nothing cost at list prices (answered 200, then broke: groq's truncated bodies; error statuses cost nothing).\n")
 	io.WriteString(w, b.String())
 }
 
