@@ -155,6 +155,8 @@ func writeError(w http.ResponseWriter, dialect string, e *apiError) {
 	}
 	if e.attempts > 0 || e.target != "" {
 		h.Set("X-Llmguard-Attempts", strconv.Itoa(e.attempts))
+	}
+	if e.wasted > 0 {
 		setCostHeaders(h, -1, e.wasted)
 	}
 	if e.repeat {
