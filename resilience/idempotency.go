@@ -136,7 +136,7 @@ func (rc *resultCache) get(key string, now time.Time) (*Result, bool) {
 		r.Response = &resp
 	}
 	r.Cached = true
-	r.Attempts, r.Fallbacks, r.Waited, r.Cost = 0, 0, 0, 0
+	r.Attempts, r.Fallbacks, r.Waited, r.Cost, r.Wasted = 0, 0, 0, 0, 0
 	return &r, true
 }
 

@@ -37,6 +37,7 @@ func (cs *callState) static() *Result {
 	return &Result{
 		Response: &provider.Response{Provider: "static", Model: "static", Text: answer, FinishReason: provider.FinishStop},
 		Target:   "static", Static: true, Attempts: attempts, Fallbacks: fallbacks, Waited: waited,
+		Wasted: cs.wastedUSD(),
 	}
 }
 
