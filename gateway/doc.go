@@ -24,9 +24,10 @@
 // when every target is rate limited, 503 when all are down, the request's
 // own 400/401/402/413 passed through, x-should-retry: false on terminal
 // errors). Streams send nothing before the first token; a stream that breaks
-// after tokens went out is continued by the engine on a later target that
-// accepts an assistant prefill (the gateway relays it, with an SSE comment
-// naming both targets), or ended with an error event in the client's dialect.
+// after tokens went out is continued by the engine on a later target (with
+// the text so far as a prefill, or by a regeneration that repeats it; the
+// gateway relays it, with an SSE comment naming both targets), or ended with
+// an error event in the client's dialect.
 //
 // # Speed
 //

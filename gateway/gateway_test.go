@@ -52,6 +52,8 @@ routes:
     targets: [openai/m1+fault=midstream:5, "anthropic/m1+fault=400,200"]
   continue-diverged:
     targets: [openai/m1+fault=midstream:5, "anthropic/m2+fault=400,200"]
+  continue-noprefill:
+    targets: [openai/m1+fault=midstream:3, anthropic/m3]
   truncated:
     targets: [openai/gpt-4o+fault=truncated:2]
 models:
@@ -314,6 +316,7 @@ func TestStream(t *testing.T) {
 		// The mock ignores the prefill and answers in full after it.
 		{name: "continued with prefill", dialect: DialectOpenAI, route: "continue-prefill", end: "done", full: "Mock answer fromMock answer from m1: Say hello to the gateway please"},
 		{name: "continued by an identical regeneration", dialect: DialectAnthropic, route: "continue-regen", end: "done", full: "Mock answer from m1: Say hello to the gateway please"},
+		{name: "continued by a regeneration where no prefill is known", dialect: DialectOpenAI, route: "continue-noprefill", end: "done", full: "Mock answer from m3: Say hello to the gateway please"},
 		{name: "regeneration that diverges ends with an error", dialect: DialectOpenAI, route: "continue-diverged", end: "error", prefix: "Mock answer from m1:"},
 		{name: "truncated stream never ends as success", dialect: DialectOpenAI, route: "truncated", end: "error", prefix: "Mock"},
 	}

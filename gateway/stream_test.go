@@ -181,12 +181,15 @@ func TestStreamContinuation(t *testing.T) {
 			text: "Hello world", end: "done", calls: 2,
 		},
 		{
-			name: "no prefill capability ends with an error",
+			// Issue 13 item 1: the answer is regenerated there, and goes on
+			// only if it repeats what the client has.
+			name: "no prefill capability: a regeneration that diverges ends with an error",
 			cfg:  &catalog.Catalog{},
 			streams: []*scripted{
 				{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken},
+				{chunks: []provider.Chunk{{Text: "Goodbye"}, {FinishReason: "stop"}}},
 			},
-			text: "Hello", end: "error", calls: 1,
+			text: "Hello", end: "error", calls: 2,
 		},
 		{
 			name: "tool call sent: no continuation",
@@ -218,7 +221,7 @@ func TestStreamContinuation(t *testing.T) {
 				if text != tt.text || end != tt.end || len(ad.reqs) != tt.calls {
 					t.Fatalf("text %q end %s calls %d; events %v", text, end, len(ad.reqs), evs)
 				}
-				if tt.calls == 2 {
+				if tt.end == "done" {
 					if !strings.Contains(rec.Body.String(), ": llmguard: p/a broke; continued on p/b\n") {
 						t.Errorf("no continuation comment in %s", rec.Body)
 					}

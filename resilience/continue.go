@@ -15,12 +15,15 @@ import (
 // Continuation: a stream that breaks after its first token cannot be
 // retried, since the caller has its text already. When what went out is
 // text only (no tool call, no relayed Responses events), the engine
-// continues the answer on a later target of the call's route that accepts
-// an assistant prefill (per the catalogue), under the route's policies,
-// sending the text so far as the prefill. When that target rejects the
-// prefill (a 400), the answer is regenerated there without it and goes on
-// only if it starts with exactly the text already sent. Otherwise the
-// stream ends with the break's error, as it would have.
+// continues the answer on a later target of the call's route, walked alone
+// under the route's policies. A target that accepts an assistant prefill
+// (per the catalogue) is sent the text so far as the prefill. Any other
+// target, and one that answered a prefill with a 400 (remembered for the
+// target: it is never sent one again), regenerates the answer, which goes
+// on only if it starts with exactly the text already sent (deterministic
+// settings and cached prompts make that common); that 400 never becomes
+// the caller's error. When no target continues, the stream ends with the
+// break's error, as it would have.
 
 // continuing is the Stream of a walked streaming call (Engine.Stream): it
 // relays the answering target's chunks and continues the answer when that
@@ -95,8 +98,8 @@ func (s *continuing) note(c *provider.Chunk) {
 }
 
 // continueAfter finds the target that continues the answer after s.t broke
-// with pe: the first later target of the route that accepts a prefill and
-// answers. It returns nil when none does.
+// with pe: the first later target of the route that does (see continueOn).
+// It returns nil when none does.
 func (s *continuing) continueAfter(pe *provider.Error) (provider.Stream, *targetPlan) {
 	s.mu.Lock()
 	if s.closed {
@@ -113,10 +116,10 @@ func (s *continuing) continueAfter(pe *provider.Error) (provider.Stream, *target
 			after = true
 			continue
 		}
-		if !after || !t.info.Prefill {
+		if !after {
 			continue
 		}
-		if st := s.prefill(t); st != nil {
+		if st := s.continueOn(t); st != nil {
 			return st, t
 		}
 		if s.ctx.Err() != nil {
@@ -126,26 +129,30 @@ func (s *continuing) continueAfter(pe *provider.Error) (provider.Stream, *target
 	return nil, nil
 }
 
-// prefill asks t to continue the text sent so far; when t rejects the
-// prefill, it regenerates the answer there and keeps it only if it repeats
-// that text exactly.
-func (s *continuing) prefill(t *targetPlan) provider.Stream {
+// continueOn continues the text sent so far on t: with a prefill when t
+// accepts one, else (or when t rejects it) by regenerating the answer there
+// and keeping it only if it repeats that text exactly.
+func (s *continuing) continueOn(t *targetPlan) provider.Stream {
 	sent := s.sent.String()
-	// Providers reject an assistant prefill ending in whitespace: send it
-	// trimmed and drop the repeated whitespace from the continuation.
-	pre := strings.TrimRightFunc(sent, unicode.IsSpace)
-	req := *s.c.Request
-	req.Passthrough = nil // the messages differ from the client's body
-	req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], provider.Message{Role: provider.RoleAssistant,
-		Content: []provider.Part{{Type: provider.PartText, Text: pre}}})
-	st, err := s.streamOn(t, &req)
-	if err == nil {
-		return &spliced{Stream: st, skip: sent[len(pre):]}
+	if t.info.Prefill && !t.rt.noPrefill.Load() {
+		// Providers reject an assistant prefill ending in whitespace: send
+		// it trimmed and drop the repeated whitespace from the continuation.
+		pre := strings.TrimRightFunc(sent, unicode.IsSpace)
+		req := *s.c.Request
+		req.Passthrough = nil // the messages differ from the client's body
+		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], provider.Message{Role: provider.RoleAssistant,
+			Content: []provider.Part{{Type: provider.PartText, Text: pre}}})
+		st, err := s.streamOn(t, &req)
+		if err == nil {
+			return &spliced{Stream: st, skip: sent[len(pre):]}
+		}
+		if !prefillRejected(err) {
+			return nil
+		}
+		t.rt.noPrefill.Store(true)
 	}
-	if !prefillRejected(err) {
-		return nil
-	}
-	if st, err = s.streamOn(t, s.c.Request); err != nil {
+	st, err := s.streamOn(t, s.c.Request)
+	if err != nil {
 		return nil
 	}
 	var acc strings.Builder

@@ -86,9 +86,15 @@ func TestStreamContinues(t *testing.T) {
 		{name: "prefill continues after trailing whitespace", prefill: true, replies: []any{
 			&chunkStream{chunks: text("Hello "), err: broken}, &chunkStream{chunks: append(text(" world"), stop)}},
 			text: "Hello world", calls: 2, pre: "Hello"},
-		{name: "no prefill capability ends with the error", replies: []any{
-			&chunkStream{chunks: text("Hello"), err: broken}},
-			text: "Hello", err: true, calls: 1},
+		{name: "no prefill capability: an identical regeneration continues", replies: []any{
+			&chunkStream{chunks: text("Hello"), err: broken}, &chunkStream{chunks: append(text("Hello", " world"), stop)}},
+			text: "Hello world", calls: 2},
+		{name: "no prefill capability: a regeneration that diverges ends with the error", replies: []any{
+			&chunkStream{chunks: text("Hello"), err: broken}, &chunkStream{chunks: append(text("Hi there"), stop)}},
+			text: "Hello", err: true, calls: 2},
+		{name: "no prefill capability: a failed regeneration ends with the break's error", replies: []any{
+			&chunkStream{chunks: text("Hello"), err: broken}, errInvalid},
+			text: "Hello", err: true, calls: 2},
 		{name: "tool call sent: no continuation", prefill: true, replies: []any{
 			&chunkStream{chunks: []provider.Chunk{{ToolCall: &provider.ToolCallDelta{ID: "c", Name: "f", Arguments: "{"}}}, err: broken}},
 			err: true, calls: 1},
@@ -151,10 +157,16 @@ func TestStreamContinues(t *testing.T) {
 				if want := !tt.err; (len(conts) == 1) != want || want && (conts[0].From != "p/a" || conts[0].Target != "p/b") {
 					t.Errorf("continue events %+v", conts)
 				}
-				if tt.pre == "" {
+				if tt.calls < 2 {
 					return
 				}
 				c := ad.reqs[1]
+				if tt.pre == "" {
+					if last := c.Messages[len(c.Messages)-1]; last.Role == provider.RoleAssistant || c.Model != "b" {
+						t.Errorf("regeneration call to %s with a prefill: %+v", c.Model, last)
+					}
+					return
+				}
 				last := c.Messages[len(c.Messages)-1]
 				if c.Model != "b" || last.Role != provider.RoleAssistant || last.Content[0].Text != tt.pre || c.Passthrough != nil {
 					t.Errorf("continuation call to %s with last message %+v", c.Model, last)
@@ -162,6 +174,58 @@ func TestStreamContinues(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A target that answered a prefill with a 400 is not sent one again: the
+// next broken stream is regenerated there at once, and the 400 never
+// reaches the caller (issue 13 item 1).
+func TestPrefillRejectionRemembered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		broken := perr(classify.Overloaded, 529, classify.ScopeModel, true, true, 0)
+		stop := provider.Chunk{FinishReason: "stop"}
+		ad := &chunkAdapter{replies: []any{
+			&chunkStream{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken}, errInvalid,
+			&chunkStream{chunks: []provider.Chunk{{Text: "Hello world"}, stop}},
+			&chunkStream{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken},
+			&chunkStream{chunks: []provider.Chunk{{Text: "Hello world"}, stop}},
+		}}
+		cat := &catalog.Catalog{Models: map[string]catalog.Model{"p/b": {Prefill: true}}}
+		eng, err := New(&Options{Adapters: map[string]provider.Adapter{"p": ad}, Catalog: cat,
+			Routes: map[string]Route{"r": {Targets: targets("p/a", "p/b")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for call := range 2 {
+			sr, err := eng.Stream(context.Background(), &Call{Route: "r", Request: userReq("hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for {
+				c, err := sr.Stream.Recv()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("call %d: after %q: %v", call, got, err)
+				}
+				got += c.Text
+			}
+			sr.Stream.Close()
+			if got != "Hello world" {
+				t.Errorf("call %d: %q", call, got)
+			}
+		}
+		prefills := 0
+		for _, r := range ad.reqs {
+			if r.Messages[len(r.Messages)-1].Role == provider.RoleAssistant {
+				prefills++
+			}
+		}
+		if len(ad.reqs) != 5 || prefills != 1 {
+			t.Errorf("%d requests, %d with a prefill; want 5, 1", len(ad.reqs), prefills)
+		}
+	})
 }
 
 // A continuation never adds thinking blocks after the text the client has.

@@ -75,11 +75,12 @@
 //  5. Static fallback: when every target failed, a route's canned answer,
 //     labelled Result.Static and Target "static".
 //  6. Continuation (streams): a stream that breaks after its first token,
-//     having sent text only, continues on a later target of the route that
-//     accepts an assistant prefill (the catalogue's Prefill), walked alone
-//     under the route's policies with the text so far as the prefill; a
-//     target that rejects the prefill regenerates the answer, which goes on
-//     only if it repeats that text exactly (EventContinue; continue.go).
+//     having sent text only, continues on a later target of the route,
+//     walked alone under the route's policies: with the text so far as an
+//     assistant prefill where the catalogue says the target accepts one;
+//     elsewhere, and on a target that answered a prefill with a 400 (then
+//     remembered), the answer is regenerated and goes on only if it repeats
+//     that text exactly (EventContinue; continue.go).
 //     Chat, whose caller has seen nothing yet, asks for the answer whole
 //     instead (step 3e, chat.go).
 //

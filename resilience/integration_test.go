@@ -233,9 +233,11 @@ func TestMockStreamFailsOverBeforeFirstToken(t *testing.T) {
 
 func TestMockStreamMidstreamErrorIsNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const model = "gpt-4.1+fault=midstream:2"
-		// The fallback does not accept a prefill, so it cannot continue the
-		// answer (TestMockStreamMidstreamContinued has one that does).
+		const model = "gpt-4.1+fault=midstream:5"
+		// The fallback does not accept a prefill, and its regeneration of the
+		// answer names another model than the five tokens the caller has: it
+		// cannot continue the answer (TestMockStreamMidstreamRegenerated and
+		// TestMockStreamMidstreamContinued have fallbacks that do).
 		m := newMockEngine(t, routeOf("openai/"+model, "openai/gpt-4o"))
 		sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three four five six")})
 		if err != nil {
@@ -259,8 +261,39 @@ func TestMockStreamMidstreamErrorIsNotRetried(t *testing.T) {
 		if got == 0 {
 			t.Error("no tokens before the error")
 		}
-		if m.requests("gpt-4o") != 0 {
-			t.Error("a stream that already delivered tokens was retried elsewhere")
+		if n := m.requests("gpt-4o"); n != 1 {
+			t.Errorf("%d requests to gpt-4o, want 1 (the regeneration that diverged)", n)
+		}
+	})
+}
+
+func TestMockStreamMidstreamRegenerated(t *testing.T) {
+	// Issue 13 item 1: the fallback does not accept a prefill (the
+	// catalogue says nothing of it): the answer is regenerated there, and as
+	// it starts with what the caller has, the caller gets the rest of it.
+	synctest.Test(t, func(t *testing.T) {
+		m := newMockEngine(t, routeOf("openai/gpt-4.1+fault=midstream:2", "openai/gpt-4o"))
+		sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		var b strings.Builder
+		for {
+			c, err := sr.Stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("after %q: %v", b.String(), err)
+			}
+			b.WriteString(c.Text)
+		}
+		if want := "Mock answer from gpt-4o: one two three"; b.String() != want {
+			t.Errorf("streamed %q, want %q", b.String(), want)
+		}
+		if n := m.requests("gpt-4o"); n != 1 {
+			t.Errorf("%d requests to gpt-4o, want 1", n)
 		}
 	})
 }

@@ -41,6 +41,10 @@ type targetRuntime struct {
 	// answer whole, as a stream broke during an answer (see chatAttempt).
 	wholeUntil atomic.Int64
 
+	// noPrefill: the target answered an assistant prefill with a 400; a
+	// continuation there regenerates instead (see continue.go).
+	noPrefill atomic.Bool
+
 	// used is when a call was last planned on the target (Unix ns): an
 	// invented target idle for inventedTTL is dropped.
 	used atomic.Int64
