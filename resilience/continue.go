@@ -180,7 +180,7 @@ func (s *continuing) continueOn(t *targetPlan) provider.Stream {
 func (s *continuing) streamOn(t *targetPlan, req *provider.Request) (provider.Stream, error) {
 	rp := &routePlan{routePolicy: s.rp.routePolicy, name: s.rp.name, targets: []*targetPlan{t}, maxTotal: s.rp.maxTotal,
 		route: s.rp.route, targetNames: []string{t.name}}
-	c := &Call{Route: s.c.Route, Request: req, Timeout: s.c.Timeout, OnEvent: s.c.OnEvent}
+	c := &Call{Route: s.c.Route, Request: req, Timeout: s.c.Timeout, MaxCostUSD: s.c.MaxCostUSD, OnEvent: s.c.OnEvent}
 	out, _, err := s.e.newCallState(s.ctx, rp, c).walk(s.ctx, true)
 	if err != nil {
 		return nil, err
