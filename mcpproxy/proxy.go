@@ -1,0 +1,270 @@
+package mcpproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/llmguard/llmguard/internal/mcpcall"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Proxy re-exposes the tools, resources and prompts of upstream MCP
+// servers on an *mcp.Server, each call guarded: an idempotency key, a
+// deadline, retries only where the tool's annotations make them safe,
+// breakers per server, progress, and one-line failures. Create one with
+// New, attach it with Start, stop it with Close. Safe for concurrent use.
+type Proxy struct {
+	cfg   Config
+	log   *slog.Logger
+	ups   []*upstream
+	calls *mcpcall.Group[*outcome, string]
+
+	randMu sync.Mutex
+	rand   *rand.Rand
+
+	mu        sync.Mutex
+	srv       *mcp.Server
+	tools     map[string]*exposedTool   // by exposed name
+	resources map[string]*exposedResource // by URI
+	templates map[string]*exposedTemplate // by URI template
+	prompts   map[string]*exposedPrompt // by exposed name
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// exposedTool is an upstream tool as the proxy offers it.
+type exposedTool struct {
+	name    string // as exposed
+	u       *upstream
+	tool    *mcp.Tool // as the server lists it
+	safe    bool      // may be retried and hedged
+	timeout time.Duration
+	runFor  time.Duration
+}
+
+
+// New returns a Proxy of cfg's upstreams; it fails on a config problem
+// (each one line naming the server and field).
+func New(cfg *Config) (*Proxy, error) {
+	c := cfg.withDefaults()
+	p := &Proxy{cfg: c, log: c.Logger, rand: c.Rand,
+		tools: map[string]*exposedTool{}, resources: map[string]*exposedResource{}, templates: map[string]*exposedTemplate{}, prompts: map[string]*exposedPrompt{}}
+	var errs []error
+	seen := map[string]bool{}
+	for _, u := range c.Upstreams {
+		if err := u.Validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[u.Name] {
+			errs = append(errs, fmt.Errorf("upstream %q is listed twice", u.Name))
+			continue
+		}
+		seen[u.Name] = true
+		p.ups = append(p.ups, newUpstream(p, u.withDefaults(&c)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	p.calls = mcpcall.NewGroup[*outcome, string](&mcpcall.GroupOptions[*outcome]{
+		Store:  mcpcall.NewCache[*outcome](c.CacheEntries),
+		TTL:    c.CacheTTL,
+		Keep:   func(o *outcome) bool { return o.keep },
+		Logger: c.Logger,
+	})
+	return p, nil
+}
+
+// Start supervises every upstream server until ctx ends or Close, and
+// offers what they list on srv, updating it as servers come and go. It
+// waits up to Config.StartTimeout for each server's first start (a server
+// still starting then adds its tools when it is up; one that can't start
+// says so in one log line and is retried). Call it once.
+func (p *Proxy) Start(ctx context.Context, srv *mcp.Server) {
+	ctx, cancel := context.WithCancel(ctx)
+	p.mu.Lock()
+	p.srv, p.cancel = srv, cancel
+	p.mu.Unlock()
+	for _, u := range p.ups {
+		p.wg.Go(func() { u.supervise(ctx) })
+	}
+	deadline := time.NewTimer(p.cfg.StartTimeout)
+	defer deadline.Stop()
+	for _, u := range p.ups {
+		for {
+			u.mu.Lock()
+			ph, ch := u.phase, u.changed
+			started := u.phase != starting || u.why != ""
+			u.mu.Unlock()
+			if started || ph == stopped {
+				break
+			}
+			select {
+			case <-ch:
+				continue
+			case <-deadline.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	p.refresh()
+}
+
+// Close stops every upstream server (a stdio server gets its stdin closed,
+// then is killed) and waits for their supervisors.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	cancel := p.cancel
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	p.wg.Wait()
+	return nil
+}
+
+// Names returns the exposed tool names, sorted.
+func (p *Proxy) Names() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for n := range p.tools {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// refresh makes srv offer what the upstreams list now: a tool keeps its
+// name unless another server, or a reserved name, has it too (or its server
+// says prefix: always), then it is "server__tool". Tools of a server that
+// went down stay listed: a call says why it can't run.
+func (p *Proxy) refresh() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.srv == nil {
+		return
+	}
+	type entry struct {
+		u *upstream
+		l listing
+	}
+	var all []entry
+	count := map[string]int{}
+	pcount := map[string]int{}
+	for _, u := range p.ups {
+		u.mu.Lock()
+		l, ok := u.list, u.listed
+		u.mu.Unlock()
+		if !ok {
+			continue
+		}
+		all = append(all, entry{u, l})
+		for _, t := range l.tools {
+			count[t.Name]++
+		}
+		for _, pr := range l.prompts {
+			pcount[pr.Name]++
+		}
+	}
+	for _, r := range p.cfg.Reserved {
+		count[r]++
+	}
+	tools := map[string]*exposedTool{}
+	prompts := map[string]*exposedPrompt{}
+	resources := map[string]*exposedResource{}
+	templates := map[string]*exposedTemplate{}
+	for _, e := range all {
+		for _, t := range e.l.tools {
+			name := t.Name
+			if e.u.cfg.Prefix == "always" || count[name] > 1 {
+				name = e.u.cfg.Name + "__" + t.Name
+			}
+			tools[name] = p.expose(e.u, t, name)
+		}
+		for _, pr := range e.l.prompts {
+			name := pr.Name
+			if e.u.cfg.Prefix == "always" || pcount[name] > 1 {
+				name = e.u.cfg.Name + "__" + pr.Name
+			}
+			prompts[name] = &exposedPrompt{name: name, u: e.u, prompt: pr}
+		}
+		for _, r := range e.l.resources {
+			if _, dup := resources[r.URI]; !dup {
+				resources[r.URI] = &exposedResource{u: e.u, res: r}
+			}
+		}
+		for _, r := range e.l.templates {
+			if _, dup := templates[r.URITemplate]; !dup {
+				templates[r.URITemplate] = &exposedTemplate{u: e.u, tmpl: r}
+			}
+		}
+	}
+	p.applyTools(tools)
+	p.applyPrompts(prompts)
+	p.applyResources(resources, templates)
+}
+
+// expose builds the exposedTool of u's tool t under name.
+func (p *Proxy) expose(u *upstream, t *mcp.Tool, name string) *exposedTool {
+	et := &exposedTool{name: name, u: u, tool: t, timeout: u.cfg.ToolTimeout}
+	pol := u.cfg.Tools[t.Name]
+	if pol.Timeout > 0 {
+		et.timeout = pol.Timeout
+	}
+	et.runFor = max(u.cfg.RunFor, et.timeout)
+	switch {
+	case pol.Idempotent != nil:
+		et.safe = *pol.Idempotent
+	case t.Annotations != nil:
+		et.safe = t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint
+	}
+	return et
+}
+
+// applyTools replaces the server's proxied tools with want; p.mu is held.
+func (p *Proxy) applyTools(want map[string]*exposedTool) {
+	var gone []string
+	for name, et := range p.tools {
+		if w, ok := want[name]; !ok || w.tool != et.tool || w.safe != et.safe {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		p.srv.RemoveTools(gone...)
+		for _, n := range gone {
+			delete(p.tools, n)
+		}
+	}
+	for name, et := range want {
+		if _, ok := p.tools[name]; ok {
+			continue
+		}
+		t := *et.tool
+		t.Name = name
+		if err := addTool(p.srv, &t, p.handler(et)); err != nil {
+			et.u.log.Warn(fmt.Sprintf("llmguard mcp: upstream %q tool %q not offered: %v", et.u.cfg.Name, et.tool.Name, err))
+			continue
+		}
+		p.tools[name] = et
+	}
+}
+
+// addTool adds t, turning the SDK's panic on a schema it refuses into an error.
+func addTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	srv.AddTool(t, h)
+	return nil
+}
