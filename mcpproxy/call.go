@@ -168,7 +168,7 @@ func (u *upstream) run(ctx context.Context, p *Proxy, et *exposedTool, in *mcp.C
 		case n >= attempts:
 			return nil, &attemptsError{n: n, err: err}
 		}
-		if errors.Is(err, mcp.ErrConnectionClosed) {
+		if connLost(err) {
 			failed = append(failed, cs)
 		}
 		d := p.backoff(n)

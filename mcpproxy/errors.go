@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"time"
 
@@ -50,7 +52,9 @@ func (e *attemptsError) Unwrap() error { return e.err }
 // attemptTimeoutError: an attempt of a retry-safe tool had no answer in time.
 type attemptTimeoutError struct{ d time.Duration }
 
-func (e *attemptTimeoutError) Error() string { return fmt.Sprintf("no answer within the attempt timeout %s", e.d) }
+func (e *attemptTimeoutError) Error() string {
+	return fmt.Sprintf("no answer within the attempt timeout %s", e.d)
+}
 
 // admit returns the session a call may use now: at once when the server
 // is up and its breaker admits the call (probe: the half-open probe),
@@ -124,7 +128,7 @@ func failureCause(u *upstream, err error) string {
 	if errors.As(err, &sk) {
 		return sk.Error()
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) {
+	if connLost(err) {
 		u.mu.Lock()
 		why := u.why
 		if u.closing != "" {
@@ -132,11 +136,18 @@ func failureCause(u *upstream, err error) string {
 		}
 		u.mu.Unlock()
 		if why != "" {
-			return "upstream " + fmt.Sprintf("%q", u.cfg.Name) + " stopped during the call (" + why + ")"
+			return fmt.Sprintf("upstream %q stopped during the call (%s)", u.cfg.Name, why)
 		}
-		return fmt.Sprintf("upstream %q closed the connection during the call", u.cfg.Name)
+		return fmt.Sprintf("upstream %q stopped during the call (the connection closed)", u.cfg.Name)
 	}
 	return classify.Line(classify.Redact(err.Error()))
+}
+
+// connLost reports whether err says the connection to the server ended
+// (it crashed, exited or was cut): the call may have reached it.
+func connLost(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed)
 }
 
 // mayHaveRun is the stored answer of a tool that is not retry-safe after

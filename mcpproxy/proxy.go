@@ -30,10 +30,10 @@ type Proxy struct {
 
 	mu        sync.Mutex
 	srv       *mcp.Server
-	tools     map[string]*exposedTool   // by exposed name
+	tools     map[string]*exposedTool     // by exposed name
 	resources map[string]*exposedResource // by URI
 	templates map[string]*exposedTemplate // by URI template
-	prompts   map[string]*exposedPrompt // by exposed name
+	prompts   map[string]*exposedPrompt   // by exposed name
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
@@ -47,7 +47,6 @@ type exposedTool struct {
 	timeout time.Duration
 	runFor  time.Duration
 }
-
 
 // New returns a Proxy of cfg's upstreams; it fails on a config problem
 // (each one line naming the server and field).

@@ -48,7 +48,8 @@ type upstream struct {
 	phase    phase
 	changed  chan struct{} // closed (and replaced) at every phase change
 	cs       *mcp.ClientSession
-	proc     *proc // the running command of a stdio server
+	proc     *proc         // the running command of a stdio server
+	conn     *cutTransport // the running session's connection
 	br       breaker
 	why      string // why it is down, or why it last stopped (one line)
 	list     listing
@@ -109,7 +110,10 @@ func (u *upstream) supervise(ctx context.Context) {
 		u.ready(cs, l)
 		u.log.Info("llmguard mcp: upstream ready", "tools", len(l.tools), "resources", len(l.resources)+len(l.templates), "prompts", len(l.prompts))
 		u.px.refresh()
+		// Close (ctx) ends the session; Wait alone would wait for the server.
+		stop := context.AfterFunc(ctx, u.cut)
 		werr := cs.Wait()
+		stop()
 		why := u.stopReason(werr)
 		cs.Close()
 		if ctx.Err() != nil {
@@ -144,10 +148,11 @@ func (u *upstream) start(ctx context.Context) (*mcp.ClientSession, listing, erro
 	if err != nil {
 		return nil, listing{}, errors.New(classify.Line(err.Error()))
 	}
+	ct := &cutTransport{Transport: t}
 	u.mu.Lock()
-	u.proc = p
+	u.proc, u.conn = p, ct
 	u.mu.Unlock()
-	cs, err := u.client.Connect(sctx, t, nil)
+	cs, err := u.client.Connect(sctx, ct, nil)
 	if err == nil {
 		var l listing
 		if l, err = u.fetch(sctx, cs); err == nil {
@@ -266,7 +271,7 @@ func (u *upstream) relist() {
 func (u *upstream) ready(cs *mcp.ClientSession, l listing) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.cs, u.list, u.listed, u.closing = cs, l, true, ""
+	u.cs, u.list, u.listed, u.closing, u.why = cs, l, true, "", ""
 	u.br.reset()
 	u.setPhase(up)
 }
@@ -278,7 +283,7 @@ func (u *upstream) fail(why string, open bool) time.Time {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	now := time.Now()
-	u.cs, u.proc, u.why = nil, nil, why
+	u.cs, u.proc, u.conn, u.why = nil, nil, nil, why
 	if !open {
 		u.setPhase(starting)
 		return now
@@ -396,8 +401,22 @@ func (u *upstream) checkHang(tool string, waited time.Duration) {
 	u.br.trip(time.Now(), why)
 	u.mu.Unlock()
 	u.log.Warn(fmt.Sprintf("llmguard mcp: upstream %q is %s; skipped until it restarts", u.cfg.Name, why))
-	cs.Close()
+	u.cut()
 }
 
 // clock formats a time as a line shows it: UTC time of day.
 func clock(t time.Time) string { return t.UTC().Format("15:04:05Z") }
+
+// cut ends the running session at once: its connection is closed under it
+// (the calls in flight fail) and a stdio server's process is ended.
+func (u *upstream) cut() {
+	u.mu.Lock()
+	ct, p := u.conn, u.proc
+	u.mu.Unlock()
+	if ct != nil {
+		ct.Cut()
+	}
+	if p != nil {
+		go p.Close()
+	}
+}
