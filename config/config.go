@@ -22,6 +22,9 @@ type Config struct {
 	Alerts Alerts `yaml:"alerts"`
 	// MCP configures `llmguard mcp`.
 	MCP MCP `yaml:"mcp"`
+	// MCPUpstreams maps a name to an MCP server whose tools `llmguard mcp`
+	// re-exposes, guarded (see MCPUpstream).
+	MCPUpstreams map[string]*MCPUpstream `yaml:"mcp_upstreams"`
 	// State says where breaker state lives (memory, or a Redis replicas share).
 	State State `yaml:"state"`
 

@@ -407,7 +407,7 @@ func TestParseErrors(t *testing.T) {
 		{"routes: [a]\n", "t.yaml:1:9: routes: expected a mapping (key: value), got a list"},
 		{"providers:\n  anthropic: sk-ant-xxx\n", "t.yaml:2:14: providers.anthropic: expected a mapping (key: value), got a string"},
 		{"routes:\n  default:\n    targets: [{targt: sim}]\n", `t.yaml:3:16: routes.default.targets[0].targt: unknown key "targt" (did you mean "target"?)`},
-		{"a: 1\n", `t.yaml:1:1: a: unknown key "a" (known: providers, default_provider, routes, pricing, models, alerts, mcp, state)`},
+		{"a: 1\n", `t.yaml:1:1: a: unknown key "a" (known: providers, default_provider, routes, pricing, models, alerts, mcp, mcp_upstreams, state)`},
 		{"routes:\n  x:\n", "t.yaml:2:3: routes.x.targets: no targets"},
 		{"routes:\n  default:\n    targets: [sim]\n    timeout: 5s\n    timeout: 6s\n", `t.yaml:5:5: mapping key "timeout" already defined at [4:5]`},
 		{"a: 1\n---\nb: 2\n", "t.yaml: more than one YAML document"},

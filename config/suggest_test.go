@@ -12,7 +12,7 @@ func TestSuggestKey(t *testing.T) {
 		{"providers.anthropic.key", "key", " (known: type, api_key, base_url, api_version, model)"},
 		{"alerts.slack", "slack", " (known: webhook_url)"},
 		{"pricing.openai/gpt-4.1.inn", "inn", ""}, // dotted map key: no suggestion, no panic
-		{"zzz", "zzz", " (known: " + strings.Join([]string{"providers", "default_provider", "routes", "pricing", "models", "alerts", "mcp", "state"}, ", ") + ")"},
+		{"zzz", "zzz", " (known: " + strings.Join([]string{"providers", "default_provider", "routes", "pricing", "models", "alerts", "mcp", "mcp_upstreams", "state"}, ", ") + ")"},
 		{"routes.a.targets[x].y", "y", ""},
 	}
 	for _, tt := range tests {

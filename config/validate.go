@@ -61,6 +61,7 @@ func (c *Config) Validate() error {
 	v.providers()
 	v.routes()
 	v.overrides()
+	v.mcpUpstreams()
 	v.state()
 	if u := c.Alerts.WebhookURL; u != "" {
 		if msg := checkURL(u); msg != "" {

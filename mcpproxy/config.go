@@ -122,8 +122,9 @@ type Breaker struct {
 type Config struct {
 	// Upstreams are the servers to proxy.
 	Upstreams []Upstream
-	// Reserved lists tool names the server already offers (llmguard's own
-	// tools): a proxied tool of one of these names is always prefixed.
+	// Reserved lists more tool names a proxied tool never takes: it is
+	// prefixed instead (nil = none; the tools the server offers when Start
+	// is called are reserved too).
 	Reserved []string
 	// ToolTimeout is a call's deadline when its server gives none
 	// (0 = DefaultToolTimeout).
@@ -224,35 +225,49 @@ func (u Upstream) withDefaults(c *Config) Upstream {
 	return u
 }
 
-// Validate checks u and returns every problem, each one line naming the
-// field ("name: command and url are both set").
+// FieldError is one problem of an Upstream: the server, the field (its
+// config key under mcp_upstreams.NAME, "" for the name itself) and what is
+// wrong. Error is one line.
+type FieldError struct {
+	Upstream, Field, Msg string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("upstream %q: %s", e.Upstream, e.Msg)
+	}
+	return fmt.Sprintf("upstream %q: %s: %s", e.Upstream, e.Field, e.Msg)
+}
+
+// Validate checks u and returns every problem, each a *FieldError, joined
+// with errors.Join.
 func (u *Upstream) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", u.Name, fmt.Sprintf(format, args...)))
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Upstream: u.Name, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if !validName(u.Name) {
-		errs = append(errs, fmt.Errorf("upstream name %q: use letters, digits, '-' and '_'", u.Name))
+		bad("", "a name is 1 to 64 letters, digits, '-' and '_'")
 	}
 	switch {
 	case u.Dial != nil:
 	case u.Command == "" && u.URL == "":
-		bad("set command (a stdio server) or url (a Streamable HTTP server)")
+		bad("command", "set command (a stdio server) or url (a Streamable HTTP server)")
 	case u.Command != "" && u.URL != "":
-		bad("command and url are both set; a server is one or the other")
+		bad("url", "command is set too; a server is one or the other")
 	case u.URL != "":
 		if p, err := url.Parse(u.URL); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			bad("url %q is not an http(s) URL", u.URL)
+			bad("url", "%q is not an http(s) URL", u.URL)
 		}
 	}
 	if len(u.Headers) > 0 && u.URL == "" {
-		bad("headers are for a url server")
+		bad("headers", "are for a url server")
 	}
 	if u.Prefix != "" && u.Prefix != "auto" && u.Prefix != "always" {
-		bad("prefix %q: use auto or always", u.Prefix)
+		bad("prefix", "%q: use auto or always", u.Prefix)
 	}
 	if u.Breaker.FailureRatio < 0 || u.Breaker.FailureRatio > 1 {
-		bad("breaker.failure_ratio %v is not in [0,1]", u.Breaker.FailureRatio)
+		bad("breaker.failure_ratio", "%v is not in [0,1]", u.Breaker.FailureRatio)
 	}
 	for _, d := range []struct {
 		name string
@@ -260,11 +275,19 @@ func (u *Upstream) Validate() error {
 	}{{"tool_timeout", u.ToolTimeout}, {"attempt_timeout", u.AttemptTimeout}, {"hedge_after", u.HedgeAfter}, {"run_for", u.RunFor},
 		{"breaker.window", u.Breaker.Window}, {"breaker.initial_cooldown", u.Breaker.InitialCooldown}, {"breaker.cooldown", u.Breaker.Cooldown}} {
 		if d.v < 0 {
-			bad("%s %v is negative", d.name, d.v)
+			bad(d.name, "%v is negative", d.v)
 		}
 	}
 	if u.MaxAttempts < 0 {
-		bad("max_attempts %d is negative", u.MaxAttempts)
+		bad("max_attempts", "%d is negative", u.MaxAttempts)
+	}
+	if u.Breaker.Failures < 0 {
+		bad("breaker.failures", "%d is negative", u.Breaker.Failures)
+	}
+	for name, tp := range u.Tools {
+		if tp.Timeout < 0 {
+			bad("tools."+name+".timeout", "%v is negative", tp.Timeout)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -301,7 +324,7 @@ func ParseUpstream(s string) (Upstream, error) {
 		u.Command, u.Args = words[0], words[1:]
 	}
 	if err := u.Validate(); err != nil {
-		return Upstream{}, fmt.Errorf("--upstream %w", err)
+		return Upstream{}, fmt.Errorf("--upstream %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return u, nil
 }

@@ -34,6 +34,7 @@ type Proxy struct {
 	resources map[string]*exposedResource // by URI
 	templates map[string]*exposedTemplate // by URI template
 	prompts   map[string]*exposedPrompt   // by exposed name
+	reserved  []string                    // tool names proxied tools never take
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
@@ -87,8 +88,10 @@ func New(cfg *Config) (*Proxy, error) {
 // says so in one log line and is retried). Call it once.
 func (p *Proxy) Start(ctx context.Context, srv *mcp.Server) {
 	ctx, cancel := context.WithCancel(ctx)
+	own := serverTools(ctx, srv, p.log)
 	p.mu.Lock()
 	p.srv, p.cancel = srv, cancel
+	p.reserved = append(slices.Clone(p.cfg.Reserved), own...)
 	p.mu.Unlock()
 	for _, u := range p.ups {
 		p.wg.Go(func() { u.supervise(ctx) })
@@ -115,6 +118,31 @@ func (p *Proxy) Start(ctx context.Context, srv *mcp.Server) {
 		}
 	}
 	p.refresh()
+}
+
+// serverTools lists the tools srv offers, through an in-memory session.
+func serverTools(ctx context.Context, srv *mcp.Server, log *slog.Logger) []string {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		log.Warn("llmguard mcp: the server's own tools not listed", "error", err)
+		return nil
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "llmguard-proxy", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		log.Warn("llmguard mcp: the server's own tools not listed", "error", err)
+		return nil
+	}
+	defer cs.Close()
+	var names []string
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			break
+		}
+		names = append(names, t.Name)
+	}
+	return names
 }
 
 // Close stops every upstream server (a stdio server gets its stdin closed,
@@ -174,7 +202,7 @@ func (p *Proxy) refresh() {
 			pcount[pr.Name]++
 		}
 	}
-	for _, r := range p.cfg.Reserved {
+	for _, r := range p.reserved {
 		count[r]++
 	}
 	tools := map[string]*exposedTool{}
