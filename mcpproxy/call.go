@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/llmguard/llmguard/internal/mcpcall"
 	"github.com/llmguard/llmguard/internal/wait"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,14 +35,21 @@ type outcome struct {
 
 // handler is the MCP handler of an exposed tool: every failure, a panic
 // too, is an isError result of one line; it never answers a JSON-RPC error.
-func (p *Proxy) handler(et *exposedTool) mcp.ToolHandler {
+// It serves the tool exposed as name as its server lists it now.
+func (p *Proxy) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				p.log.Error("mcp proxied tool panicked", "tool", et.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				res, err = lineResult(fmt.Sprintf("%s: llmguard internal error: %v; this is a bug in llmguard (details in its log)", et.label(), r)), nil
+				p.log.Error("mcp proxied tool panicked", "tool", name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				res, err = lineResult(fmt.Sprintf("%s: llmguard internal error: %v; this is a bug in llmguard (details in its log)", name, r)), nil
 			}
 		}()
+		p.mu.Lock()
+		et := p.tools[name]
+		p.mu.Unlock()
+		if et == nil {
+			return lineResult(name + ": no longer offered by its upstream server; list the tools again"), nil
+		}
 		return p.call(ctx, et, req), nil
 	}
 }
@@ -89,12 +96,40 @@ func (p *Proxy) call(ctx context.Context, et *exposedTool, req *mcp.CallToolRequ
 		if explicit != "" && o.args != argsKey {
 			return lineResult(fmt.Sprintf("%s: idempotency key %q was used for a call with other arguments; use a new key for a new call", et.label(), explicit))
 		}
-		return o.res
+		return forCaller(o.res)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		go et.u.checkHang(et.tool.Name, time.Since(start))
 	}
 	return lineResult(p.failureLine(ctx, et, err, start))
+}
+
+// protocolMeta prefixes the _meta keys the protocol itself sets (the
+// client's and server's info, the protocol version): each hop sets its own.
+const protocolMeta = "io.modelcontextprotocol/"
+
+// hopMeta is m as it goes on to the next hop: a copy without the
+// protocol's keys and the progress token (each hop has its own).
+func hopMeta(m mcp.Meta) mcp.Meta {
+	out := mcp.Meta{}
+	for k, v := range m {
+		if k != "progressToken" && !strings.HasPrefix(k, protocolMeta) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// forCaller is a stored result as one caller gets it: a copy with _meta
+// of its own (the SDK writes its server info into a result's _meta, and
+// callers of one flight share the stored result).
+func forCaller(res *mcp.CallToolResult) *mcp.CallToolResult {
+	r := *res
+	r.Meta = hopMeta(res.Meta)
+	if len(r.Meta) == 0 {
+		r.Meta = nil
+	}
+	return &r
 }
 
 // metaKey is the explicit idempotency key of a call's _meta, or "".
@@ -140,10 +175,9 @@ func (p *Proxy) keepalive(ctx context.Context, prog *mcpcall.Progress, et *expos
 // run is a call's flight: attempts on the server, retried only when the
 // tool is retry-safe and the failure is the transport's or a timeout.
 func (u *upstream) run(ctx context.Context, p *Proxy, et *exposedTool, in *mcp.CallToolParamsRaw, emit func(string)) (*outcome, error) {
-	attempts := 1
-	if et.safe {
-		attempts = u.cfg.MaxAttempts
-	}
+	// A tool that is not retry-safe is sent again only when its request
+	// never reached the server (a failed dial).
+	attempts := u.cfg.MaxAttempts
 	var failed []*mcp.ClientSession // sessions that failed this call
 	for n := 1; ; n++ {
 		cs, probe, err := u.admit(ctx, failed...)
@@ -152,23 +186,22 @@ func (u *upstream) run(ctx context.Context, p *Proxy, et *exposedTool, in *mcp.C
 		}
 		res, err := u.attempt(ctx, cs, et, in, emit)
 		u.record(probe, err)
-		var rpc *jsonrpc.Error
-		switch {
+		switch rpc, refused := serverRefused(err); {
 		case err == nil:
 			return answer(et, res), nil
-		case errors.As(err, &rpc):
+		case refused:
 			return nil, &refusedError{rpc}
 		case ctx.Err() != nil:
 			if !et.safe {
 				return mayHaveRun(et, u, ctx.Err(), et.runFor), nil
 			}
 			return nil, ctx.Err()
-		case !et.safe:
+		case !et.safe && !notSent(err):
 			return mayHaveRun(et, u, err, 0), nil
 		case n >= attempts:
 			return nil, &attemptsError{n: n, err: err}
 		}
-		if connLost(err) {
+		if connLost(err) && u.ended(cs) {
 			failed = append(failed, cs)
 		}
 		d := p.backoff(n)
@@ -259,11 +292,7 @@ func (u *upstream) once(ctx context.Context, cs *mcp.ClientSession, et *exposedT
 	if len(in.Arguments) == 0 {
 		params.Arguments = map[string]any{}
 	}
-	for k, v := range in.Meta {
-		if k != "progressToken" {
-			params.Meta[k] = v
-		}
-	}
+	params.Meta = hopMeta(in.Meta)
 	tok, forget := u.watchProgress(func(pp *mcp.ProgressNotificationParams) { emit(progressLine(et, pp)) })
 	defer forget()
 	params.SetProgressToken(tok)

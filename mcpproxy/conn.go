@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,6 +19,35 @@ type cutTransport struct {
 	mu   sync.Mutex
 	conn mcp.Connection
 	cut  bool
+	// ended is closed when reading the connection failed: it is over (a
+	// crash, an exit, a cut). A Streamable HTTP connection never ends so:
+	// each request fails on its own.
+	ended     chan struct{}
+	endedOnce sync.Once
+}
+
+// Dead reports whether the connection is over.
+func (t *cutTransport) Dead() bool {
+	select {
+	case <-t.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// watchedConn is a connection that tells its transport when it is over.
+type watchedConn struct {
+	mcp.Connection
+	t *cutTransport
+}
+
+func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err != nil && ctx.Err() == nil {
+		c.t.endedOnce.Do(func() { close(c.t.ended) })
+	}
+	return m, err
 }
 
 func (t *cutTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -31,7 +61,7 @@ func (t *cutTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		c.Close()
 	}
 	t.conn = c
-	return c, nil
+	return &watchedConn{Connection: c, t: t}, nil
 }
 
 // Cut closes the connection (now, or as soon as it is made).

@@ -107,9 +107,9 @@ func (u *upstream) record(probe bool, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	now := time.Now()
-	var rpc *jsonrpc.Error
+	_, refused := serverRefused(err)
 	switch {
-	case err == nil || errors.As(err, &rpc):
+	case err == nil || refused:
 		u.br.success(now, probe)
 	case errors.Is(err, context.Canceled):
 		u.br.release(probe)
@@ -128,6 +128,9 @@ func failureCause(u *upstream, err error) string {
 	if errors.As(err, &sk) {
 		return sk.Error()
 	}
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return fmt.Sprintf("upstream %q is unreachable (%s)", u.cfg.Name, classify.Line(oe.Error()))
+	}
 	if connLost(err) {
 		u.mu.Lock()
 		why := u.why
@@ -143,11 +146,44 @@ func failureCause(u *upstream, err error) string {
 	return classify.Line(classify.Redact(err.Error()))
 }
 
+// JSON-RPC codes the SDK's client gives a request its own side could not
+// complete: transport failures, not the server's answer.
+const (
+	codeRejected      = -32005 // the transport could not deliver it (jsonrpc2.ErrRejected)
+	codeServerClosing = -32004
+	codeClientClosing = -32003
+)
+
+// serverRefused returns the JSON-RPC error with which the server answered
+// the call, if err is one.
+func serverRefused(err error) (*jsonrpc.Error, bool) {
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) {
+		return nil, false
+	}
+	switch rpc.Code {
+	case codeRejected, codeServerClosing, codeClientClosing:
+		return nil, false
+	}
+	return rpc, true
+}
+
 // connLost reports whether err says the connection to the server ended
 // (it crashed, exited or was cut): the call may have reached it.
 func connLost(err error) bool {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) && (rpc.Code == codeServerClosing || rpc.Code == codeClientClosing) {
+		return true
+	}
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed)
+}
+
+// notSent reports whether err says the request never reached the server:
+// its connection could not be made. Sending it again is safe for any tool.
+func notSent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // mayHaveRun is the stored answer of a tool that is not retry-safe after

@@ -34,7 +34,7 @@ type exposedTemplate struct {
 func (p *Proxy) applyPrompts(want map[string]*exposedPrompt) {
 	var gone []string
 	for name, ep := range p.prompts {
-		if w, ok := want[name]; !ok || w.prompt != ep.prompt {
+		if w, ok := want[name]; !ok || w.u != ep.u || !sameJSON(w.prompt, ep.prompt) {
 			gone = append(gone, name)
 			delete(p.prompts, name)
 		}
@@ -57,7 +57,7 @@ func (p *Proxy) applyPrompts(want map[string]*exposedPrompt) {
 func (p *Proxy) applyResources(res map[string]*exposedResource, tmpl map[string]*exposedTemplate) {
 	var gone []string
 	for uri, er := range p.resources {
-		if w, ok := res[uri]; !ok || w.res != er.res {
+		if w, ok := res[uri]; !ok || w.u != er.u || !sameJSON(w.res, er.res) {
 			gone = append(gone, uri)
 			delete(p.resources, uri)
 		}
@@ -73,7 +73,7 @@ func (p *Proxy) applyResources(res map[string]*exposedResource, tmpl map[string]
 	}
 	gone = gone[:0]
 	for t, et := range p.templates {
-		if w, ok := tmpl[t]; !ok || w.tmpl != et.tmpl {
+		if w, ok := tmpl[t]; !ok || w.u != et.u || !sameJSON(w.tmpl, et.tmpl) {
 			gone = append(gone, t)
 			delete(p.templates, t)
 		}
@@ -97,11 +97,12 @@ func (p *Proxy) readHandler(u *upstream) mcp.ResourceHandler {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s", req.Params.URI, failureCause(u, err))
 		}
-		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta})
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: hopMeta(req.Params.Meta)})
 		u.record(probe, err)
 		if err != nil {
 			return nil, fmt.Errorf("%s: upstream %q: %s", req.Params.URI, u.cfg.Name, classify.Line(classify.Redact(err.Error())))
 		}
+		res.Meta = hopMeta(res.Meta)
 		return res, nil
 	}
 }
@@ -115,11 +116,12 @@ func (p *Proxy) promptHandler(ep *exposedPrompt) mcp.PromptHandler {
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %s", u.cfg.Name, ep.prompt.Name, failureCause(u, err))
 		}
-		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: ep.prompt.Name, Arguments: req.Params.Arguments, Meta: req.Params.Meta})
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: ep.prompt.Name, Arguments: req.Params.Arguments, Meta: hopMeta(req.Params.Meta)})
 		u.record(probe, err)
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %s", u.cfg.Name, ep.prompt.Name, classify.Line(classify.Redact(err.Error())))
 		}
+		res.Meta = hopMeta(res.Meta)
 		return res, nil
 	}
 }

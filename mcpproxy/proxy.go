@@ -1,7 +1,9 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -258,10 +260,13 @@ func (p *Proxy) expose(u *upstream, t *mcp.Tool, name string) *exposedTool {
 }
 
 // applyTools replaces the server's proxied tools with want; p.mu is held.
+// A tool listed as before keeps its entry (no list_changed for a restart);
+// one that changed is replaced in place, so a call never finds its name
+// missing while its server restarts.
 func (p *Proxy) applyTools(want map[string]*exposedTool) {
 	var gone []string
-	for name, et := range p.tools {
-		if w, ok := want[name]; !ok || w.tool != et.tool || w.safe != et.safe {
+	for name := range p.tools {
+		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
@@ -272,17 +277,34 @@ func (p *Proxy) applyTools(want map[string]*exposedTool) {
 		}
 	}
 	for name, et := range want {
-		if _, ok := p.tools[name]; ok {
+		if cur, ok := p.tools[name]; ok && sameTool(cur, et) {
+			p.tools[name] = et
 			continue
 		}
 		t := *et.tool
 		t.Name = name
-		if err := addTool(p.srv, &t, p.handler(et)); err != nil {
+		if err := addTool(p.srv, &t, p.handler(name)); err != nil {
 			et.u.log.Warn(fmt.Sprintf("llmguard mcp: upstream %q tool %q not offered: %v", et.u.cfg.Name, et.tool.Name, err))
 			continue
 		}
 		p.tools[name] = et
 	}
+}
+
+// sameTool reports whether a and b offer the same tool the same way.
+func sameTool(a, b *exposedTool) bool {
+	if a.u != b.u || a.safe != b.safe || a.timeout != b.timeout {
+		return false
+	}
+	return sameJSON(a.tool, b.tool)
+}
+
+// sameJSON reports whether a and b encode to the same JSON (two listings
+// of one thing).
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 // addTool adds t, turning the SDK's panic on a schema it refuses into an error.

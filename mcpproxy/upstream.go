@@ -148,7 +148,7 @@ func (u *upstream) start(ctx context.Context) (*mcp.ClientSession, listing, erro
 	if err != nil {
 		return nil, listing{}, errors.New(classify.Line(err.Error()))
 	}
-	ct := &cutTransport{Transport: t}
+	ct := &cutTransport{Transport: t, ended: make(chan struct{})}
 	u.mu.Lock()
 	u.proc, u.conn = p, ct
 	u.mu.Unlock()
@@ -419,4 +419,12 @@ func (u *upstream) cut() {
 	if p != nil {
 		go p.Close()
 	}
+}
+
+// ended reports whether cs, a session a call used, is over: replaced
+// already, or its connection dead (the supervisor is replacing it).
+func (u *upstream) ended(cs *mcp.ClientSession) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.cs != cs || u.conn == nil || u.conn.Dead()
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/llmguard/llmguard/gateway"
 	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/llmguard/llmguard/internal/version"
+	"github.com/llmguard/llmguard/mcpproxy"
 	"github.com/llmguard/llmguard/mcpserver"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,9 +31,10 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--config FILE] [-v]\n\n"+
+		fmt.Fprint(env.Stderr, "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--upstream 'name=command args']... [--config FILE] [-v]\n\n"+
 			"Serves the MCP tools summarize, ask, chat, batch_summarize, decode_error and llm_status on stdio,\n"+
-			"or on Streamable HTTP with --http. Register it with:\n"+
+			"or on Streamable HTTP with --http, and the tools of each --upstream MCP server\n"+
+			"(and of mcp_upstreams in the config), guarded. Register it with:\n"+
 			"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -43,6 +46,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	logs := addLogFlags(fs, "verbose (debug) logs on stderr: every engine event, each failed attempt's one-line verdict")
 	metricsAddr := fs.String("metrics-addr", "", "in stdio mode, also serve /metrics on `addr` (e.g. 127.0.0.1:9464; with --http it is served there)")
 	var origins mcpOrigins
+	var upstreams mcpUpstreams
+	fs.Var(&upstreams, "upstream", "also serve the tools of this MCP `server`, guarded: 'name=command args' (stdio) or name=https://host/mcp (repeatable)")
 	fs.Var(&origins, "allow-origin", "also admit HTTP requests from this browser `origin` (repeatable); loopback origins are always admitted")
 	if code, ok := parseFlags(fs, args, env); !ok {
 		return code
@@ -89,6 +94,18 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	srv := mcpserver.New(cfg)
+	var fromConfig []mcpproxy.Upstream
+	if app != nil {
+		fromConfig = app.Config.Upstreams()
+	}
+	px, err := startProxy(ctx, srv, upstreams.merge(fromConfig), cfg.ToolTimeout, logger)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
+		return 2
+	}
+	if px != nil {
+		defer px.Close()
+	}
 
 	var extra map[string]http.Handler
 	if app != nil {
@@ -164,6 +181,49 @@ func onlySimulated(app *App) bool {
 		}
 	}
 	return true
+}
+
+// startProxy starts the proxy of ups on srv (nil when there are none).
+func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, toolTimeout time.Duration, logger *slog.Logger) (*mcpproxy.Proxy, error) {
+	if len(ups) == 0 {
+		return nil, nil
+	}
+	for _, u := range ups {
+		for _, v := range u.Headers {
+			classify.AddSecrets(v)
+		}
+	}
+	px, err := mcpproxy.New(&mcpproxy.Config{Upstreams: ups, ToolTimeout: toolTimeout, Logger: logger})
+	if err != nil {
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	px.Start(ctx, srv)
+	return px, nil
+}
+
+// mcpUpstreams collects the --upstream flags.
+type mcpUpstreams []mcpproxy.Upstream
+
+func (s *mcpUpstreams) String() string { return "" }
+func (s *mcpUpstreams) Set(v string) error {
+	u, err := mcpproxy.ParseUpstream(v)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "--upstream "))
+	}
+	*s = append(*s, u)
+	return nil
+}
+
+// merge returns the config's upstreams with the flags' added; a flag
+// replaces the config's server of its name.
+func (s mcpUpstreams) merge(fromConfig []mcpproxy.Upstream) []mcpproxy.Upstream {
+	out := make([]mcpproxy.Upstream, 0, len(fromConfig)+len(s))
+	for _, u := range fromConfig {
+		if !slices.ContainsFunc(s, func(f mcpproxy.Upstream) bool { return f.Name == u.Name }) {
+			out = append(out, u)
+		}
+	}
+	return append(out, s...)
 }
 
 type mcpStdout struct{ io.Writer }
