@@ -132,7 +132,7 @@ func TestArchitecture(t *testing.T) {
 		}
 	}
 	// The engine, the edges and the adapters never see YAML or config.
-	for _, p := range []string{"resilience", "gateway", "mcpserver", "batch", "catalog", "classify", "state", "state/memstore",
+	for _, p := range []string{"resilience", "gateway", "mcpserver", "mcpproxy", "batch", "catalog", "classify", "state", "state/memstore",
 		"provider", "provider/anthropic", "provider/openai", "provider/gemini", "provider/registry"} {
 		for _, d := range append(deps(local, p), p) {
 			if d == "config" {
@@ -160,6 +160,7 @@ func TestArchitecture(t *testing.T) {
 		"catalog":            {"provider", "resilience", "config", "classify"},
 		"state":              {"resilience", "provider", "classify"},
 		"telemetry":          {"gateway", "mcpserver", "mock", "config"},
+		"mcpproxy":           {"resilience", "provider", "gateway", "mcpserver", "mock", "config"},
 	}
 	for p, bad := range never {
 		all := deps(local, p)
