@@ -266,6 +266,12 @@ func (u *Upstream) Validate() error {
 	if u.Prefix != "" && u.Prefix != "auto" && u.Prefix != "always" {
 		bad("prefix", "%q: use auto or always", u.Prefix)
 	}
+	u.validateNumbers(bad)
+	return errors.Join(errs...)
+}
+
+// validateNumbers checks u's numbers and durations.
+func (u *Upstream) validateNumbers(bad func(field, format string, args ...any)) {
 	if u.Breaker.FailureRatio < 0 || u.Breaker.FailureRatio > 1 {
 		bad("breaker.failure_ratio", "%v is not in [0,1]", u.Breaker.FailureRatio)
 	}
@@ -289,7 +295,6 @@ func (u *Upstream) Validate() error {
 			bad("tools."+name+".timeout", "%v is negative", tp.Timeout)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func validName(s string) bool {
