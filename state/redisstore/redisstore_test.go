@@ -30,6 +30,7 @@ func newStore(t testing.TB, srv *redistest.Server, o *redisstore.Options) *redis
 	if v.URL == "" {
 		v.URL = srv.URL()
 	}
+	addr := v.URL
 	if v.Timeout == 0 {
 		v.Timeout = time.Second // the suite tests sharing; TestRedisSlow the timeout
 	}
@@ -42,7 +43,7 @@ func newStore(t testing.TB, srv *redistest.Server, o *redisstore.Options) *redis
 	}
 	t.Cleanup(st.Close)
 	if s := st.Status(); !s.Shared {
-		t.Fatalf("store on %s does not share: %+v", srv.Addr(), s)
+		t.Fatalf("store on %s does not share: %+v", addr, s)
 	}
 	return st
 }
@@ -354,5 +355,32 @@ func TestStaleGuessNotAnswered(t *testing.T) {
 	got, _ = a.UpdateBreaker(ctx, "probe", func(r *state.Breaker) bool { admitted = admit(r); return admitted })
 	if !admitted || got.Probes != 2 {
 		t.Errorf("after b released a probe, a's admission: admitted=%v Probes=%d, want true and 2", admitted, got.Probes)
+	}
+}
+
+// A Redis Cluster of three nodes (redis-server --cluster-enabled yes on
+// loopback) passes the same suite: each record's script runs on its
+// slot's node, and records and items spread over the slots.
+func TestClusterConformance(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	newCluster := func(t *testing.T) *redisstore.Store {
+		return newStore(t, nil, &redisstore.Options{URL: c.URL()})
+	}
+	storetest.Run(t, func(t *testing.T) state.Store { return newCluster(t) })
+	storetest.RunItems(t, func(t *testing.T) state.ItemStore { return newCluster(t) })
+	// The records of 50 targets landed on more than one node.
+	st := newCluster(t)
+	ctx := context.Background()
+	for i := range 50 {
+		st.UpdateBreaker(ctx, fmt.Sprintf("target/p/m%d", i), func(r *state.Breaker) bool { r.WindowCalls = 1; return true })
+	}
+	used := 0
+	for _, s := range c.Servers {
+		if n, _ := redistest.Command(s.Addr(), "DBSIZE"); n != "0" {
+			used++
+		}
+	}
+	if used < 2 {
+		t.Errorf("50 targets' records on %d node(s) of 3", used)
 	}
 }
