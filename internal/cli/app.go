@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/llmguard/llmguard/alert"
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/config"
@@ -136,6 +138,7 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 		}
 		app.State, o.Store = st, st
 		app.closers = append(app.closers, st.Close)
+		stateMetrics(app.Metrics.Registry(), st)
 		logger := o.Logger
 		if logger == nil {
 			logger = slog.Default()
@@ -236,6 +239,27 @@ func dropSampling(cfg *config.Config) {
 		}
 		r.Targets = kept
 	}
+}
+
+// stateMetrics registers the shared store's counters on reg: calls served
+// locally, outages, and whether it shares now (read at scrape time).
+func stateMetrics(reg *prometheus.Registry, st *redisstore.Store) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "llmguard_state_local_total",
+			Help: "Calls to the shared state store served from local state (Redis away, or slower than state.timeout)."},
+			func() float64 { return float64(st.Status().Fallbacks) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "llmguard_state_outages_total",
+			Help: "Times the shared state store stopped answering."},
+			func() float64 { return float64(st.Status().Outages) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "llmguard_state_shared",
+			Help: "1 while the shared state store answers, 0 while calls are served from local state."},
+			func() float64 {
+				if st.Status().Shared {
+					return 1
+				}
+				return 0
+			}),
+	)
 }
 
 // newMetrics returns the app's metrics over the routes of o, and chains

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -114,6 +115,10 @@ func TestServeRedisKilled(t *testing.T) {
 			srv.Kill()
 		}
 		if i == 20 {
+			if m := scrape(t, ua[0]); !strings.Contains(m, "llmguard_state_shared 0") || !strings.Contains(m, "llmguard_state_outages_total 1") ||
+				strings.Contains(m, "llmguard_state_local_total 0") {
+				t.Errorf("metrics with Redis down:\n%s", m)
+			}
 			srv.Restart()
 		}
 		if status, body := postMessage(t, ua[0]); status != 200 {
@@ -126,6 +131,9 @@ func TestServeRedisKilled(t *testing.T) {
 		}
 		postMessage(t, ua[0])
 		time.Sleep(50 * time.Millisecond)
+	}
+	if m := scrape(t, ua[0]); !strings.Contains(m, "llmguard_state_shared 1") {
+		t.Errorf("metrics after recovery:\n%s", m)
 	}
 	if n := strings.Count(a.stderr.String(), "redis unreachable"); n != 1 {
 		t.Errorf("outage logged %d times, want once: %s", n, a.stderr)
@@ -210,4 +218,22 @@ func TestDoctorState(t *testing.T) {
 	if strings.Contains(out, "pw-secret") {
 		t.Errorf("doctor printed the Redis password:\n%s", out)
 	}
+}
+
+// scrape returns the llmguard_state_ lines of base's /metrics.
+func scrape(t *testing.T, base string) string {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var lines []string
+	for l := range strings.Lines(string(b)) {
+		if strings.HasPrefix(l, "llmguard_state_") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "")
 }
