@@ -32,7 +32,9 @@ type Config struct {
 	// Route is where every item goes. "" sends each item where its line
 	// says (the body's "model" in the OpenAI and Anthropic formats, "route"
 	// or else "model" in llmguard's), and a line that names none to
-	// "default".
+	// "default". A bare model id no route serves is, in an OpenAI or an
+	// Anthropic batch file, that provider's model ("gpt-4o-mini" is
+	// "openai/gpt-4o-mini").
 	Route string
 	// Resolve maps a route name, "provider/model" or bare model id to the
 	// engine's route, as catalog.Catalog.ResolveModel does; its error stops

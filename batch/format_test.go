@@ -239,3 +239,28 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 }
+
+// A bare model id in an OpenAI Batch API file is an OpenAI model, and in
+// an Anthropic Message Batches file an Anthropic one, when no route serves
+// it: files users already prepared run unchanged.
+func TestBareModelOfTheFormat(t *testing.T) {
+	s := newStack(t, nil, nil)
+	for _, tt := range []struct {
+		name, line, target string
+	}{
+		{"openai", `{"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}}`, "openai/gpt-4o-mini"},
+		{"anthropic", `{"custom_id": "r1", "params": {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": [{"role": "user", "content": "Hello"}]}}`, "anthropic/claude-haiku-4-5"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := writeLines(t, "in.jsonl", []string{tt.line})
+			out := filepath.Join(t.TempDir(), "out.jsonl")
+			sum := run(t, s.eng, in, out, &Config{Resolve: s.resolver(), Codec: gateway.Codec{}})
+			if sum.Served != 1 {
+				t.Fatalf("summary: %+v", sum)
+			}
+			if got := readResults(t, out)[0]["llmguard"].(map[string]any)["target"]; got != tt.target {
+				t.Errorf("target %v, want %s", got, tt.target)
+			}
+		})
+	}
+}

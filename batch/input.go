@@ -42,6 +42,18 @@ func (f Format) String() string {
 	return "llmguard"
 }
 
+// provider is the provider whose API the format is ("" for llmguard's):
+// a bare model id in its lines is that provider's model.
+func (f Format) provider() string {
+	switch f {
+	case FormatOpenAI:
+		return "openai"
+	case FormatAnthropic:
+		return "anthropic"
+	}
+	return ""
+}
+
 // MaxLineBytes bounds one input line; a longer line is malformed.
 const MaxLineBytes = 32 << 20
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -121,6 +122,12 @@ func (r *Runner) resolve() error {
 			name = "default"
 		}
 		rt, err := res(name)
+		if p := r.in.Format.provider(); err != nil && p != "" && !strings.Contains(name, "/") {
+			// A bare model in an API's own batch file is that API's model.
+			if prt, perr := res(p + "/" + name); perr == nil {
+				rt, err = prt, nil
+			}
+		}
 		if err != nil {
 			return &ResolveError{Input: r.in.Name, Line: e.line, Model: name, Err: err}
 		}

@@ -371,7 +371,9 @@ func progressText(p batch.Progress, bar bool) string {
 	}
 	fmt.Fprintf(&b, " · $%.4f", p.CostUSD)
 	if p.Paused {
-		b.WriteString(" · paused" + untilText(p.Until, time.Now()))
+		// The few words of why (the whole line was shown when the pause began).
+		why, _, _ := strings.Cut(p.Reason, ": ")
+		b.WriteString(" · paused" + untilText(p.Until, time.Now()) + ": " + why)
 	}
 	return b.String()
 }

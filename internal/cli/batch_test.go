@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/batch"
 	"github.com/llmguard/llmguard/mock"
 )
 
@@ -233,4 +234,39 @@ func TestBatchInterrupt(t *testing.T) {
 		}
 		f.exactlyOnce(t)
 	})
+}
+
+// The progress line says done / failed / in flight, rate, cost and, while
+// paused, until when and why in a few words.
+func TestBatchProgressText(t *testing.T) {
+	paused := batch.Progress{Total: 1247, Skipped: 312, Served: 100, Failed: 3, InFlight: 4, Rate: 2.5, CostUSD: 0.125,
+		Paused: true, Until: time.Now().Add(30 * time.Second),
+		Reason: "every target is down or overloaded: route default: every target failed: anthropic/claude-sonnet-4-5 overloaded 529 ×5"}
+	for _, tt := range []struct {
+		name string
+		p    batch.Progress
+		bar  bool
+		want []string
+		not  []string
+	}{
+		{"running", batch.Progress{Total: 10, Served: 5, InFlight: 2, Rate: 1}, true,
+			[]string{"[##########..........] 5/10 done", "0 failed", "2 in flight", "1.0/s", "ETA 5s", "$0.0000"}, []string{"paused"}},
+		{"paused", paused, false,
+			[]string{"415/1247 done", "3 failed", "4 in flight", "$0.1250", "paused until ", "(in 30s): every target is down or overloaded"},
+			[]string{"ETA", "route default", "["}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := progressText(tt.p, tt.bar)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(got, w) {
+					t.Errorf("%q has %q", got, w)
+				}
+			}
+		})
+	}
 }
