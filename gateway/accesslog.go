@@ -43,6 +43,8 @@ type access struct {
 	chunks     int
 	usage      provider.Usage
 	respModel  string
+	// span is the request's trace span (nil: not traced).
+	span *telemetry.Span
 }
 
 // accessOf returns the record of the request whose writer is w (nil when
@@ -151,7 +153,7 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 		status = http.StatusOK // a handler that wrote nothing
 	}
 	took := time.Since(a.start)
-	if s.metrics != nil && a.route != "" {
+	if a.route != "" || a.span != nil {
 		s.observe(tw, dialect, status, took)
 	}
 	if !logged {
@@ -184,7 +186,7 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "access", attrs...)
 }
 
-// observe counts an engine request in the metrics.
+// observe counts an engine request in the metrics and ends its span.
 func (s *Server) observe(tw *trackingWriter, dialect string, status int, took time.Duration) {
 	a, h := &tw.acc, tw.Header()
 	outcome := telemetry.OutcomeSuccess
@@ -206,9 +208,13 @@ func (s *Server) observe(tw *trackingWriter, dialect string, status int, took ti
 	if outcome == telemetry.OutcomeError && a.streamStatus == 0 {
 		target = "" // no target answered
 	}
-	s.metrics.Request(&telemetry.Request{Dialect: dialect, Operation: op, Route: a.route, Target: target,
+	rec := &telemetry.Request{Dialect: dialect, Operation: op, Route: a.route, Target: target,
 		Outcome: outcome, Duration: took, FirstChunk: a.firstChunk, Chunks: a.chunks, Usage: a.usage,
-		Model: a.respModel, Broken: a.streamStatus != 0})
+		Model: a.respModel, Broken: a.streamStatus != 0}
+	if a.route != "" {
+		s.metrics.Request(rec)
+	}
+	a.span.End(rec, status)
 }
 
 // accessOn reports whether access lines are logged at all (the logger

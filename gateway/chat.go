@@ -140,6 +140,9 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, dialect string, in
 	}
 	call := &resilience.Call{Route: route, Request: in.req, Fallbacks: fallbacks,
 		IdempotencyKey: idem, RepeatScope: s.repeatScope(r), MaxCostUSD: ceiling}
+	if a := accessOf(w); a != nil && a.span != nil {
+		call.OnEvent = a.span.Event
+	}
 	if in.req.Stream {
 		s.serveStream(w, r, in, call)
 		return nil, false

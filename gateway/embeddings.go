@@ -145,7 +145,11 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request, dialect
 		return
 	}
 	accessOf(w).noteRoute(route)
-	res, err := ee.Embed(r.Context(), &resilience.EmbedCall{Route: route, Request: &in.req, Fallbacks: fallbacks})
+	ec := &resilience.EmbedCall{Route: route, Request: &in.req, Fallbacks: fallbacks}
+	if a := accessOf(w); a != nil && a.span != nil {
+		ec.OnEvent = a.span.Event
+	}
+	res, err := ee.Embed(r.Context(), ec)
 	if errors.Is(err, resilience.ErrUnservable) {
 		// No target of the route embeds, or none gives the size asked for.
 		accessOf(w).noteFailure(err)

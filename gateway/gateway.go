@@ -81,6 +81,10 @@ type Options struct {
 	// beside /status, under the same access policy (nil = no /metrics).
 	// Feed the engine's events to it too (resilience.Options.OnEvent).
 	Metrics *telemetry.Metrics
+	// Tracer, when set, traces every API request: a span per request and a
+	// child per upstream attempt, continuing the caller's traceparent (nil
+	// = no tracing).
+	Tracer *telemetry.Tracer
 	// Items keeps the output items of translated Responses API answers, so
 	// that a later request's item_reference can name them (nil = an
 	// in-process memstore.Items with its default bounds).
@@ -102,6 +106,7 @@ type Server struct {
 	routes   map[string][]string
 	items    state.ItemStore
 	metrics  *telemetry.Metrics
+	tracer   *telemetry.Tracer
 }
 
 // New returns a Server. It does not listen; use Handler, AdminHandler or Run.
@@ -111,7 +116,8 @@ func New(opts *Options) (*Server, error) {
 		return nil, errors.New("gateway: Options.Engine is required")
 	}
 	s := &Server{eng: opts.Engine, cat: opts.Catalog, opts: *opts, now: opts.Now, log: opts.Logger,
-		maxBody: opts.MaxBodyBytes, items: opts.Items, metrics: opts.Metrics}
+		maxBody: opts.MaxBodyBytes, items: opts.Items, metrics: opts.Metrics,
+		tracer: opts.Tracer}
 	g, err := httpguard.New(&httpguard.Policy{Keys: opts.Keys, AllowedOrigins: opts.AllowedOrigins,
 		AllowedHosts: opts.AllowedHosts, KeyName: "gateway key"})
 	if err != nil {

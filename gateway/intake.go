@@ -27,8 +27,11 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 		}
 		tw := &trackingWriter{ResponseWriter: w}
 		logged := s.accessOn(r)
-		if logged || s.metrics != nil {
+		if logged || s.metrics != nil || s.tracer != nil {
 			tw.acc.start = time.Now()
+		}
+		if s.tracer != nil {
+			r, tw.acc.span = s.tracer.StartHTTP(r)
 		}
 		defer func() {
 			v := recover()
@@ -43,7 +46,7 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 					v = nil
 				}
 			}
-			if logged || s.metrics != nil {
+			if logged || s.metrics != nil || s.tracer != nil {
 				s.endAccess(r, tw, d, logged) // the one place a request ends, streams included
 			}
 			if v != nil {

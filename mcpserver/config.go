@@ -55,6 +55,10 @@ type Config struct {
 	// Metrics, when set, counts each LLM tool call as a request of dialect
 	// "mcp" (nil = none).
 	Metrics *telemetry.Metrics
+	// Tracer, when set, traces each LLM tool call: a span continuing the
+	// traceparent of the request's _meta, a child per upstream attempt
+	// (nil = no tracing).
+	Tracer *telemetry.Tracer
 	// ToolTimeout is each tool call's deadline (0 = DefaultToolTimeout).
 	ToolTimeout time.Duration
 	// Now is the clock (nil = time.Now).

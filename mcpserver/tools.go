@@ -224,6 +224,19 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		onEvent = func(ev resilience.Event) { p.Send(progressMessage(ev)) }
 	}
 	start := time.Now()
+	var span *telemetry.Span
+	if s.cfg.Tracer != nil {
+		var meta telemetry.MetaCarrier
+		if req != nil && req.Params != nil {
+			meta = telemetry.MetaCarrier(req.Params.Meta)
+		}
+		ctx, span = s.cfg.Tracer.Start(ctx, "tools/call "+tool, meta)
+		if prev := onEvent; prev != nil {
+			onEvent = func(ev resilience.Event) { span.Event(ev); prev(ev) }
+		} else {
+			onEvent = span.Event
+		}
+	}
 	var ttl time.Duration
 	if s.cfg.RouteCacheTTL != nil {
 		ttl = s.cfg.RouteCacheTTL(route)
@@ -246,7 +259,7 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		r.Cached = true
 		res = &r
 	}
-	s.observe(ctx, route, start, res, err)
+	s.observe(ctx, route, start, res, err, span)
 	if ask := askClient(err); ask != nil {
 		return Answer{}, inputNeeded{ask}
 	}
@@ -260,8 +273,8 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 }
 
 // observe counts a tool call's engine call in the metrics.
-func (s *server) observe(ctx context.Context, route string, start time.Time, res *resilience.Result, err error) {
-	if s.cfg.Metrics == nil {
+func (s *server) observe(ctx context.Context, route string, start time.Time, res *resilience.Result, err error, span *telemetry.Span) {
+	if s.cfg.Metrics == nil && span == nil {
 		return
 	}
 	r := &telemetry.Request{Dialect: "mcp", Route: route, Duration: time.Since(start), Outcome: telemetry.OutcomeSuccess}
@@ -282,6 +295,7 @@ func (s *server) observe(ctx context.Context, route string, start time.Time, res
 		}
 	}
 	s.cfg.Metrics.Request(r)
+	span.End(r, 0)
 }
 
 func answer(res *resilience.Result) Answer {

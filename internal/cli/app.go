@@ -14,6 +14,7 @@ import (
 	"github.com/llmguard/llmguard/alert"
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/openai"
@@ -40,7 +41,10 @@ type App struct {
 	Metrics *telemetry.Metrics
 	// State is the store replicas share (state.backend: redis), nil for
 	// the memory backend.
-	State   *redisstore.Store
+	State *redisstore.Store
+	// Tracer traces requests when OTEL_EXPORTER_OTLP_ENDPOINT is set (nil:
+	// no tracing); the adapters' HTTP client propagates its trace context.
+	Tracer  *telemetry.Tracer
 	closers []func()
 }
 
@@ -73,7 +77,18 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 		return nil, err
 	}
 	app := &App{Config: cfg, Catalog: cfg.Catalog(), Adapters: map[string]provider.Adapter{}}
+	tracer, shutdown, err := telemetry.TracingFromEnv(ctx, env.Getenv, version.Get().Short())
+	if err != nil {
+		return nil, err
+	}
+	app.Tracer = tracer
+	app.closers = append(app.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(ctx)
+	})
 	client := provider.NewHTTPClient(nil)
+	client.Transport = tracer.Transport(client.Transport)
 	real := cfg.ProviderSettings()
 	for name, p := range cfg.Providers {
 		if info, ok := p.Info(); ok && info.Dialect == catalog.DialectSim {

@@ -81,6 +81,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		defer app.Close()
 		cfg.Engine = app.Engine
 		cfg.Metrics = app.Metrics
+		cfg.Tracer = app.Tracer
 		if t := app.Config.MCP.ToolTimeout; t > 0 && !flagSet(fs, "tool-timeout") {
 			cfg.ToolTimeout = t
 		}

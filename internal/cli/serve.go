@@ -76,7 +76,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	}
 	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Catalog: app.Catalog, Keys: keys,
 		AllowedOrigins: origins, AllowedHosts: hostNames(*addr, *adminAddr),
-		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger, Metrics: app.Metrics, Items: app.Items()})
+		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger, Metrics: app.Metrics, Items: app.Items(), Tracer: app.Tracer})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
 		return 2
