@@ -153,8 +153,12 @@ func (x *reply) host() string {
 
 // hold keeps the request open without writing until the client gives up,
 // Server.Close or Config.HangLimit, then drops the connection.
-func (x *reply) hold() {
-	t := time.NewTimer(x.s.hangMax)
+func (x *reply) hold() { x.holdFor(x.s.hangMax) }
+
+// holdFor keeps the request open without writing for d, or until the client
+// gives up or Server.Close, then drops the connection.
+func (x *reply) holdFor(d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-x.r.Context().Done():

@@ -1,7 +1,6 @@
 package mock
 
 import (
-	"net/http"
 	"time"
 )
 
@@ -19,12 +18,5 @@ func (x *reply) silent(st Step) {
 	if st.HasArg {
 		d = time.Duration(st.Arg) * time.Second
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-x.r.Context().Done():
-	case <-x.s.closed:
-	case <-t.C:
-	}
-	panic(http.ErrAbortHandler)
+	x.holdFor(d)
 }
