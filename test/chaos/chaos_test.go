@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,10 +26,8 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/config"
-	"github.com/llmguard/llmguard/gateway"
 	"github.com/llmguard/llmguard/mock"
-	"github.com/llmguard/llmguard/provider/registry"
-	"github.com/llmguard/llmguard/resilience"
+	"github.com/llmguard/llmguard/test/harness"
 )
 
 // Load: requests start at a steady rate (an open loop, so that time-based
@@ -267,24 +264,7 @@ func startGateway(t *testing.T, mockURL string, sc scenario) string {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	eo := cfg.EngineOptions()
-	eo.Adapters, eo.Logger = adapters, quiet
-	eng, err := resilience.New(eo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gateway.New(&gateway.Options{Engine: eng, Catalog: cfg.Catalog(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gts := httptest.NewServer(srv.Handler())
-	t.Cleanup(gts.Close)
-	return gts.URL
+	return harness.ServeGateway(t, cfg)
 }
 
 // prompt is request i's text. Each request is a different document, as in

@@ -144,7 +144,13 @@ func ReadConfig(t testing.TB, path string) string {
 func Gateway(t testing.TB, yaml string, mc *mock.Config) *Stack {
 	t.Helper()
 	m, murl := StartMock(t, mc)
-	cfg := ParseConfig(t, yaml, murl)
+	return &Stack{Mock: m, MockURL: murl, URL: ServeGateway(t, ParseConfig(t, yaml, murl))}
+}
+
+// ServeGateway runs the gateway cfg describes (adapters, a quiet engine and
+// the gateway on it) under httptest and returns its URL.
+func ServeGateway(t testing.TB, cfg *config.Config) string {
+	t.Helper()
 	adapters, err := registry.Build(cfg.ProviderSettings(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +168,7 @@ func Gateway(t testing.TB, yaml string, mc *mock.Config) *Stack {
 	}
 	gw := httptest.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
-	return &Stack{Mock: m, MockURL: murl, URL: gw.URL}
+	return gw.URL
 }
 
 var (
