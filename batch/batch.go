@@ -54,9 +54,10 @@ type Config struct {
 	// gives none (0 = DefaultMaxTokens).
 	MaxTokens int
 	// MaxCost is a spend ceiling in US dollars (0 = none): no item is sent
-	// once what was spent plus an estimate of what is in flight would pass
-	// it; the run then stops and the rest stays to do. An answer dearer
-	// than its estimate may pass the ceiling by the difference.
+	// once what was spent (answers and wasted attempts) plus an estimate
+	// of what is in flight would pass it; the run then stops and the rest
+	// stays to do. An answer dearer than its estimate may pass the ceiling
+	// by the difference.
 	MaxCost float64
 	// Estimate is an item's expected cost before it is sent (nil: the mean
 	// cost of the answers so far, and one item at a time until the first
@@ -237,10 +238,11 @@ type Summary struct {
 	// Attempts counts upstream attempts; WastedAttempts those that gave no
 	// recorded answer (retries, fallbacks, calls that failed).
 	Attempts, WastedAttempts int
-	// WastedCostUSD is what the run paid for and did not keep: answers
-	// whose record could not be written (they are to do again). The
-	// engine reports no cost for a failed attempt (a 429 or 529 is not
-	// billed), so retries and fallbacks add nothing here.
+	// WastedCostUSD is what the run paid for and did not keep: the failed
+	// attempts the provider billed (resilience.Result.Wasted and
+	// RouteError.Wasted: answered, then failed; a 429 or 529 costs
+	// nothing), and answers whose record could not be written (they are to
+	// do again).
 	WastedCostUSD float64
 	// Stopped is why the run ended with items left to do, one line ("" when
 	// every item has a record). A later run with the same results file

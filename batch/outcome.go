@@ -32,6 +32,9 @@ func (r *Runner) do(ctx context.Context, it *item) {
 	s := &r.st
 	s.attempts += j.attempts
 	s.wasted += j.attempts
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+		s.burnt += re.Wasted
+	}
 	s.held -= it.est
 	it.est = 0
 	r.mu.Unlock()
@@ -86,6 +89,7 @@ func (r *Runner) served(it *item, rec *Record, res *resilience.Result) {
 	r.mu.Lock()
 	s := &r.st
 	s.cost += res.Cost
+	s.burnt += res.Wasted
 	s.costN++
 	s.held -= it.est
 	it.est = 0

@@ -61,7 +61,7 @@ func (r *Runner) summary(out string) *Summary {
 	defer r.mu.Unlock()
 	s := &r.st
 	sum := &Summary{Progress: p, Out: out, Format: r.in.Format, FailedByClass: s.byClass,
-		Attempts: s.attempts, WastedAttempts: s.wasted, WastedCostUSD: s.lost}
+		Attempts: s.attempts, WastedAttempts: s.wasted, WastedCostUSD: s.lost + s.burnt}
 	sum.InFlight, sum.Paused, sum.Reason, sum.Until = 0, false, "", time.Time{}
 	if p.Left() > 0 {
 		sum.Stopped = s.stopped

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 type fakeEngine struct {
 	calls  atomic.Int64
 	reject atomic.Bool // "reject" prompts fail (else they are answered)
+	wasted float64     // each answer's wasted cost (failed attempts billed)
 	onCall func(n int64)
 }
 
@@ -36,7 +38,7 @@ func (f *fakeEngine) Chat(ctx context.Context, c *resilience.Call) (*resilience.
 			Scope: classify.ScopeRequest, Message: "400 invalid_request_error: no such thing"}}
 		return nil, &resilience.RouteError{Route: c.Route, Err: resilience.ErrRejected, Attempts: []resilience.AttemptError{{Target: "fake/m", Err: pe}}}
 	}
-	return &resilience.Result{Response: &provider.Response{Text: "answer to " + text, Model: "m"}, Target: "fake/m", Attempts: 1, Cost: 0.01}, nil
+	return &resilience.Result{Response: &provider.Response{Text: "answer to " + text, Model: "m"}, Target: "fake/m", Attempts: 1, Cost: 0.01, Wasted: f.wasted}, nil
 }
 
 func prompts(texts ...string) []string {
@@ -225,5 +227,21 @@ func TestWriteFailure(t *testing.T) {
 	}
 	if recs := readResults(t, out); len(recs) != 2 {
 		t.Errorf("%d records on disk, want 2", len(recs))
+	}
+}
+
+// What failed attempts cost (the engine's Wasted) is the summary's wasted
+// cost, and counts against the spend ceiling: $0.015 spent per item under
+// a $0.045 ceiling is three items (counting answers alone it was four).
+func TestWastedCost(t *testing.T) {
+	eng := &fakeEngine{wasted: 0.005}
+	in := writeLines(t, "items.jsonl", ownItems(10))
+	sum := run(t, eng, in, filepath.Join(t.TempDir(), "results.jsonl"), &Config{Concurrency: 1})
+	if sum.Served != 10 || math.Abs(sum.WastedCostUSD-0.05) > 1e-9 {
+		t.Errorf("summary: %+v, want $0.05 wasted", sum)
+	}
+	sum = run(t, eng, in, filepath.Join(t.TempDir(), "results.jsonl"), &Config{Concurrency: 1, MaxCost: 0.045})
+	if sum.Served != 3 || !strings.Contains(sum.Stopped, "$0.0450 spent") {
+		t.Errorf("summary: %+v, want 3 served and $0.0450 spent", sum)
 	}
 }

@@ -22,6 +22,7 @@ type state struct {
 	attempts, wasted         int
 	cost                     float64 // of this run's answers
 	lost                     float64 // of answers whose record was not written
+	burnt                    float64 // of failed attempts (resilience's Wasted)
 	costN                    int     // answers whose cost is in cost
 	held                     float64 // cost estimates of the items in flight
 
@@ -305,9 +306,9 @@ func (r *Runner) affordLocked(it *item) (bool, string) {
 	case s.inFlight > 0:
 		return false, ""
 	}
-	if s.cost+s.held+est > r.cfg.MaxCost {
+	if spent := s.cost + s.burnt; spent+s.held+est > r.cfg.MaxCost {
 		return false, fmt.Sprintf("spend ceiling of $%.4f reached: $%.4f spent, $%.4f in flight, the next item about $%.4f",
-			r.cfg.MaxCost, s.cost, s.held, est)
+			r.cfg.MaxCost, spent, s.held, est)
 	}
 	it.est = est
 	s.held += est
