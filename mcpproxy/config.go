@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -148,6 +149,11 @@ type Config struct {
 	// ProgressInterval is how often a caller that sent a progressToken
 	// hears that its call is still running (0 = DefaultProgressInterval).
 	ProgressInterval time.Duration
+	// Items, when set, is the store replicas share (Redis, state.backend
+	// redis): a call's result answers an identical call on every replica
+	// within the TTL, not only on this one (nil = this process only). A
+	// call still running on another replica is not joined.
+	Items state.ItemStore
 	// Logger receives the proxy's logs (nil = slog.Default()). In stdio
 	// mode it must write to stderr.
 	Logger *slog.Logger

@@ -74,8 +74,12 @@ func New(cfg *Config) (*Proxy, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	var store mcpcall.Store[*outcome] = mcpcall.NewCache[*outcome](c.CacheEntries)
+	if c.Items != nil {
+		store = &sharedStore{local: mcpcall.NewCache[*outcome](c.CacheEntries), shared: c.Items}
+	}
 	p.calls = mcpcall.NewGroup[*outcome, string](&mcpcall.GroupOptions[*outcome]{
-		Store:  mcpcall.NewCache[*outcome](c.CacheEntries),
+		Store:  store,
 		TTL:    c.CacheTTL,
 		Keep:   func(o *outcome) bool { return o.keep },
 		Logger: c.Logger,

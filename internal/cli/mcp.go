@@ -21,6 +21,7 @@ import (
 	"github.com/llmguard/llmguard/mcpproxy"
 	"github.com/llmguard/llmguard/mcpserver"
 	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -96,10 +97,11 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	srv := mcpserver.New(cfg)
 	var fromConfig []mcpproxy.Upstream
+	var items state.ItemStore
 	if app != nil {
-		fromConfig = app.Config.Upstreams()
+		fromConfig, items = app.Config.Upstreams(), app.Items()
 	}
-	px, err := startProxy(ctx, srv, upstreams.merge(fromConfig), cfg.ToolTimeout, logger)
+	px, err := startProxy(ctx, srv, upstreams.merge(fromConfig), cfg.ToolTimeout, items, logger)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
 		return 2
@@ -185,7 +187,8 @@ func onlySimulated(app *App) bool {
 }
 
 // startProxy starts the proxy of ups on srv (nil when there are none).
-func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, toolTimeout time.Duration, logger *slog.Logger) (*mcpproxy.Proxy, error) {
+// With state.backend redis, results are shared with the other replicas.
+func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, toolTimeout time.Duration, items state.ItemStore, logger *slog.Logger) (*mcpproxy.Proxy, error) {
 	if len(ups) == 0 {
 		return nil, nil
 	}
@@ -194,7 +197,7 @@ func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, t
 			classify.AddSecrets(v)
 		}
 	}
-	px, err := mcpproxy.New(&mcpproxy.Config{Upstreams: ups, ToolTimeout: toolTimeout, Logger: logger})
+	px, err := mcpproxy.New(&mcpproxy.Config{Upstreams: ups, ToolTimeout: toolTimeout, Items: items, Logger: logger})
 	if err != nil {
 		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
