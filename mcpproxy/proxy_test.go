@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -305,6 +307,28 @@ func TestHedge(t *testing.T) {
 		st.call(t, context.Background(), "charge", map[string]any{"sleep_ms": 2000}, nil)
 		if n := f.Executions("charge"); n != 1 {
 			t.Errorf("a tool that is not idempotent was hedged: %d executions", n)
+		}
+	})
+}
+
+// TestServerToolsReserved: a tool the server already offers when Start is
+// called (llmguard's own) keeps its name; the upstream's tool of that name
+// is prefixed.
+func TestServerToolsReserved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := New(&Config{Upstreams: []Upstream{newFake("x").upstream("up")}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := mcp.NewServer(&mcp.Implementation{Name: "own", Version: "1"}, nil)
+		srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "own echo"}}}, nil
+		})
+		p.Start(context.Background(), srv)
+		defer p.Close()
+		names := p.Names()
+		if !slices.Contains(names, "up__echo") || slices.Contains(names, "echo") || !slices.Contains(names, "lookup") {
+			t.Errorf("proxied names %v: want up__echo (echo is the server's own) and lookup", names)
 		}
 	})
 }
