@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmguard/llmguard/provider"
@@ -37,6 +38,9 @@ type access struct {
 	// streamStatus is the status of the error event a stream ended with
 	// after its 200 went out (0 = none).
 	streamStatus int
+	// malformed counts the stream events the engine skipped as malformed
+	// (atomic: a hedge's losing stream may report from its goroutine).
+	malformed atomic.Int64
 	// For the metrics: the time to a stream's first chunk, the chunks
 	// sent, the answer's usage and model.
 	firstChunk time.Duration
@@ -179,6 +183,9 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 	}
 	if a.streamStatus != 0 {
 		attrs = append(attrs, slog.Int("stream_error", a.streamStatus))
+	}
+	if n := a.malformed.Load(); n != 0 {
+		attrs = append(attrs, slog.Int64("malformed_events", n))
 	}
 	if h.Get("X-Llmguard-Cached") != "" {
 		attrs = append(attrs, slog.Bool("cached", true))

@@ -105,6 +105,8 @@ func TestAccessLog(t *testing.T) {
 			map[string]any{"route": "oai", "target": "openai/gpt-4o", "status": 200.0, "attempts": 1.0, "stream": true}, true},
 		{"stream continued on another target", "/v1/chat/completions", oaBody("continue-prefill", true, ""),
 			map[string]any{"route": "continue-prefill", "target": "anthropic/m1", "status": 200.0, "stream": true}, true},
+		{"stream with a malformed event skipped", "/v1/chat/completions", oaBody("malformed", true, ""),
+			map[string]any{"route": "malformed", "status": 200.0, "stream": true, "malformed_events": 1.0}, true},
 		{"unknown model", "/v1/chat/completions", oaBody("gpt-5", false, ""),
 			map[string]any{"model": "gpt-5", "route": "", "target": "", "status": 404.0, "attempts": 0.0}, false},
 		{"gateway key missing", "/v1/chat/completions", oaBody("default", false, ""),

@@ -56,6 +56,8 @@ routes:
     targets: [openai/m1+fault=midstream:3, anthropic/m3]
   truncated:
     targets: [openai/gpt-4o+fault=truncated:2]
+  malformed:
+    targets: [openai/gpt-4o+fault=malformed:2]
 models:
   anthropic/m1: {prefill: true}
   "anthropic/m1+fault=400,200": {prefill: true}

@@ -73,11 +73,17 @@ type pump struct {
 	next       string // the target the stream continued on, until the pump says so
 }
 
-// onEvent notes the engine's continuation of the stream. The engine emits
-// it from within Recv, on the pump's goroutine.
+// onEvent notes the engine's continuation of the stream, and the events it
+// skipped as malformed (for the access line). The engine emits a
+// continuation from within Recv, on the pump's goroutine.
 func (p *pump) onEvent(ev resilience.Event) {
-	if ev.Kind == resilience.EventContinue {
+	switch ev.Kind {
+	case resilience.EventContinue:
 		p.next = ev.Target
+	case resilience.EventMalformed:
+		if p.acc != nil {
+			p.acc.malformed.Add(int64(ev.Malformed))
+		}
 	}
 }
 

@@ -68,6 +68,8 @@
 //	                    closes, as a proxy or load balancer in front of a silent upstream does
 //	truncated[:N]       a 200 whose body stops half way (streams: after N deltas, default 2,
 //	                    the connection drops without the closing events)
+//	malformed[:N]       a stream sends one event whose data is invalid JSON after N deltas (default 2),
+//	                    then the rest of the answer; a non-streaming request succeeds
 //	midstream[:N]       a stream fails after N deltas (default 3) with the provider's in-stream error:
 //	                    Anthropic event: error overloaded_error, OpenAI an error chunk, OpenRouter
 //	                    (/openrouter/…) a chunk with finish_reason "error", Gemini an error object;

@@ -58,5 +58,5 @@ rules:
 	fmt.Println(err)
 	// Output:
 	// anthropic-flaky 2 529
-	// rules[0].sequence[1]: unknown fault "52x" (want a status code or one of ok, overloaded, rate_limit, insufficient_quota, credit_low, daily_quota, bad_key, permission, not_found, invalid_request, context_overflow, too_large, server_error, timeout, html_502, reset, hang, silent, truncated, midstream, stall, stuck, long)
+	// rules[0].sequence[1]: unknown fault "52x" (want a status code or one of ok, overloaded, rate_limit, insufficient_quota, credit_low, daily_quota, bad_key, permission, not_found, invalid_request, context_overflow, too_large, server_error, timeout, html_502, reset, hang, silent, truncated, midstream, stall, stuck, long, malformed)
 }

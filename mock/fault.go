@@ -33,13 +33,14 @@ const (
 	KindStall             = "stall"              // 200, then keep-alives (N of them, then the answer; no N: until the client gives up)
 	KindStuck             = "stuck"              // a stream that goes silent after N tokens (default 3) until the client gives up
 	KindLong              = "long"               // a long answer: N seconds of generation (default 40), streamed as it is generated
+	KindMalformed         = "malformed"          // a stream with one event of invalid JSON after N deltas (default 2), otherwise whole
 )
 
 // kindNames lists every named kind, for validation and messages.
 func kindNames() []string {
 	return []string{KindOK, KindOverloaded, KindRateLimit, KindInsufficientQuota, KindCreditLow,
 		KindDailyQuota, KindBadKey, KindPermission, KindNotFound, KindInvalidRequest, KindContextOverflow,
-		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindSilent, KindTruncated, KindMidstream, KindStall, KindStuck, KindLong}
+		KindTooLarge, KindServerError, KindTimeout, KindHTML502, KindReset, KindHang, KindSilent, KindTruncated, KindMidstream, KindStall, KindStuck, KindLong, KindMalformed}
 }
 
 // Step is one scripted answer, written KIND[:ARG][@LATENCY]: "529",

@@ -176,7 +176,7 @@ func (x *reply) serve(st Step) {
 		kind = KindOK
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated, KindStall, KindStuck, KindLong:
+	case KindOK, KindMidstream, KindTruncated, KindStall, KindStuck, KindLong, KindMalformed:
 		x.s.record(x, st.String(), http.StatusOK)
 	case KindReset, KindHang, KindSilent:
 		x.s.record(x, st.String(), 0)
@@ -190,7 +190,7 @@ func (x *reply) serve(st Step) {
 		}
 	}
 	switch kind {
-	case KindOK, KindMidstream, KindTruncated, KindStuck, KindLong:
+	case KindOK, KindMidstream, KindTruncated, KindStuck, KindLong, KindMalformed:
 		if x.rt.endpoint == endpointModels {
 			x.setHeaders(ctJSON)
 			x.w.Write(x.s.models[x.rt.dialect])
@@ -317,7 +317,10 @@ func (x *reply) success(kind string, st Step) {
 	case KindStuck:
 		cut = st.arg(3)
 	}
-	s := &streamer{x: x, cut: cut, fail: kind == KindMidstream, stuck: kind == KindStuck}
+	s := &streamer{x: x, cut: cut, fail: kind == KindMidstream, stuck: kind == KindStuck, garble: -1}
+	if kind == KindMalformed {
+		s.garble = st.arg(2)
+	}
 	if kind == KindLong {
 		// One delta per token (a tool call: three), then the end: the
 		// first at once, the others spread over the generation time.
@@ -354,6 +357,8 @@ type streamer struct {
 	first bool
 	seq   int           // the next sequence_number of a Responses API stream
 	pace  time.Duration // KindLong: the wait before each delta after the first
+	// garble: after this many deltas, one event of invalid JSON (KindMalformed; < 0: none)
+	garble int
 }
 
 // delta reports whether another content delta may be sent; at the cut it
@@ -362,6 +367,9 @@ func (s *streamer) delta() bool {
 	if s.cut >= 0 && s.sent >= s.cut {
 		s.stop()
 		return false
+	}
+	if s.garble >= 0 && s.sent == s.garble {
+		s.garbled()
 	}
 	if s.pace > 0 && s.sent > 0 {
 		if err := s.x.s.sleep(s.x.r.Context(), s.pace); err != nil {

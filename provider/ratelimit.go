@@ -43,6 +43,13 @@ type RateLimitReporter interface {
 	RateLimit() *RateLimit
 }
 
+// MalformedReporter is implemented by a Stream that skips events it cannot
+// decode (invalid JSON in one data line of an otherwise healthy stream):
+// MalformedEvents counts those skipped so far.
+type MalformedReporter interface {
+	MalformedEvents() int
+}
+
 // ParseRateLimit reads the rate-limit headers of a response received at now:
 // x-ratelimit-{limit,remaining,reset}-{requests,tokens} (reset a Go-style
 // duration such as "1s", "6m0s" or "12ms"; Azure's 2023 x-rate-limit-reset-tokens

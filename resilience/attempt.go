@@ -191,7 +191,7 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 	}
 	es := &engineStream{
 		s: s, actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
-		e: cs.e, t: t, route: cs.rp.name, meta: meta, first: first, hasFirst: err == nil, eof: err == io.EOF,
+		e: cs.e, t: t, route: cs.rp.name, rp: cs.rp, c: cs.c, meta: meta, first: first, hasFirst: err == nil, eof: err == io.EOF,
 	}
 	return answer{stream: es}, nil, false
 }

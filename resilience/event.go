@@ -22,6 +22,9 @@ const (
 	// EventContinue: a stream that broke after its first token continues
 	// on Target (From: the target that broke; Verdict and Err: the break).
 	EventContinue EventKind = "continue"
+	// EventMalformed: a stream skipped Malformed events it could not
+	// decode (invalid JSON in a data line); delivered when it ends.
+	EventMalformed EventKind = "malformed"
 )
 
 // Event is one thing that happened during a call. Route is the route's
@@ -51,6 +54,8 @@ type Event struct {
 	From, To string
 	Reason   string // why a target was skipped
 	Err      error
+	// Malformed is an EventMalformed's count of skipped events.
+	Malformed int
 }
 
 // emit delivers ev, an event of call c on route rp, to the engine's hook,

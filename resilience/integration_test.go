@@ -426,3 +426,52 @@ func TestMockCallerDeadlineIsNotIllHealth(t *testing.T) {
 		}
 	})
 }
+
+// TestMockStreamMalformedEventSkipped: one event of invalid JSON in a
+// healthy stream is skipped and counted; the caller gets the whole answer,
+// streamed or assembled (issue 13 item 2).
+func TestMockStreamMalformedEventSkipped(t *testing.T) {
+	for _, target := range []string{"openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash"} {
+		t.Run(target, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := newMockEngine(t, routeOf(target+"+fault=malformed:2"))
+				var malformed []resilience.Event
+				sr, err := m.eng.Stream(context.Background(), &resilience.Call{Request: ask("one two three"),
+					OnEvent: func(e resilience.Event) {
+						if e.Kind == resilience.EventMalformed {
+							malformed = append(malformed, e)
+						}
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b strings.Builder
+				for {
+					c, err := sr.Stream.Recv()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatalf("after %q: %v", b.String(), err)
+					}
+					b.WriteString(c.Text)
+				}
+				sr.Stream.Close()
+				_, model, _ := strings.Cut(target, "/")
+				if want := "Mock answer from " + model + ": one two three"; b.String() != want {
+					t.Errorf("streamed %q, want %q", b.String(), want)
+				}
+				if len(malformed) != 1 || malformed[0].Malformed != 1 || malformed[0].Target != target+"+fault=malformed:2" {
+					t.Errorf("malformed events %+v, want one counting 1", malformed)
+				}
+				res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("one two three")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := "Mock answer from " + model + ": one two three"; res.Response.Text != want || res.Attempts != 1 {
+					t.Errorf("chat %q after %d attempts, want %q after 1", res.Response.Text, res.Attempts, want)
+				}
+			})
+		})
+	}
+}

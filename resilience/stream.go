@@ -27,6 +27,8 @@ type engineStream struct {
 	e       *Engine
 	t       *targetPlan
 	route   string
+	rp      *routePlan // the call's, for its events
+	c       *Call
 
 	meta     []provider.Chunk // content-less chunks that came before first, replayed first
 	first    provider.Chunk   // the first chunk with content (the first token)
@@ -119,6 +121,13 @@ func (s *engineStream) doFinish() {
 	s.release()
 	for _, f := range s.onClose {
 		f()
+	}
+	if mr, ok := s.s.(provider.MalformedReporter); ok {
+		if n := mr.MalformedEvents(); n > 0 {
+			s.e.log.Warn("llmguard: skipped malformed stream events", "target", s.t.name,
+				"request_id", s.s.RequestID(), "malformed_events", n)
+			s.e.emit(s.rp, s.c, Event{Kind: EventMalformed, Target: s.t.name, Malformed: n})
+		}
 	}
 }
 

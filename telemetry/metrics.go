@@ -44,6 +44,7 @@ type Metrics struct {
 	retries      *prometheus.CounterVec
 	retryWait    *prometheus.CounterVec
 	fallbacks    *prometheus.CounterVec
+	malformed    *prometheus.CounterVec
 	hedges       *prometheus.CounterVec
 	skips        *prometheus.CounterVec
 	breakerTrans *prometheus.CounterVec
@@ -111,6 +112,8 @@ func New(o *Options) *Metrics {
 	m.fallbacks = counter("llmguard_fallbacks_total",
 		"Moves from one target to the next, by reason: the error class that caused it, or hedge.",
 		"from", "to", "reason")
+	m.malformed = counter("llmguard_stream_malformed_events_total",
+		"Stream events skipped because they could not be decoded (invalid JSON in a data line), by target.", "target")
 	m.hedges = counter("llmguard_hedges_total", "Hedged attempts by target: started, won.", "target", "result")
 	m.skips = counter("llmguard_skips_total",
 		"Targets a call did not try, by reason (breaker_open, cooldown, retry_budget, concurrency, wait_too_long, deadline, max_attempts, state_store, ineligible).",
@@ -225,6 +228,8 @@ func (m *Metrics) Event(ev resilience.Event) {
 			}
 		}
 		m.breakerTrans.WithLabelValues(t, scope, ev.From, ev.To).Inc()
+	case resilience.EventMalformed:
+		m.malformed.WithLabelValues(m.names.target(ev.Target)).Add(float64(ev.Malformed))
 	case resilience.EventGiveUp:
 		m.giveUps.WithLabelValues(m.names.route(ev.Route), giveUpReason(ev.Err)).Inc()
 	}

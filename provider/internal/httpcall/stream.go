@@ -48,6 +48,8 @@ type Stream struct {
 	rl    *provider.RateLimit
 
 	pending   []provider.Chunk
+	good      int // events decoded
+	malformed int // events skipped: they could not be decoded (see next)
 	err       error
 	delivered bool
 	finish    bool
@@ -221,17 +223,32 @@ func (s *Stream) next() {
 		s.finish = s.finish || ch.FinishReason != ""
 		s.usage = s.usage || ch.Usage != nil
 	}
+	var pe *provider.Error
 	switch {
-	case err != nil:
-		var pe *provider.Error
-		if !errors.As(err, &pe) {
-			pe = s.call.Transport(s.ctx, s.resp.Header, err)
+	case err != nil && !errors.As(err, &pe):
+		// An event that does not decode (invalid JSON in one data line) is
+		// skipped and counted, unless the stream is mostly such events:
+		// garbage, not a stream of this dialect.
+		s.malformed++
+		if s.malformed >= maxMalformed && s.malformed > s.good {
+			s.end(s.call.Transport(s.ctx, s.resp.Header, fmt.Errorf("%d of %d events malformed, the last: %w",
+				s.malformed, s.malformed+s.good, err)))
 		}
+	case err != nil:
 		s.end(pe)
 	case done:
 		s.end(io.EOF)
+	default:
+		s.good++
 	}
 }
+
+// maxMalformed is the count of malformed events from which a stream fails
+// when they outnumber the events that decoded.
+const maxMalformed = 3
+
+// MalformedEvents implements provider.MalformedReporter.
+func (s *Stream) MalformedEvents() int { return s.malformed }
 
 // end records the final error and releases the connection. Chunks still
 // pending are delivered first.
