@@ -144,3 +144,30 @@ func retryAllowed(t *targetPlan) int64 {
 // asked when an attempt fails; the retry takes its slot after the backoff
 // (retrying.Add(1)) and gives it back when the attempt ends.
 func retryRoom(t *targetPlan) bool { return t.rt.retrying.Load() < retryAllowed(t) }
+
+// deferWaited reports whether the walk should try t after the targets in
+// later: a server asked another engine's call to keep off t (or its key)
+// until a moment still ahead (state.Breaker.WaitUntil), and one of later
+// may serve the call. A wait this engine's own call got is left to that
+// call and to the window (see breakerRateLimited), as in a single process;
+// t stays last in line, never refused, so a call it alone can serve still
+// tries it.
+func (cs *callState) deferWaited(ctx context.Context, t *targetPlan, later []int) bool {
+	if len(later) == 0 {
+		return false
+	}
+	now := time.Now()
+	waited := func(key string) bool {
+		b, err := cs.e.store.Breaker(ctx, key)
+		return err == nil && now.Before(b.WaitUntil) && b.WaitBy != cs.e.id
+	}
+	if !waited(t.breakerKey) && !waited(t.keyKey) {
+		return false
+	}
+	for _, j := range later {
+		if u := cs.rp.targets[j]; !cs.hedgedTo[u] && cs.cannotServe(u) == "" {
+			return true
+		}
+	}
+	return false
+}

@@ -256,6 +256,19 @@ func breakerRateLimited(b *state.Breaker, p breakerPolicy, now time.Time, wait t
 	return false
 }
 
+// breakerServerWait records that a server asked the call of engine by to
+// keep off until until (a rate limit's retry-after or reset): the record's
+// WaitUntil only moves later, so a shorter wait seen after a longer one
+// never ends it early. Engines other than by prefer other targets until
+// then (see deferWaited); by's own calls are judged by the window as above.
+func breakerServerWait(b *state.Breaker, until time.Time, by string) bool {
+	if !until.After(b.WaitUntil) {
+		return false
+	}
+	b.WaitUntil, b.WaitBy = until, by
+	return true
+}
+
 // breakerOpenKey opens a key's breaker at once on a key-scope verdict (bad
 // key, no credit): until until when the provider said when the quota
 // resets, else for the next cooldown. An open breaker keeps its cooldown

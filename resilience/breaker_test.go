@@ -315,3 +315,18 @@ func TestOpenFor(t *testing.T) {
 		t.Errorf("cooldown 1s: first opening %v, want 1s", got)
 	}
 }
+
+// A server-requested wait only moves later: a shorter one seen after a
+// longer one does not end it early, and a longer one names its engine.
+func TestBreakerServerWaitExtends(t *testing.T) {
+	var b state.Breaker
+	if !breakerServerWait(&b, t0.Add(30*time.Second), "A") || b.WaitUntil != t0.Add(30*time.Second) || b.WaitBy != "A" {
+		t.Fatalf("first wait: %+v", b)
+	}
+	if breakerServerWait(&b, t0.Add(5*time.Second), "B") || b.WaitUntil != t0.Add(30*time.Second) || b.WaitBy != "A" {
+		t.Errorf("a shorter wait changed the record: %+v", b)
+	}
+	if !breakerServerWait(&b, t0.Add(40*time.Second), "B") || b.WaitUntil != t0.Add(40*time.Second) || b.WaitBy != "B" {
+		t.Errorf("a longer wait did not extend it: %+v", b)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -57,6 +58,7 @@ type Engine struct {
 	onEvent      func(Event)
 	log          *slog.Logger
 	store        state.Store
+	id           string // this engine among those sharing store (a replica)
 	routes       map[string]*routePlan
 	defaultRoute Route // the policies of calls that name a target
 
@@ -89,6 +91,7 @@ func New(opts *Options) (*Engine, error) {
 		onEvent:      o.OnEvent,
 		log:          o.Logger,
 		store:        o.Store,
+		id:           strconv.FormatUint(rand.Uint64(), 36),
 		routes:       make(map[string]*routePlan, len(o.Routes)),
 		runtimes:     make(map[string]*targetRuntime),
 		dynamic:      make(map[string]*memoPlan),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state/memstore"
 )
 
 func TestChatRetryThenFallback(t *testing.T) {
@@ -743,6 +744,35 @@ func TestCallerDeadlineShortensTheCall(t *testing.T) {
 		res, err := h.eng.Chat(ctx, &Call{Request: userReq("x")})
 		if err != nil || res.Target != "b/m2" || len(h.sleeps()) != 0 {
 			t.Fatalf("res=%+v err=%v sleeps=%v", res, err, h.sleeps())
+		}
+	})
+}
+
+// TestServerWaitShared: two engines on one store (two replicas). A 429 with
+// a 5s wait that A's call got keeps B's calls on the route's other target
+// until the wait ends; A's own next call still tries the target (a lone
+// 429 is its call's, as TestRateLimitIsCooldownNotIllHealth has it).
+func TestServerWaitShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memstore.New()
+		routes := map[string]*Route{"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 1}}}
+		share := func(o *Options) { o.Store = store }
+		ha, hb := newHarness(t, routes, share), newHarness(t, routes, share)
+		ha.ads["a"].on("m1", reply{err: rateLimited(5 * time.Second)}, reply{})
+		if res, err := ha.chat("default"); err != nil || res.Target != "b/m2" {
+			t.Fatalf("A: res=%+v err=%v", res, err)
+		}
+		for i := range 3 {
+			if res, err := hb.chat("default"); err != nil || res.Target != "b/m2" || hb.ads["a"].Calls("m1") != 0 {
+				t.Fatalf("B's call %d within the wait: res=%+v err=%v, a/m1 called %d times", i, res, err, hb.ads["a"].Calls("m1"))
+			}
+		}
+		if res, err := ha.chat("default"); err != nil || res.Target != "a/m1" {
+			t.Errorf("A's next call: res=%+v err=%v", res, err)
+		}
+		time.Sleep(5 * time.Second)
+		if res, err := hb.chat("default"); err != nil || res.Target != "a/m1" {
+			t.Errorf("B's call after the wait: res=%+v err=%v", res, err)
 		}
 	})
 }

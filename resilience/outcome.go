@@ -145,12 +145,14 @@ func (e *Engine) failed(cs *callState, t *targetPlan, g grant, pe *provider.Erro
 	case v.Class == classify.RateLimited && v.Scope == classify.ScopeKey:
 		e.release(t, grant{targetProbe: g.targetProbe, targetGen: g.targetGen})
 		e.update(cs, t, t.keyKey, t.keyLabel, route, func(b *state.Breaker) bool {
-			return breakerRateLimited(b, t.breaker, now, v.Wait, keyProbe(b))
+			ch := breakerRateLimited(b, t.breaker, now, v.Wait, keyProbe(b))
+			return breakerServerWait(b, retryAtOf(now, v), e.id) || ch
 		})
 	case v.Class == classify.RateLimited:
 		e.release(t, grant{keyProbe: g.keyProbe, keyGen: g.keyGen})
 		e.update(cs, t, t.breakerKey, "", route, func(b *state.Breaker) bool {
-			return breakerRateLimited(b, t.breaker, now, v.Wait, targetProbe(b))
+			ch := breakerRateLimited(b, t.breaker, now, v.Wait, targetProbe(b))
+			return breakerServerWait(b, retryAtOf(now, v), e.id) || ch
 		})
 	case v.Scope == classify.ScopeKey:
 		e.release(t, grant{targetProbe: g.targetProbe, targetGen: g.targetGen})

@@ -98,6 +98,11 @@ func (cs *callState) pass(ctx context.Context, stream bool) (answer, *targetPlan
 			order = append(order, i) // after the targets known to be larger
 			continue
 		}
+		if !deferred[i] && cs.deferWaited(ctx, t, order[k+1:]) {
+			deferred[i] = true
+			order = append(order, i) // after the targets no server asked to wait
+			continue
+		}
 		if why := cs.cannotServe(t); why != "" {
 			cs.skip(t, why)
 			continue

@@ -49,6 +49,13 @@ type Breaker struct {
 	// except for one call per interval, the next at PaceAt.
 	CooldownUntil time.Time `json:"cooldown_until,omitzero"`
 	PaceAt        time.Time `json:"pace_at,omitzero"`
+	// WaitUntil is the longest wait a server asked a rate-limited call to
+	// keep off the target (its retry-after, a reset), written by the
+	// engine whose call got it (WaitBy names it): another engine sharing
+	// the store prefers the route's other targets until then. It only
+	// ever moves later.
+	WaitUntil time.Time `json:"wait_until,omitzero"`
+	WaitBy    string    `json:"wait_by,omitempty"`
 	// Generation increases on every state change, so a late report from a
 	// call admitted under an older state can be recognised.
 	Generation uint64 `json:"generation,omitempty"`

@@ -237,3 +237,59 @@ func scrape(t *testing.T, base string) string {
 	}
 	return strings.Join(lines, "")
 }
+
+// A `retry-after: 5` that A's call got from a target makes B's calls skip
+// it for the other target of the route while the wait lasts (with memory
+// state B calls it: the target answers again by then).
+func TestReplicasShareServerWait(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, tc := range []struct {
+		name, state string
+		shared      bool
+	}{
+		{"redis", "state: {backend: redis, redis_url: " + srv.URL() + "}\n", true},
+		{"memory", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.shared {
+				redistest.Command(srv.Addr(), "FLUSHALL")
+			}
+			var limited atomic.Int64 // requests for the rate-limited model
+			m := mock.New(nil)
+			ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if r.URL.Path == "/v1/messages" && strings.Contains(string(body), "rate_limit") {
+					limited.Add(1)
+				}
+				m.ServeHTTP(w, r)
+			}))
+			t.Cleanup(ms.Close)
+			cfg := writeConfig(t, "providers:\n  anthropic: {base_url: "+ms.URL+", api_key: test-key}\n"+
+				"routes:\n  default:\n    targets: ['anthropic/claude-sonnet-4-5+fault=rate_limit:5,200', 'anthropic/claude-haiku-4-5']\n"+
+				"    timeout: 2s\n    retry: {max_attempts: 1}\n"+tc.state)
+			a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+			b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+			if status, body := postMessage(t, ua[0]); status != 200 || limited.Load() != 1 {
+				t.Fatalf("A: %d %s after %d request(s) to the rate-limited target, want 200 from the fallback after 1", status, body, limited.Load())
+			}
+			for i := range 3 {
+				if status, body := postMessage(t, ub[0]); status != 200 {
+					t.Fatalf("B's request %d: %d %s", i, status, body)
+				}
+			}
+			reached := limited.Load() - 1
+			if tc.shared && reached != 0 {
+				t.Errorf("B's requests reached the target %d time(s) within the retry-after: 5 A got", reached)
+			}
+			if !tc.shared && reached != 3 {
+				t.Errorf("with memory state B's requests reached the target %d times, want 3", reached)
+			}
+			if t.Failed() {
+				t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
+			}
+			a.stop()
+			b.stop()
+		})
+	}
+}

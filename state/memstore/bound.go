@@ -75,10 +75,10 @@ func b0(e *entry) state.Breaker {
 	return e.b
 }
 
-// busy reports whether the record must outlive its idle time: open or
-// cooling down until later.
+// busy reports whether the record must outlive its idle time: open, in
+// a cooldown or a server-requested wait until later.
 func busy(e *entry, now time.Time) bool {
-	return e.b.OpenUntil.After(now) || e.b.CooldownUntil.After(now)
+	return e.b.OpenUntil.After(now) || e.b.CooldownUntil.After(now) || e.b.WaitUntil.After(now)
 }
 
 func (s *Store) expired(e *entry, now time.Time) bool {

@@ -318,10 +318,10 @@ func (s *Store) update(ctx context.Context, c rueidis.Client, key string, fn fun
 }
 
 // keepUntil is the latest moment the record must outlive: the end of its
-// open period, cooldown or pacing (zero when none).
+// open period, cooldown, pacing or server-requested wait (zero when none).
 func keepUntil(b *state.Breaker) time.Time {
 	t := b.OpenUntil
-	for _, u := range []time.Time{b.CooldownUntil, b.PaceAt} {
+	for _, u := range []time.Time{b.CooldownUntil, b.PaceAt, b.WaitUntil} {
 		if u.After(t) {
 			t = u
 		}
