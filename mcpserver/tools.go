@@ -186,6 +186,30 @@ func (s *server) maxTokens(n int) int {
 	return s.cfg.MaxTokens
 }
 
+// hooks is what sees one tool call's engine events: progress notifications
+// when the client asked for them (p), and a trace span, carried by the
+// returned ctx, when tracing is on (nil otherwise).
+func (s *server) hooks(ctx context.Context, req *mcp.CallToolRequest, tool string, p *mcpcall.Progress) (context.Context, func(resilience.Event), *telemetry.Span) {
+	var onEvent func(resilience.Event)
+	if p.Active() {
+		onEvent = func(ev resilience.Event) { p.Send(progressMessage(ev)) }
+	}
+	if s.cfg.Tracer == nil {
+		return ctx, onEvent, nil
+	}
+	var meta telemetry.MetaCarrier
+	if req != nil && req.Params != nil {
+		meta = telemetry.MetaCarrier(req.Params.Meta)
+	}
+	ctx, span := s.cfg.Tracer.Start(ctx, "tools/call "+tool, meta)
+	if prev := onEvent; prev != nil {
+		onEvent = func(ev resilience.Event) { span.Event(ev); prev(ev) }
+	} else {
+		onEvent = span.Event
+	}
+	return ctx, onEvent, span
+}
+
 // run makes one engine call for an LLM tool; maxCost is the call's spend
 // ceiling in dollars (0: the route's).
 func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route string, maxCost float64, r *provider.Request) (Answer, error) {
@@ -219,24 +243,8 @@ func (s *server) run(ctx context.Context, req *mcp.CallToolRequest, tool, route 
 		return Answer{}, err
 	}
 	p := mcpcall.NewProgress(ctx, req, s.log)
-	var onEvent func(resilience.Event)
-	if p.Active() {
-		onEvent = func(ev resilience.Event) { p.Send(progressMessage(ev)) }
-	}
 	start := time.Now()
-	var span *telemetry.Span
-	if s.cfg.Tracer != nil {
-		var meta telemetry.MetaCarrier
-		if req != nil && req.Params != nil {
-			meta = telemetry.MetaCarrier(req.Params.Meta)
-		}
-		ctx, span = s.cfg.Tracer.Start(ctx, "tools/call "+tool, meta)
-		if prev := onEvent; prev != nil {
-			onEvent = func(ev resilience.Event) { span.Event(ev); prev(ev) }
-		} else {
-			onEvent = span.Event
-		}
-	}
+	ctx, onEvent, span := s.hooks(ctx, req, tool, p)
 	var ttl time.Duration
 	if s.cfg.RouteCacheTTL != nil {
 		ttl = s.cfg.RouteCacheTTL(route)

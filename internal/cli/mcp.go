@@ -25,6 +25,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// useApp gives the MCP tools app's engine, metrics, tracer, model
+// resolution and per-route cache TTLs, and the config's tool timeout unless
+// --tool-timeout was given.
+func useApp(cfg *mcpserver.Config, app *App, toolTimeoutFlag bool) {
+	cfg.Engine = app.Engine
+	cfg.Metrics = app.Metrics
+	cfg.Tracer = app.Tracer
+	if t := app.Config.MCP.ToolTimeout; t > 0 && !toolTimeoutFlag {
+		cfg.ToolTimeout = t
+	}
+	routes := app.Engine.Routes()
+	cfg.Resolve = func(name string) (string, error) { return app.Catalog.ResolveModel(name, routes) }
+	cfg.RouteCacheTTL = func(route string) time.Duration {
+		if r := app.Config.Routes[route]; r != nil {
+			return r.Cache.TTL
+		}
+		return 0
+	}
+}
+
 // runMCP serves llmguard's MCP tools over stdio (the default) or Streamable
 // HTTP (--http). In stdio mode stdout carries only JSON-RPC: every log line
 // goes to stderr.
@@ -80,20 +100,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		logger.Warn("llmguard mcp: no provider key in the environment; the LLM tools will say which variables to set")
 	default:
 		defer app.Close()
-		cfg.Engine = app.Engine
-		cfg.Metrics = app.Metrics
-		cfg.Tracer = app.Tracer
-		if t := app.Config.MCP.ToolTimeout; t > 0 && !flagSet(fs, "tool-timeout") {
-			cfg.ToolTimeout = t
-		}
-		routes := app.Engine.Routes()
-		cfg.Resolve = func(name string) (string, error) { return app.Catalog.ResolveModel(name, routes) }
-		cfg.RouteCacheTTL = func(route string) time.Duration {
-			if r := app.Config.Routes[route]; r != nil {
-				return r.Cache.TTL
-			}
-			return 0
-		}
+		useApp(cfg, app, flagSet(fs, "tool-timeout"))
 	}
 	srv := mcpserver.New(cfg)
 	var fromConfig []mcpproxy.Upstream
