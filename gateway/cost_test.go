@@ -70,6 +70,12 @@ func TestSpendCeilingHeaders(t *testing.T) {
 			t.Error("no x-llmguard-wasted-usd on the failure")
 		}
 	})
+	t.Run("nothing affordable", func(t *testing.T) {
+		r := st.post(t, "/v1/chat/completions", body, "X-Llmguard-Max-Cost", "0.00001")
+		if r.status != 400 || r.header.Get("X-Should-Retry") != "false" || !strings.Contains(string(r.body), "max_cost_usd") {
+			t.Errorf("status %d x-should-retry %q body %s: want 400, no retry, naming the ceiling", r.status, r.header.Get("X-Should-Retry"), r.body)
+		}
+	})
 	for _, bad := range []string{"cheap", "-1", "0", "NaN"} {
 		r := st.post(t, "/v1/chat/completions", body, "X-Llmguard-Max-Cost", bad)
 		if r.status != 400 || !strings.Contains(string(r.body), "x-llmguard-max-cost") {

@@ -114,6 +114,11 @@ func fromEngine(err error, now time.Time) *apiError {
 	if errors.Is(err, resilience.ErrUnknownRoute) {
 		return &apiError{status: http.StatusNotFound, kind: kindNotFound, message: classify.Line(err.Error()), retry: "false"}
 	}
+	if errors.Is(err, resilience.ErrMaxCost) {
+		// The request's own ceiling turned every target away: no retry
+		// passes under it.
+		return errBadRequest(err.Error())
+	}
 	var re *resilience.RouteError
 	var last *provider.Error
 	if errors.As(err, &re) {

@@ -32,6 +32,10 @@ func TestSpendCeilingArgument(t *testing.T) {
 	if c, _ := got["cost_usd"].(float64); c <= 0 {
 		t.Errorf("cost_usd %v", got["cost_usd"])
 	}
+	res = callTool(t, cs, "ask", map[string]any{"prompt": "hi", "max_cost_usd": 0.00001})
+	if !res.IsError || !strings.Contains(text(t, res), "raise max_cost_usd") {
+		t.Errorf("a ceiling nothing fits: %s, want the line saying to raise it", text(t, res))
+	}
 	res = callTool(t, cs, "ask", map[string]any{"prompt": "hi", "max_cost_usd": -1})
 	if !res.IsError || !strings.Contains(text(t, res), "max_cost_usd") {
 		t.Errorf("max_cost_usd -1: %s, want an error naming the argument", text(t, res))

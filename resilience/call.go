@@ -156,6 +156,9 @@ func (cs *callState) outOfTime(ctx context.Context) bool {
 func (cs *callState) fail(sentinel error) error {
 	if sentinel == ErrExhausted && len(cs.attempts) == 0 {
 		sentinel = ErrNoTarget
+		if cs.overCeilingOnly() {
+			sentinel = ErrMaxCost
+		}
 	}
 	err := &RouteError{Route: cs.rp.name, Err: sentinel, Attempts: cs.attempts, Skipped: cs.skipped, RetryAt: cs.retryAt,
 		ClientWait: cs.rp.clientWait, Wasted: cs.wastedUSD()}

@@ -1,8 +1,11 @@
 package resilience
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/llmguard/llmguard/provider"
 )
@@ -20,6 +23,36 @@ import (
 // prompt, at the estimate); an error status costs nothing. The result
 // reports what the answer cost and what was wasted (Result.Cost and
 // Wasted, StreamResult.Wasted, RouteError.Wasted).
+
+// ErrMaxCost is wrapped by the RouteError of a call that made no upstream
+// attempt because every target it could try was estimated above its spend
+// ceiling: under that ceiling no retry passes (raise it, or shorten the
+// prompt or max_tokens).
+var ErrMaxCost = errors.New("every target would exceed the call's max_cost_usd")
+
+// maxCostPrefix starts the reason of a target skipped under the ceiling.
+const maxCostPrefix = "max_cost_usd: "
+
+// overCeilingOnly reports whether the call's skips are all the ceiling's
+// (or fallbacks the rules forbid), at least one the ceiling's.
+func (cs *callState) overCeilingOnly() bool {
+	n := 0
+	for _, s := range cs.skipped {
+		switch {
+		case strings.HasPrefix(s.Reason, maxCostPrefix):
+			n++
+		case !s.Ineligible:
+			return false
+		}
+	}
+	return n > 0
+}
+
+// usd formats a dollar amount to the millionth, without trailing zeros.
+func usd(f float64) string {
+	s := strings.TrimRight(strconv.FormatFloat(f, 'f', 6, 64), "0")
+	return "$" + strings.TrimSuffix(s, ".")
+}
 
 // defaultOutputEstimate is the output a request without max_tokens is
 // estimated at, in tokens.
@@ -60,7 +93,7 @@ func (cs *callState) overCeiling(t *targetPlan) string {
 	if !ok || est <= left {
 		return ""
 	}
-	return fmt.Sprintf("max_cost_usd: about $%.4f, $%.4f of $%.4f left", est, max(left, 0), c)
+	return fmt.Sprintf("%sabout %s, %s of %s left", maxCostPrefix, usd(est), usd(max(left, 0)), usd(c))
 }
 
 // wasteNanos are nano-dollars, so a hedge's branches can add atomically.

@@ -84,4 +84,15 @@ func TestSpendCeiling(t *testing.T) {
 			})
 		})
 	}
+	// A ceiling below every target's estimate: no attempt, ErrMaxCost.
+	synctest.Test(t, func(t *testing.T) {
+		route := routeOf(cheap, dear, mid)
+		cfg := routes(route)
+		cfg.Pricing = map[string]config.Price{cheap: {In: 0.4, Out: 1.6}}
+		srv, eng := mockStack(t, nil, cfg, nil)
+		_, err := eng.Chat(context.Background(), &resilience.Call{Request: ask("hello"), MaxCostUSD: 0.00001})
+		if !errors.Is(err, resilience.ErrMaxCost) || len(srv.Requests()) != 0 {
+			t.Errorf("err = %v after %d requests, want ErrMaxCost and none", err, len(srv.Requests()))
+		}
+	})
 }

@@ -61,7 +61,7 @@ const skipMaxTotal = "max_total_attempts reached"
 
 // RouteError is a failed call: which targets were tried with what verdicts.
 // Err is one of the package's sentinels (ErrExhausted, ErrNoTarget,
-// ErrDeadline, ErrRejected, ErrUnknownRoute); errors.Is finds it, and
+// ErrDeadline, ErrRejected, ErrUnknownRoute, ErrMaxCost); errors.Is finds it, and
 // errors.As finds every attempt's *provider.Error. The zero value is an
 // empty error; a RouteError is immutable once returned and so safe to share.
 type RouteError struct {
