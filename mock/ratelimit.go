@@ -1,9 +1,11 @@
 package mock
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -98,4 +100,21 @@ func (x *reply) rateHeaders(h http.Header) {
 	case dialectAzure:
 		h["X-Ratelimit-Remaining-Requests"] = []string{strconv.Itoa(r.remaining)}
 	}
+}
+
+// ParseRateLimit reads a rate limit written N/DURATION: "60/1m" (60
+// requests a minute), "10/1s"; a bare N is per minute.
+func ParseRateLimit(s string) (*RateLimit, error) {
+	n, per, hasPer := strings.Cut(strings.TrimSpace(s), "/")
+	rl := &RateLimit{Per: time.Minute}
+	var err error
+	if rl.Requests, err = strconv.Atoi(n); err != nil || rl.Requests <= 0 {
+		return nil, fmt.Errorf("rate limit %q: want N/DURATION such as 60/1m, N a whole number above 0", s)
+	}
+	if hasPer {
+		if rl.Per, err = time.ParseDuration(per); err != nil || rl.Per <= 0 {
+			return nil, fmt.Errorf("rate limit %q: want N/DURATION such as 60/1m, DURATION above 0", s)
+		}
+	}
+	return rl, nil
 }

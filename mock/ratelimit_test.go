@@ -54,3 +54,20 @@ func TestRateLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestParseRateLimit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want *RateLimit
+	}{
+		{"60/1m", &RateLimit{Requests: 60, Per: time.Minute}},
+		{"10/1s", &RateLimit{Requests: 10, Per: time.Second}},
+		{"500", &RateLimit{Requests: 500, Per: time.Minute}},
+		{"0/1s", nil}, {"ten/1s", nil}, {"10/soon", nil}, {"10/-1s", nil},
+	} {
+		got, err := ParseRateLimit(tc.in)
+		if (tc.want == nil) != (err != nil) || (tc.want != nil && *got != *tc.want) {
+			t.Errorf("ParseRateLimit(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}

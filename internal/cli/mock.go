@@ -17,7 +17,7 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("mock", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--quiet] [--list] [--allow-remote]\n\n"+
+		fmt.Fprint(env.Stderr, "Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--rate-limit N/DURATION] [--quiet] [--list] [--allow-remote]\n\n"+
 			"Serves the Anthropic, OpenAI(-compatible), Azure and Gemini APIs with realistic answers and scripted faults.\n"+
 			"Per request: header X-Mock-Fault: 529,529,200 or model \"NAME+fault=529,529,200\". Request log: GET /_mock/requests.\n\n")
 		fs.PrintDefaults()
@@ -25,6 +25,7 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	addr := fs.String("addr", "127.0.0.1:8089", "listen address")
 	scenario := fs.String("scenario", "healthy", "built-in scenario name (see --list) or a scenario file (YAML or JSON)")
 	seed := fs.Uint64("seed", 0, "random seed for fault rates and latency (0: the scenario's own)")
+	rateLimit := fs.String("rate-limit", "", "enforce and announce a request rate per provider and key, N/DURATION such as 60/1m (x-ratelimit-*, anthropic-ratelimit-* headers; 429 when spent)")
 	quiet := fs.Bool("quiet", false, "do not log each request to stderr")
 	list := fs.Bool("list", false, "list the built-in scenarios and exit")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr (the mock accepts any key and answers anyone)")
@@ -53,6 +54,12 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	cfg := &mock.Config{Scenario: sc, Seed: *seed}
+	if *rateLimit != "" {
+		if cfg.RateLimit, err = mock.ParseRateLimit(*rateLimit); err != nil {
+			fmt.Fprintf(env.Stderr, "llmguard mock: --rate-limit: %v\n", err)
+			return 2
+		}
+	}
 	if !*quiet {
 		cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 	}
