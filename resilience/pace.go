@@ -150,7 +150,9 @@ func (p *pacer) done(rl *provider.RateLimit, now time.Time) {
 		p.tokens = left
 	}
 	p.known, p.at = true, now
-	p.size = max(float64(q.Limit), float64(q.Remaining), p.size)
+	// The bucket holds at least one request, so one that announced none
+	// left and no limit (Azure) still lets one through as it refills.
+	p.size = max(float64(q.Limit), float64(q.Remaining), p.size, 1)
 	if q.Limit > 0 {
 		p.size = float64(q.Limit)
 	}

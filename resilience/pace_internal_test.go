@@ -54,4 +54,18 @@ func TestPacer(t *testing.T) {
 	if d, ok, _ := q.reserve(now.Add(4*time.Second), 0); !ok || d != 0 {
 		t.Errorf("after the reset: wait %v ok %v", d, ok)
 	}
+
+	// Azure announces only what is left: none left, no limit, no reset.
+	// One request comes back a second (defaultPaceRate).
+	var az pacer
+	az.reserve(now, 0)
+	az.done(&provider.RateLimit{Requests: provider.Quota{Remaining: 0, Known: true}}, now)
+	if d, ok, _ := az.reserve(now, 5*time.Second); !ok || d != time.Second {
+		t.Errorf("none left, nothing else said: wait %v ok %v, want 1s", d, ok)
+	}
+	az.started()
+	az.done(nil, now.Add(time.Second))
+	if d, ok, _ := az.reserve(now.Add(10*time.Second), 0); !ok || d != 0 {
+		t.Errorf("10 s later: wait %v ok %v, want a turn now", d, ok)
+	}
 }
