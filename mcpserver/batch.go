@@ -38,6 +38,7 @@ type BatchInput struct {
 	Bullets     int         `json:"bullets,omitempty" jsonschema:"at most this many bullet points per summary (default 5)"`
 	Route       string      `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
 	Concurrency int         `json:"concurrency,omitempty" jsonschema:"summaries in flight at once (default 8, at most 64)"`
+	MaxCostUSD  float64     `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; the items past it stay to do (default: none)"`
 }
 
 // BatchItem is one text of batch_summarize.
@@ -121,6 +122,9 @@ func (s *server) batchSummarize(ctx context.Context, req *mcp.CallToolRequest, i
 		}
 		return BatchResult{}, noKeyError(s.cfg.KeyEnv)
 	}
+	if in.MaxCostUSD < 0 {
+		return BatchResult{}, fmt.Errorf("invalid arguments: max_cost_usd is %v; pass a dollar amount above 0, such as 0.50", in.MaxCostUSD)
+	}
 	input, out, err := s.batchInput(&in)
 	if err != nil {
 		return BatchResult{}, err
@@ -142,9 +146,9 @@ func (s *server) batchSummarize(ctx context.Context, req *mcp.CallToolRequest, i
 	p := mcpcall.NewProgress(ctx, req, s.log)
 	defer p.Settle(ctx)
 	cfg := &batch.Config{Route: route, Resolve: s.cfg.Resolve, Codec: s.cfg.BatchCodec, MaxTokens: s.cfg.MaxTokens,
-		Concurrency: min(max(in.Concurrency, 0), maxBatchConcurrency),
-		Template:    fmt.Sprintf("Summarize the following text in at most %d short bullet points. Answer with the bullet points only.\n\n{{.Text}}", n),
-		OnEvent:     func(ev batch.Event) { batchProgress(p, ev) }}
+		Concurrency: min(max(in.Concurrency, 0), maxBatchConcurrency), MaxCost: in.MaxCostUSD,
+		Template: fmt.Sprintf("Summarize the following text in at most %d short bullet points. Answer with the bullet points only.\n\n{{.Text}}", n),
+		OnEvent:  func(ev batch.Event) { batchProgress(p, ev) }}
 	r, err := batch.New(s.cfg.Engine, cfg)
 	if err != nil {
 		return BatchResult{}, err

@@ -192,3 +192,29 @@ func TestBatchSummarizeDuplicateCall(t *testing.T) {
 		t.Errorf("%d upstream requests for 3 items", n)
 	}
 }
+
+// max_cost_usd is the whole batch's ceiling: past it the call stops, says
+// so in one line, and the same call with a higher ceiling resumes.
+func TestBatchSummarizeMaxCost(t *testing.T) {
+	r := newRig(t, []string{"anthropic/claude-sonnet-4-5"}, nil, nil)
+	r.cfg.BatchDir = t.TempDir()
+	cs := r.connect(t, nil, nil)
+	items := []map[string]string{{"text": "one"}, {"text": "two"}, {"text": "three"}}
+	line := errorLine(t, callTool(t, cs, "batch_summarize", map[string]any{"items": items, "concurrency": 1, "max_cost_usd": 0.0001}))
+	for _, want := range []string{"1 of 3 summarized", "2 left", "spend ceiling of $0.0001 reached"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
+	}
+	res := callTool(t, cs, "batch_summarize", map[string]any{"items": items, "concurrency": 1, "max_cost_usd": 1})
+	if sc := structured(t, res); res.IsError || sc["done_before"] != 1.0 || sc["answered"] != 2.0 {
+		t.Errorf("again with a higher ceiling: %v %s", sc, text(t, res))
+	}
+	if n := len(r.upstream()); n != 3 {
+		t.Errorf("%d upstream requests for 3 items", n)
+	}
+	line = errorLine(t, callTool(t, cs, "batch_summarize", map[string]any{"items": items, "max_cost_usd": -1}))
+	if !strings.Contains(line, "max_cost_usd") {
+		t.Errorf("negative ceiling: %q", line)
+	}
+}
