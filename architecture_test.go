@@ -160,6 +160,7 @@ func TestArchitecture(t *testing.T) {
 		"catalog":            {"provider", "resilience", "config", "classify"},
 		"state":              {"resilience", "provider", "classify"},
 		"telemetry":          {"gateway", "mcpserver", "mock", "config"},
+		"web":                {"gateway", "mcpserver", "mock", "config"},
 		"mcpproxy":           {"resilience", "provider", "gateway", "mcpserver", "mock", "config"},
 	}
 	for p, bad := range never {

@@ -32,6 +32,12 @@ func (s *Server) admin(mux *http.ServeMux) {
 		}
 		writeJSON(w, http.StatusOK, b)
 	}))
+	if ui := s.opts.UI; ui != nil {
+		mux.Handle("GET /ui", s.adminCheck(false, ui.ServeHTTP))
+		mux.Handle("GET /ui/", s.adminCheck(false, ui.ServeHTTP))
+		mux.Handle("GET /ui/events", s.adminCheck(true, ui.ServeHTTP))
+		mux.Handle("GET /ui/snapshot", s.adminCheck(true, ui.ServeHTTP))
+	}
 	if s.metrics != nil {
 		// Like /status, the metrics name targets and their failures.
 		mux.Handle("GET /metrics", s.adminCheck(true, s.metrics.Handler().ServeHTTP))

@@ -85,6 +85,11 @@ type Options struct {
 	// child per upstream attempt, continuing the caller's traceparent (nil
 	// = no tracing).
 	Tracer *telemetry.Tracer
+	// UI, when set, is the dashboard (web.Handler), served at /ui/ beside
+	// /status: its page to anyone the access policy admits, its live data
+	// (/ui/events, /ui/snapshot) only with the gateway key when there are
+	// keys (nil = no /ui).
+	UI http.Handler
 	// Items keeps the output items of translated Responses API answers, so
 	// that a later request's item_reference can name them (nil = an
 	// in-process memstore.Items with its default bounds).

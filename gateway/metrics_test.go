@@ -249,3 +249,32 @@ func BenchmarkGatewayMetrics(b *testing.B) {
 	}
 	b.ReportMetric(0, "ns/op")
 }
+
+// TestUINeedsKeyForData: with gateway keys the dashboard's page loads
+// without one, its live data needs one.
+func TestUINeedsKeyForData(t *testing.T) {
+	ms := pipenet.NewServer(mock.New(nil))
+	t.Cleanup(ms.Close)
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(r.URL.Path)) })
+	srv, _ := newGateway(t, strings.ReplaceAll(metricsConfig, "MOCK", ms.URL), ms.Client(), nil,
+		&Options{UI: ui, Keys: []string{"gw-key-2"}})
+	gw := pipenet.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	for _, c := range []struct {
+		path, key string
+		want      int
+	}{{"/ui/", "", 200}, {"/ui/app.js", "", 200}, {"/ui/events", "", 401}, {"/ui/snapshot", "", 401}, {"/ui/events", "gw-key-2", 200}} {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+c.path, nil)
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		res, err := gw.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Errorf("%s (key %q): %d, want %d", c.path, c.key, res.StatusCode, c.want)
+		}
+	}
+}

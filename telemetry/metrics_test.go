@@ -1,13 +1,17 @@
 package telemetry
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/resilience"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -145,4 +149,50 @@ func TestNil(t *testing.T) {
 	var m *Metrics
 	m.Event(resilience.Event{Kind: resilience.EventFailure})
 	m.Request(&Request{})
+}
+
+// TestGrafanaDashboard: every metric the Grafana dashboard in docs queries
+// is one this package registers (a renamed family breaks this test, not
+// the operator's dashboard).
+func TestGrafanaDashboard(t *testing.T) {
+	b, err := os.ReadFile("../docs/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Targets []struct{ Expr string } `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	m := New(&Options{Status: func() []resilience.TargetStatus { return []resilience.TargetStatus{{Target: "x"}} }})
+	known := map[string]bool{"llmguard_breaker_state": true, "llmguard_inflight": true, "llmguard_queued": true}
+	ch := make(chan *prometheus.Desc, 100)
+	m.Registry().Describe(ch)
+	close(ch)
+	for d := range ch {
+		s := d.String()
+		if _, rest, ok := strings.Cut(s, `fqName: "`); ok {
+			name, _, _ := strings.Cut(rest, `"`)
+			known[name] = true
+		}
+	}
+	re := regexp.MustCompile(`\b(llmguard_[a-z_]+|gen_ai_[a-z_]+)`)
+	n := 0
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			for _, name := range re.FindAllString(tg.Expr, -1) {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_sum"), "_count")
+				if !known[base] && !strings.HasPrefix(base, "gen_ai_provider") && !strings.HasPrefix(base, "gen_ai_request") && !strings.HasPrefix(base, "gen_ai_token") {
+					t.Errorf("the Grafana dashboard queries %s, which no family registers", name)
+				}
+				n++
+			}
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d metric references in the dashboard", n)
+	}
 }

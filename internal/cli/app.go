@@ -23,6 +23,7 @@ import (
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/redisstore"
 	"github.com/llmguard/llmguard/telemetry"
+	"github.com/llmguard/llmguard/web"
 )
 
 // App is what serve, mcp and demo run on: the loaded configuration, one
@@ -39,6 +40,9 @@ type App struct {
 	// Metrics counts the engine's events (and the requests of the edge that
 	// reports to it), served at /metrics.
 	Metrics *telemetry.Metrics
+	// Live keeps the dashboard's latencies and timeline, fed the engine's
+	// events.
+	Live *web.Live
 	// State is the store replicas share (state.backend: redis), nil for
 	// the memory backend.
 	State *redisstore.Store
@@ -286,6 +290,7 @@ func newMetrics(app *App, o *resilience.Options) *telemetry.Metrics {
 			routes[name] = append(routes[name], t.Name)
 		}
 	}
+	app.Live = web.NewLive(routes)
 	m := telemetry.New(&telemetry.Options{Routes: routes, Catalog: app.Catalog, Runtime: true,
 		Status: func() []resilience.TargetStatus {
 			if app.Engine == nil {
@@ -294,9 +299,18 @@ func newMetrics(app *App, o *resilience.Options) *telemetry.Metrics {
 			return app.Engine.Status()
 		}})
 	if prev := o.OnEvent; prev != nil {
-		o.OnEvent = func(e resilience.Event) { prev(e); m.Event(e) }
+		o.OnEvent = func(e resilience.Event) { prev(e); m.Event(e); app.Live.Event(e) }
 	} else {
-		o.OnEvent = m.Event
+		o.OnEvent = func(e resilience.Event) { m.Event(e); app.Live.Event(e) }
 	}
 	return m
+}
+
+// UI returns the dashboard's handler over the app's engine (nil when the
+// app has no engine).
+func (a *App) UI() http.Handler {
+	if a == nil || a.Engine == nil {
+		return nil
+	}
+	return web.Handler(&web.Options{Live: a.Live, Status: a.Engine.Status, Routes: a.Engine.Routes(), Metrics: a.Metrics})
 }

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/web"
 )
 
 const decodeUsage = `Usage: llmguard decode [--provider NAME|auto] --status CODE [-H 'Name: value']... [--error TEXT] [--json] [FILE]
+       llmguard decode --web [FILE]
 
 Classify one provider failure: an HTTP status, response headers and the body
 (read from FILE, or stdin when FILE is absent or "-"). With --error and
@@ -35,6 +37,9 @@ Flags:
   -H 'Name: value'  a response header; repeatable
   --error TEXT      transport error text, e.g. "dial tcp: connection refused"
   --json            print the verdict as JSON
+  --web             write the error decoder web page to FILE (default llmguard-decoder.html;
+                    "-" for stdout): one self-contained HTML file running this classifier in
+                    the browser as WebAssembly, so it works offline and nothing pasted leaves it
 
 Example:
   llmguard decode --status 529 -H 'request-id: req_011CU' <<'EOF'
@@ -77,6 +82,9 @@ func runDecode(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if d.web {
+		return writeDecoderPage(env, d.file)
+	}
 	body, err := d.body(env.Stdin)
 	if err != nil {
 		return fail("%v", err)
@@ -106,7 +114,7 @@ func runDecode(ctx context.Context, env *Env, args []string) int {
 type decodeArgs struct {
 	provider, errText, file string
 	status                  int
-	asJSON                  bool
+	asJSON, web             bool
 	headers                 *headerFlags
 }
 
@@ -120,6 +128,7 @@ func parseDecode(args []string) (*decodeArgs, error) {
 	fs.IntVar(&d.status, "status", -1, "")
 	fs.StringVar(&d.errText, "error", "", "")
 	fs.BoolVar(&d.asJSON, "json", false, "")
+	fs.BoolVar(&d.web, "web", false, "")
 	fs.Var(d.headers, "H", "")
 	fs.Var(d.headers, "header", "")
 
@@ -141,6 +150,8 @@ func parseDecode(args []string) (*decodeArgs, error) {
 	switch {
 	case nfiles > 1:
 		return nil, fmt.Errorf("at most one FILE argument, got %d", nfiles)
+	case d.web:
+		return d, nil
 	case d.status < 0:
 		return nil, errors.New("--status CODE is required (0 for a transport error with --error)")
 	case d.status > 999:
@@ -214,4 +225,22 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// writeDecoderPage writes the self-contained decoder page to file.
+func writeDecoderPage(env *Env, file string) int {
+	page := web.DecoderPage()
+	if file == "-" {
+		_, _ = env.Stdout.Write(page)
+		return 0
+	}
+	if file == "" {
+		file = "llmguard-decoder.html"
+	}
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard decode: --web: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(env.Stdout, "wrote the error decoder to %s (%d KiB); open it in a browser, it needs no server\n", file, len(page)>>10)
+	return 0
 }

@@ -120,6 +120,9 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	var extra map[string]http.Handler
 	if app != nil {
 		extra = map[string]http.Handler{"GET /metrics": app.Metrics.Handler()}
+		if ui := app.UI(); ui != nil {
+			extra["GET /ui"], extra["GET /ui/"] = ui, ui
+		}
 	}
 	if *token == "" {
 		*token = env.Getenv("LLMGUARD_MCP_TOKEN")

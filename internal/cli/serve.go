@@ -26,7 +26,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
 			"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
 			"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
-			"and /metrics need one too. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
+			"and /metrics need one too; the dashboard is at /ui/. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API")
@@ -76,7 +76,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	}
 	srv, err := gateway.New(&gateway.Options{Engine: app.Engine, Catalog: app.Catalog, Keys: keys,
 		AllowedOrigins: origins, AllowedHosts: hostNames(*addr, *adminAddr),
-		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger, Metrics: app.Metrics, Items: app.Items(), Tracer: app.Tracer})
+		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger, Metrics: app.Metrics, Items: app.Items(), Tracer: app.Tracer, UI: app.UI()})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
 		return 2
