@@ -84,6 +84,8 @@ type Route struct {
 	QueueTimeout time.Duration `yaml:"queue_timeout"`
 	// HedgeAfter starts the next target too after this long without a first token (0 = off).
 	HedgeAfter time.Duration `yaml:"hedge_after"`
+	// Hedge is the first-token hedge of streams.
+	Hedge Hedge `yaml:"hedge"`
 	// Cache enables idempotent result caching (TTL 0 = off).
 	Cache Cache `yaml:"cache"`
 	// FallbackOnContentFilter lets content_filtered failures fall back to the next target.
@@ -194,6 +196,14 @@ type Breaker struct {
 	// 3; more in proportion to the calls asking). The first to succeed
 	// closes the breaker; Probes failures without a success re-open it.
 	Probes int `yaml:"probes"`
+}
+
+// Hedge is a route's first-token hedge (resilience.Hedge).
+type Hedge struct {
+	// FirstTokenAfter: a stream with no content token after this long
+	// starts the next target too, the first token wins (default 8s, on a
+	// route with a fallback; 0 = off).
+	FirstTokenAfter *time.Duration `yaml:"first_token_after"`
 }
 
 // Cache is the idempotency/result cache of a route; the zero TTL is off.

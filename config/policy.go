@@ -64,6 +64,7 @@ func (r *Route) Policy() resilience.Route {
 		MaxConcurrency:          r.MaxConcurrency,
 		QueueTimeout:            r.QueueTimeout,
 		HedgeAfter:              r.HedgeAfter,
+		Hedge:                   resilience.Hedge(r.Hedge),
 		Cache:                   resilience.Cache(r.Cache),
 		FallbackOnContentFilter: r.FallbackOnContentFilter,
 		MaxCostUSD:              r.MaxCostUSD,

@@ -34,6 +34,7 @@ func DefaultRoute() Route {
 		Stream:        StreamPolicy(d.Stream),
 		Breaker:       Breaker(d.Breaker),
 		QueueTimeout:  d.QueueTimeout,
+		Hedge:         Hedge(d.Hedge),
 		Cache:         Cache(d.Cache),
 	}
 }
@@ -101,6 +102,7 @@ func (r *Route) fillZero() {
 	fill(&r.Timeout, d.Timeout)
 	fillPtr(&r.MaxClientWait, d.MaxClientWait)
 	fillPtr(&r.RepeatHold, d.RepeatHold)
+	fillPtr(&r.Hedge.FirstTokenAfter, d.Hedge.FirstTokenAfter)
 	fill(&r.Retry.MaxAttempts, d.Retry.MaxAttempts)
 	fill(&r.Retry.MaxTotalAttempts, d.Retry.MaxTotalAttempts)
 	fill(&r.Retry.BaseDelay, d.Retry.BaseDelay)

@@ -249,6 +249,7 @@ func (v *validator) route(path string, r *Route) {
 	}
 	v.nonNeg(path+".queue_timeout", r.QueueTimeout)
 	v.nonNeg(path+".hedge_after", r.HedgeAfter)
+	v.nonNeg(path+".hedge.first_token_after", deref(r.Hedge.FirstTokenAfter))
 	if r.MaxCostUSD < 0 || math.IsNaN(r.MaxCostUSD) || math.IsInf(r.MaxCostUSD, 0) {
 		v.add(path+".max_cost_usd", "must be a dollar amount ≥ 0, not %v", r.MaxCostUSD)
 	}

@@ -63,6 +63,15 @@ func (h *hedge) win(r *branchResult) {
 	}
 }
 
+// hedgeDelay is how long a first attempt runs before it is hedged: the
+// route's hedge_after, else for a stream its first-token hedge (0: never).
+func (rp *routePlan) hedgeDelay(stream bool) time.Duration {
+	if rp.hedgeAfter > 0 || !stream {
+		return rp.hedgeAfter
+	}
+	return rp.firstTokenHedge
+}
+
 // hedged makes the first attempt on target i and, if it has neither
 // succeeded nor failed within the route's hedge_after, starts one attempt on
 // the next target the walker could fall back to (see hedgeTarget). The
@@ -80,7 +89,7 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, g grant, pr
 	h := &hedge{cs: cs, stream: stream, results: make(chan branchResult, 2)}
 	used := int(cs.total.Load()) + 1 // the primary's attempt, counted once it has a slot
 	h.start(ctx, primaryT, g)
-	timer := time.NewTimer(rp.hedgeAfter)
+	timer := time.NewTimer(rp.hedgeDelay(stream))
 	defer timer.Stop()
 	vetoed := false
 	var hedgeT *targetPlan
@@ -150,7 +159,7 @@ func (cs *callState) startHedge(ctx context.Context, h *hedge, i int, prev *prov
 	cs.fallbacks++
 	u.rt.fallbacks.Add(1)
 	cs.emit(Event{Kind: EventFallback, Target: u.name, From: cs.rp.targets[i].name,
-		Reason: "hedge: no answer within " + cs.rp.hedgeAfter.String()})
+		Reason: "hedge: no answer within " + cs.rp.hedgeDelay(h.stream).String()})
 	h.start(ctx, u, g)
 	return u
 }

@@ -50,6 +50,8 @@ type Route struct {
 	// HedgeAfter starts the next target too when the first attempt has no
 	// answer (a stream: no first token) after this long (0 = never).
 	HedgeAfter time.Duration
+	// Hedge is the first-token hedge of streams.
+	Hedge Hedge
 	// Cache stores successful results (zero TTL: only calls with an
 	// IdempotencyKey are deduplicated).
 	Cache Cache
@@ -199,6 +201,16 @@ func setPtr[T number](dst **T, v *T) {
 	}
 }
 
+// Hedge is a route's first-token hedge: a stream whose first attempt has
+// no content token after FirstTokenAfter starts the next target too (on a
+// route with a fallback); the first content token wins and the other is
+// cancelled. The first-token timeout stays the backstop. Route.HedgeAfter,
+// when set, hedges every call instead.
+type Hedge struct {
+	// FirstTokenAfter: nil = 8s, a pointer to 0 = no first-token hedge.
+	FirstTokenAfter *time.Duration
+}
+
 // Defaults: what a zero field of each policy means.
 const (
 	defaultTimeout       = 60 * time.Second
@@ -207,6 +219,7 @@ const (
 	// ignore x-should-retry: LangChain JS's six retries come within 126s of
 	// the first failure, the Vercel AI SDK's two within 6s.
 	defaultRepeatHold             = 150 * time.Second
+	defaultFirstTokenHedge        = 8 * time.Second
 	defaultMaxAttempts            = 4
 	defaultMaxTotalAttempts       = 10
 	defaultBaseDelay              = 500 * time.Millisecond
@@ -241,6 +254,7 @@ func DefaultRoute() Route {
 		Timeout:       defaultTimeout,
 		MaxClientWait: new(time.Duration(defaultMaxClientWait)),
 		RepeatHold:    new(time.Duration(defaultRepeatHold)),
+		Hedge:         Hedge{FirstTokenAfter: new(time.Duration(defaultFirstTokenHedge))},
 		Retry: Retry{
 			MaxAttempts: defaultMaxAttempts, MaxTotalAttempts: defaultMaxTotalAttempts,
 			BaseDelay: defaultBaseDelay, MaxDelay: defaultMaxDelay, MaxWait: defaultMaxWait,
@@ -289,6 +303,7 @@ type routePolicy struct {
 	idleTimeout                   time.Duration
 	queueTimeout                  time.Duration
 	hedgeAfter                    time.Duration
+	firstTokenHedge               time.Duration
 	cacheTTL                      time.Duration
 	cacheMaxEntries, cacheMaxByte int64
 	fallbackOnFilter              bool
@@ -311,6 +326,7 @@ func resolveRoute(r *Route) routePolicy {
 		idleTimeout:       or(r.Stream.IdleTimeout, defaultIdleTimeout),
 		queueTimeout:      or(r.QueueTimeout, defaultQueueTimeout),
 		hedgeAfter:        max(r.HedgeAfter, 0),
+		firstTokenHedge:   orPtr(r.Hedge.FirstTokenAfter, defaultFirstTokenHedge),
 		cacheTTL:          max(r.Cache.TTL, 0),
 		cacheMaxEntries:   int64(or(r.Cache.MaxEntries, defaultCacheMaxEntries)),
 		cacheMaxByte:      or(r.Cache.MaxBytes, defaultCacheMaxBytes),

@@ -24,7 +24,13 @@ func TestSilentTargetHangsUp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const silent = "gpt-4.1+fault=silent"
-				srv, eng := mockStack(t, nil, routes(routeOf("openai/"+silent, "anthropic/claude-sonnet-4-5")), nil)
+				r := routeOf("openai/"+silent, "anthropic/claude-sonnet-4-5")
+				if tc.stream {
+					// The first-token hedge would answer at 8 s: this is
+					// about the silent target itself.
+					r.Hedge.FirstTokenAfter = new(time.Duration(0))
+				}
+				srv, eng := mockStack(t, nil, routes(r), nil)
 				var verdicts []classify.Class
 				start := time.Now()
 				c := &resilience.Call{Request: ask("hello"), OnEvent: func(e resilience.Event) {

@@ -187,7 +187,7 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 			cs.emit(Event{Kind: EventFallback, Target: t.name, From: prevT.name, Verdict: verdictOf(prev)})
 		}
 		var r attemptResult
-		if n == 1 && rp.hedgeAfter > 0 && i+1 < len(rp.targets) {
+		if n == 1 && rp.hedgeDelay(stream) > 0 && i+1 < len(rp.targets) {
 			r = cs.hedged(ctx, stream, i, g, prev, prevT)
 		} else {
 			r = cs.attempt(ctx, stream, t, g, n)
