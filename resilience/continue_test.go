@@ -134,16 +134,7 @@ func TestStreamContinues(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer sr.Stream.Close()
-				var got string
-				var end error
-				for {
-					c, err := sr.Stream.Recv()
-					if err != nil {
-						end = err
-						break
-					}
-					got += c.Text
-				}
+				got, end := drainText(sr.Stream)
 				broke := end != io.EOF
 				if pe := provider.AsError(end); broke && (pe == nil || !pe.AfterFirstToken || pe.Verdict.Class != classify.Overloaded) {
 					t.Errorf("the stream ended with %v, want the break", end)
@@ -157,22 +148,36 @@ func TestStreamContinues(t *testing.T) {
 				if want := !tt.err; (len(conts) == 1) != want || want && (conts[0].From != "p/a" || conts[0].Target != "p/b") {
 					t.Errorf("continue events %+v", conts)
 				}
-				if tt.calls < 2 {
-					return
-				}
-				c := ad.reqs[1]
-				if tt.pre == "" {
-					if last := c.Messages[len(c.Messages)-1]; last.Role == provider.RoleAssistant || c.Model != "b" {
-						t.Errorf("regeneration call to %s with a prefill: %+v", c.Model, last)
-					}
-					return
-				}
-				last := c.Messages[len(c.Messages)-1]
-				if c.Model != "b" || last.Role != provider.RoleAssistant || last.Content[0].Text != tt.pre || c.Passthrough != nil {
-					t.Errorf("continuation call to %s with last message %+v", c.Model, last)
+				if tt.calls >= 2 {
+					checkContinuation(t, ad.reqs[1], tt.pre)
 				}
 			})
 		})
+	}
+}
+
+// drainText reads st to its end: the text, and the error it ended with.
+func drainText(st provider.Stream) (string, error) {
+	var got string
+	for {
+		c, err := st.Recv()
+		if err != nil {
+			return got, err
+		}
+		got += c.Text
+	}
+}
+
+// checkContinuation checks the request a continuation sent to p/b: the
+// prefill pre as the last message, or ("") a regeneration without one.
+func checkContinuation(t *testing.T, c *provider.Request, pre string) {
+	t.Helper()
+	last := c.Messages[len(c.Messages)-1]
+	switch {
+	case pre == "" && (last.Role == provider.RoleAssistant || c.Model != "b"):
+		t.Errorf("regeneration call to %s with a prefill: %+v", c.Model, last)
+	case pre != "" && (c.Model != "b" || last.Role != provider.RoleAssistant || last.Content[0].Text != pre || c.Passthrough != nil):
+		t.Errorf("continuation call to %s with last message %+v", c.Model, last)
 	}
 }
 
