@@ -218,6 +218,9 @@ func (s *Server) observe(tw *trackingWriter, dialect string, status int, took ti
 	rec := &telemetry.Request{Dialect: dialect, Operation: op, Route: a.route, Target: target,
 		Outcome: outcome, Duration: took, FirstChunk: a.firstChunk, Chunks: a.chunks, Usage: a.usage,
 		Model: a.respModel, Broken: a.streamStatus != 0}
+	if v := h.Get("X-Llmguard-Wasted-Usd"); v != "" {
+		rec.WastedUSD, _ = strconv.ParseFloat(v, 64)
+	}
 	if a.route != "" {
 		s.metrics.Request(rec)
 	}

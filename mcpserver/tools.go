@@ -296,8 +296,11 @@ func (s *server) observe(ctx context.Context, route string, start time.Time, res
 	case res.Static:
 		r.Outcome = telemetry.OutcomeStatic
 	}
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+		r.WastedUSD = re.Wasted
+	}
 	if err == nil {
-		r.Target = res.Target
+		r.Target, r.WastedUSD = res.Target, res.Wasted
 		if res.Response != nil {
 			r.Usage, r.Model = res.Response.Usage, res.Response.Model
 		}

@@ -141,7 +141,7 @@ func New(o *Options) *Metrics {
 		tokenBuckets, lOperation, lProvider, lRequestModel, lResponseModel, lTokenType)
 	m.cost = counter("llmguard_cost_usd_total", "Cost in US dollars of the answers, from the pricing table, by target.", "target")
 	m.wasted = counter("llmguard_wasted_cost_usd_total",
-		"Cost in US dollars of tokens paid for that never reached the caller (it went away, or a stream broke after it began), by target.",
+		"Cost in US dollars of tokens paid for that never reached the caller (failed attempts the provider billed, a caller gone, a stream broken after it began), by the target that answered (\"\" when none did).",
 		"target")
 	if opts.Status != nil {
 		m.reg.MustRegister(&statusCollector{status: opts.Status, names: m.names})
@@ -259,6 +259,10 @@ type Request struct {
 	// Broken reports a stream that failed after it began (its tokens count
 	// as wasted cost).
 	Broken bool
+	// WastedUSD is what the engine says the call's failed attempts cost
+	// (resilience.Result.Wasted, RouteError.Wasted), counted as wasted
+	// under target "" when no target answered.
+	WastedUSD float64
 }
 
 // Request counts one request that ended.
@@ -272,6 +276,9 @@ func (m *Metrics) Request(r *Request) {
 		outcome = OutcomeSuccess
 	}
 	m.requests.WithLabelValues(route, target, r.Dialect, outcome).Inc()
+	if r.WastedUSD > 0 {
+		m.wasted.WithLabelValues(target).Add(r.WastedUSD)
+	}
 	m.reqDuration.WithLabelValues(route, r.Dialect, outcome).Observe(r.Duration.Seconds())
 	if r.Target == "" || outcome == OutcomeCached || outcome == OutcomeStatic {
 		return

@@ -196,3 +196,17 @@ func TestGrafanaDashboard(t *testing.T) {
 		t.Errorf("only %d metric references in the dashboard", n)
 	}
 }
+
+// TestWastedFromEngine: what the engine says failed attempts cost counts
+// as wasted, on the answering target ("" when none answered).
+func TestWastedFromEngine(t *testing.T) {
+	m := New(&Options{Routes: map[string][]string{"default": {"openai/gpt-4o"}}})
+	m.Request(&Request{Dialect: "openai", Route: "default", Target: "openai/gpt-4o", WastedUSD: 0.25})
+	m.Request(&Request{Dialect: "openai", Route: "default", Outcome: OutcomeError, WastedUSD: 0.5})
+	if got := testutil.ToFloat64(m.wasted.WithLabelValues("openai/gpt-4o")); got != 0.25 {
+		t.Errorf("wasted on the target = %v, want 0.25", got)
+	}
+	if got := testutil.ToFloat64(m.wasted.WithLabelValues("")); got != 0.5 {
+		t.Errorf("wasted with no target = %v, want 0.5", got)
+	}
+}
