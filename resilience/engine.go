@@ -46,6 +46,11 @@ type Options struct {
 	// Store holds circuit-breaker state (nil = a new in-memory store).
 	// Engines sharing a Store share breakers.
 	Store state.Store
+	// Results, when set, shares deduplicated calls' results and in-flight
+	// claims with the engines on the same store (see Call.IdempotencyKey):
+	// a duplicate of a call another engine is making waits for its result,
+	// until the call's deadline. nil: results stay in this engine.
+	Results state.ResultStore
 }
 
 // Engine runs calls over routes. Create it with New; it is safe for
@@ -58,6 +63,7 @@ type Engine struct {
 	onEvent      func(Event)
 	log          *slog.Logger
 	store        state.Store
+	results      state.ResultStore
 	id           string // this engine among those sharing store (a replica)
 	routes       map[string]*routePlan
 	defaultRoute Route // the policies of calls that name a target
@@ -91,6 +97,7 @@ func New(opts *Options) (*Engine, error) {
 		onEvent:      o.OnEvent,
 		log:          o.Logger,
 		store:        o.Store,
+		results:      o.Results,
 		id:           strconv.FormatUint(rand.Uint64(), 36),
 		routes:       make(map[string]*routePlan, len(o.Routes)),
 		runtimes:     make(map[string]*targetRuntime),

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"sync"
 	"time"
 
 	"github.com/maypok86/otter/v2"
 
+	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -49,6 +51,9 @@ func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key strin
 		ran = true
 		if r, ok := e.cache.get(ck, time.Now()); ok {
 			return r, nil
+		}
+		if e.results != nil {
+			return e.chatShared(context.WithoutCancel(ctx), rp, c, ck, ttl)
 		}
 		r, err := e.chat(context.WithoutCancel(ctx), rp, c)
 		if err == nil && !r.Static && !r.Cached {
@@ -251,4 +256,103 @@ func (s *recordStream) add(c *provider.Chunk) {
 	if c.Thinking != nil || !s.answer.add(c) {
 		s.discard = true
 	}
+}
+
+// Shared results: with Options.Results, a deduplicated Chat claims its key
+// in the shared store before it calls, publishes its success there, and a
+// duplicate arriving at another engine (another replica) while the claim
+// holds waits for that result instead of calling the provider again.
+
+// sharedPoll is how often a duplicate asks the shared store for the result
+// of the call another engine is making.
+const sharedPoll = 20 * time.Millisecond
+
+// sharedResult is a Result as the shared store keeps it.
+type sharedResult struct {
+	Response *provider.Response `json:"response"`
+	Target   string             `json:"target"`
+	Cost     float64            `json:"cost,omitempty"`
+}
+
+// chatShared runs the call at ck once across the engines sharing
+// e.results: a stored result is returned (Cached), a claim is taken and
+// the call made, or another engine's call is waited for, until the call's
+// deadline (ErrDeadline). A claim that ends without a result (that call
+// failed, or its engine died and the claim expired) is claimed in turn. A
+// failing store leaves the call to run here.
+func (e *Engine) chatShared(ctx context.Context, rp *routePlan, c *Call, ck string, ttl time.Duration) (*Result, error) {
+	deadline := e.newCallState(ctx, rp, c).deadline
+	for {
+		raw, claimed, err := e.results.Claim(ctx, ck, time.Until(deadline)+time.Second)
+		if err != nil {
+			return e.chatStore(ctx, rp, c, ck, ttl, false)
+		}
+		if raw != nil {
+			if r := e.sharedHit(ck, raw, ttl); r != nil {
+				return r, nil
+			}
+			return e.chatStore(ctx, rp, c, ck, ttl, false)
+		}
+		if claimed {
+			return e.chatStore(ctx, rp, c, ck, ttl, true)
+		}
+		for {
+			if !time.Now().Before(deadline) {
+				return nil, &RouteError{Route: rp.name, Err: ErrDeadline}
+			}
+			if err := wait.For(ctx, min(sharedPoll, time.Until(deadline))); err != nil {
+				return nil, &RouteError{Route: rp.name, Err: ErrDeadline}
+			}
+			raw, inFlight, err := e.results.Result(ctx, ck)
+			if err != nil {
+				return e.chatStore(ctx, rp, c, ck, ttl, false)
+			}
+			if raw != nil {
+				if r := e.sharedHit(ck, raw, ttl); r != nil {
+					return r, nil
+				}
+			}
+			if !inFlight {
+				break // the claim ended without a result: claim it
+			}
+		}
+	}
+}
+
+// chatStore makes the call and stores its success, locally and, when
+// publish (it holds the claim), in the shared store; a failure releases
+// the claim.
+func (e *Engine) chatStore(ctx context.Context, rp *routePlan, c *Call, ck string, ttl time.Duration, publish bool) (*Result, error) {
+	r, err := e.chat(ctx, rp, c)
+	ok := err == nil && !r.Static && !r.Cached
+	if ok {
+		e.cache.put(ck, r, time.Now().Add(ttl))
+	}
+	if !publish {
+		return r, err
+	}
+	var raw []byte
+	if ok {
+		raw, _ = json.Marshal(sharedResult{Response: r.Response, Target: r.Target, Cost: r.Cost})
+	}
+	if raw != nil {
+		_ = e.results.Publish(storeCtx(), ck, raw, ttl)
+	} else {
+		_ = e.results.Release(storeCtx(), ck)
+	}
+	return r, err
+}
+
+// sharedHit decodes a result from the shared store and keeps it locally
+// until ttl; nil when it does not decode.
+func (e *Engine) sharedHit(ck string, raw []byte, ttl time.Duration) *Result {
+	var sr sharedResult
+	if err := json.Unmarshal(raw, &sr); err != nil || sr.Response == nil {
+		return nil
+	}
+	r := &Result{Response: sr.Response, Target: sr.Target, Cost: sr.Cost}
+	e.cache.put(ck, r, time.Now().Add(ttl))
+	cp := *r
+	cp.Cached, cp.Cost = true, 0
+	return &cp
 }

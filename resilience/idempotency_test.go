@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state/memstore"
 )
 
 func TestResultCacheBounds(t *testing.T) {
@@ -174,6 +175,46 @@ func TestStreamIdempotencyKeyClosedAfterFinish(t *testing.T) {
 		}
 		if n := h.ads["a"].Calls("m1") + h.ads["a"].Calls("m2"); n != 3 {
 			t.Errorf("%d upstream calls, want 3", n)
+		}
+	})
+}
+
+// TestResultsShared: two engines on one ResultStore (two replicas). The
+// same IdempotencyKey on both at once makes one upstream call, whose answer
+// both return; when the first call fails, its duplicate on the other engine
+// claims the key and calls in turn.
+func TestResultsShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		results := memstore.NewResults()
+		routes := map[string]*Route{"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 1}}}
+		share := func(o *Options) { o.Results = results }
+		ha, hb := newHarness(t, routes, share), newHarness(t, routes, share)
+		ha.ads["a"].on("m1", reply{delay: time.Second, text: "first"})
+		hb.ads["a"].on("m1", reply{text: "second"})
+		call := &Call{Route: "default", Request: userReq("hello"), IdempotencyKey: "k1"}
+		var ra, rb *Result
+		var erra, errb error
+		done := make(chan struct{})
+		go func() { ra, erra = ha.eng.Chat(context.Background(), call); close(done) }()
+		synctest.Wait() // A's call holds the claim
+		rb, errb = hb.eng.Chat(context.Background(), call)
+		<-done
+		if erra != nil || errb != nil || ra.Response.Text != "first" || rb.Response.Text != "first" || !rb.Cached {
+			t.Fatalf("A: %+v %v, B: %+v %v; want both A's answer, B's cached", ra, erra, rb, errb)
+		}
+		if n := ha.ads["a"].Calls("m1") + hb.ads["a"].Calls("m1"); n != 1 {
+			t.Errorf("%d upstream calls, want 1", n)
+		}
+
+		ha.ads["a"].on("m1", reply{delay: time.Second, err: errOverloaded})
+		call2 := &Call{Route: "default", Request: userReq("hello"), IdempotencyKey: "k2"}
+		done = make(chan struct{})
+		go func() { _, erra = ha.eng.Chat(context.Background(), call2); close(done) }()
+		synctest.Wait()
+		rb, errb = hb.eng.Chat(context.Background(), call2)
+		<-done
+		if erra == nil || errb != nil || rb.Response.Text != "second" || rb.Cached {
+			t.Errorf("after A's call failed: A err=%v, B %+v %v; want B's own answer", erra, rb, errb)
 		}
 	})
 }

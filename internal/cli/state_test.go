@@ -293,3 +293,45 @@ func TestReplicasShareServerWait(t *testing.T) {
 		})
 	}
 }
+
+// The same Idempotency-Key sent to A and B at once: one upstream call, and
+// both answer with it (with memory state each replica calls).
+func TestReplicasShareIdempotency(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, tc := range []struct {
+		name, state string
+		shared      bool
+	}{
+		{"redis", "state: {backend: redis, redis_url: " + srv.URL() + "}\n", true},
+		{"memory", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mockURL, calls := countedMock(t)
+			// The answer takes 300ms, so both requests are in flight at once.
+			cfg := replicaConfigTimes(t, mockURL, "200@300ms", "5s", "30s", tc.state)
+			a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+			b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+			var wg sync.WaitGroup
+			statuses, bodies := make([]int, 2), make([][]byte, 2)
+			for i, base := range []string{ua[0], ub[0]} {
+				wg.Go(func() { statuses[i], bodies[i] = postMessage(t, base, "Idempotency-Key", "order-42") })
+			}
+			wg.Wait()
+			if statuses[0] != 200 || statuses[1] != 200 {
+				t.Fatalf("statuses %v: %s | %s", statuses, bodies[0], bodies[1])
+			}
+			n := calls.Load()
+			if tc.shared && (n != 1 || !bytes.Equal(bodies[0], bodies[1])) {
+				t.Errorf("%d upstream calls for one Idempotency-Key sent to A and B, want 1 and the same answer:\nA: %s\nB: %s", n, bodies[0], bodies[1])
+			}
+			if !tc.shared && n != 2 {
+				t.Errorf("with memory state: %d upstream calls, want 2", n)
+			}
+			if t.Failed() {
+				t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
+			}
+			a.stop()
+			b.stop()
+		})
+	}
+}

@@ -101,6 +101,7 @@ type Store struct {
 type local struct {
 	breakers *memstore.Store
 	items    *memstore.Items
+	results  *memstore.Results
 }
 
 // New returns a Store for o.URL. It connects at once (bounded by a second,
@@ -172,7 +173,7 @@ func ParseURL(u string) (rueidis.ClientOption, error) {
 }
 
 func newLocal() *local {
-	return &local{breakers: memstore.New(), items: memstore.NewItems(nil)}
+	return &local{breakers: memstore.New(), items: memstore.NewItems(nil), results: memstore.NewResults()}
 }
 
 // Addr returns the server addresses the URL names (the password left out).

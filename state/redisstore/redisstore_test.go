@@ -52,6 +52,7 @@ func TestConformance(t *testing.T) {
 	srv := redistest.Start(t)
 	storetest.Run(t, func(t *testing.T) state.Store { return newStore(t, srv, nil) })
 	storetest.RunItems(t, func(t *testing.T) state.ItemStore { return newStore(t, srv, nil) })
+	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return newStore(t, srv, nil) })
 }
 
 // Two stores on one server (two replicas) update one record: every
@@ -368,6 +369,7 @@ func TestClusterConformance(t *testing.T) {
 	}
 	storetest.Run(t, func(t *testing.T) state.Store { return newCluster(t) })
 	storetest.RunItems(t, func(t *testing.T) state.ItemStore { return newCluster(t) })
+	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return newCluster(t) })
 	// The records of 50 targets landed on more than one node.
 	st := newCluster(t)
 	ctx := context.Background()
