@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -39,6 +40,9 @@ const (
 	seenEntries = 4096
 	seenTTL     = time.Minute
 )
+
+// stripeSeed picks a key's stripe of Store.keyLocks.
+var stripeSeed = maphash.MakeSeed()
 
 // maxTries bounds the compare-and-set retries of one UpdateBreaker.
 const maxTries = 64
@@ -82,6 +86,11 @@ type Store struct {
 	// wrote there: UpdateBreaker's guess, which saves the read when right
 	// and costs nothing when wrong (the script answers the current record).
 	seen *otter.Cache[string, string]
+	// keyLocks serialise this replica's updates of one key (by stripe), so
+	// its compare-and-set races only other replicas' writes: eight
+	// goroutines on one hot key could lose maxTries races in a row under
+	// load, and a lost update fell back to local state as if Redis were down.
+	keyLocks [64]sync.Mutex
 
 	mu     sync.Mutex
 	client rueidis.Client // nil until the first connection
@@ -246,7 +255,10 @@ func (s *Store) UpdateBreaker(ctx context.Context, key string, fn func(b *state.
 	if c == nil {
 		return l.breakers.UpdateBreaker(ctx, key, fn)
 	}
+	lock := &s.keyLocks[maphash.String(stripeSeed, key)%uint64(len(s.keyLocks))]
+	lock.Lock()
 	b, err := s.update(ctx, c, key, fn)
+	lock.Unlock()
 	if err == nil {
 		return b, nil
 	}
