@@ -55,36 +55,34 @@ func (p *Proxy) applyPrompts(want map[string]*exposedPrompt) {
 
 // applyResources replaces the server's proxied resources and templates; p.mu is held.
 func (p *Proxy) applyResources(res map[string]*exposedResource, tmpl map[string]*exposedTemplate) {
+	replaceAll(p.resources, res,
+		func(a, b *exposedResource) bool { return a.u == b.u && sameJSON(a.res, b.res) },
+		p.srv.RemoveResources,
+		func(_ string, er *exposedResource) { p.srv.AddResource(er.res, p.readHandler(er.u)) })
+	replaceAll(p.templates, tmpl,
+		func(a, b *exposedTemplate) bool { return a.u == b.u && sameJSON(a.tmpl, b.tmpl) },
+		p.srv.RemoveResourceTemplates,
+		func(_ string, et *exposedTemplate) { p.srv.AddResourceTemplate(et.tmpl, p.readHandler(et.u)) })
+}
+
+// replaceAll makes have hold want: entries that went or changed (same
+// says whether two are alike) are dropped through remove in one call, new
+// ones added through add.
+func replaceAll[V any](have, want map[string]V, same func(a, b V) bool, remove func(...string), add func(string, V)) {
 	var gone []string
-	for uri, er := range p.resources {
-		if w, ok := res[uri]; !ok || w.u != er.u || !sameJSON(w.res, er.res) {
-			gone = append(gone, uri)
-			delete(p.resources, uri)
+	for k, v := range have {
+		if w, ok := want[k]; !ok || !same(w, v) {
+			gone = append(gone, k)
+			delete(have, k)
 		}
 	}
 	if len(gone) > 0 {
-		p.srv.RemoveResources(gone...)
+		remove(gone...)
 	}
-	for uri, er := range res {
-		if _, ok := p.resources[uri]; !ok {
-			p.srv.AddResource(er.res, p.readHandler(er.u))
-			p.resources[uri] = er
-		}
-	}
-	gone = gone[:0]
-	for t, et := range p.templates {
-		if w, ok := tmpl[t]; !ok || w.u != et.u || !sameJSON(w.tmpl, et.tmpl) {
-			gone = append(gone, t)
-			delete(p.templates, t)
-		}
-	}
-	if len(gone) > 0 {
-		p.srv.RemoveResourceTemplates(gone...)
-	}
-	for t, et := range tmpl {
-		if _, ok := p.templates[t]; !ok {
-			p.srv.AddResourceTemplate(et.tmpl, p.readHandler(et.u))
-			p.templates[t] = et
+	for k, v := range want {
+		if _, ok := have[k]; !ok {
+			add(k, v)
+			have[k] = v
 		}
 	}
 }
