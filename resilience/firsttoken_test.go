@@ -2,7 +2,6 @@ package resilience_test
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -26,20 +25,9 @@ func TestFirstTokenHedge(t *testing.T) {
 			t.Fatal(err)
 		}
 		took := time.Since(start)
-		var b strings.Builder
-		for {
-			c, err := sr.Stream.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(c.Text)
-		}
-		sr.Stream.Close()
-		if sr.Target != "anthropic/claude-sonnet-4-5" || !strings.HasPrefix(b.String(), "Mock answer from claude-sonnet-4-5") {
-			t.Errorf("answered by %s: %q", sr.Target, b.String())
+		got := streamed(t, sr.Stream)
+		if sr.Target != "anthropic/claude-sonnet-4-5" || !strings.HasPrefix(got, "Mock answer from claude-sonnet-4-5") {
+			t.Errorf("answered by %s: %q", sr.Target, got)
 		}
 		if took < 8*time.Second || took > 9*time.Second {
 			t.Errorf("first token after %v, want just after 8 s", took)

@@ -3,7 +3,6 @@ package resilience_test
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -12,10 +11,8 @@ import (
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/config"
-	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -38,39 +35,16 @@ func (m *mockEngine) Sleeps() []time.Duration {
 
 func newMockEngine(t *testing.T, route *config.Route) *mockEngine {
 	t.Helper()
-	m := &mockEngine{srv: mock.New(nil)}
-	ts := pipenet.NewServer(m.srv)
-	t.Cleanup(func() { m.srv.Close(); ts.Close() })
-	cfg := &config.Config{
-		Providers: map[string]*config.Provider{
-			"anthropic": {APIKey: "sk-ant-mock", BaseURL: ts.URL},
-			"openai":    {APIKey: "sk-mock", BaseURL: ts.URL + "/v1"},
-			"gemini":    {APIKey: "AIzaMock", BaseURL: ts.URL},
-		},
-		Routes: map[string]*config.Route{"default": route},
-	}
-	adapters := map[string]provider.Adapter{}
-	for name, p := range cfg.Providers {
-		a, err := registry.New(name, p.Settings(), ts.Client())
-		if err != nil {
-			t.Fatal(err)
+	m := &mockEngine{}
+	m.srv, m.eng = mockStack(t, nil, routes(route), func(o *resilience.Options) {
+		o.OnEvent = func(e resilience.Event) {
+			if e.Kind == resilience.EventRetry {
+				m.mu.Lock()
+				m.sleeps = append(m.sleeps, e.Wait)
+				m.mu.Unlock()
+			}
 		}
-		adapters[name] = a
-	}
-	opts := cfg.EngineOptions()
-	opts.Adapters = adapters
-	opts.OnEvent = func(e resilience.Event) {
-		if e.Kind == resilience.EventRetry {
-			m.mu.Lock()
-			m.sleeps = append(m.sleeps, e.Wait)
-			m.mu.Unlock()
-		}
-	}
-	eng, err := resilience.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.eng = eng
+	})
 	return m
 }
 
@@ -214,19 +188,9 @@ func TestMockStreamFailsOverBeforeFirstToken(t *testing.T) {
 		if sr.Target != "gemini/gemini-2.5-flash" {
 			t.Errorf("target %s", sr.Target)
 		}
-		var b strings.Builder
-		for {
-			c, err := sr.Stream.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(c.Text)
-		}
-		if want := "Mock answer from gemini-2.5-flash: What is the capital of France"; b.String() != want {
-			t.Errorf("streamed %q, want %q", b.String(), want)
+		got := streamed(t, sr.Stream)
+		if want := "Mock answer from gemini-2.5-flash: What is the capital of France"; got != want {
+			t.Errorf("streamed %q, want %q", got, want)
 		}
 	})
 }
@@ -278,19 +242,9 @@ func TestMockStreamMidstreamRegenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sr.Stream.Close()
-		var b strings.Builder
-		for {
-			c, err := sr.Stream.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("after %q: %v", b.String(), err)
-			}
-			b.WriteString(c.Text)
-		}
-		if want := "Mock answer from gpt-4o: one two three"; b.String() != want {
-			t.Errorf("streamed %q, want %q", b.String(), want)
+		got := streamed(t, sr.Stream)
+		if want := "Mock answer from gpt-4o: one two three"; got != want {
+			t.Errorf("streamed %q, want %q", got, want)
 		}
 		if n := m.requests("gpt-4o"); n != 1 {
 			t.Errorf("%d requests to gpt-4o, want 1", n)
@@ -317,19 +271,9 @@ func TestMockStreamMidstreamContinued(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sr.Stream.Close()
-		var b strings.Builder
-		for {
-			c, err := sr.Stream.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("after %q: %v", b.String(), err)
-			}
-			b.WriteString(c.Text)
-		}
-		if want := "Mock answerMock answer from claude-sonnet-4-5: one two three"; b.String() != want {
-			t.Errorf("streamed %q, want %q", b.String(), want)
+		got := streamed(t, sr.Stream)
+		if want := "Mock answerMock answer from claude-sonnet-4-5: one two three"; got != want {
+			t.Errorf("streamed %q, want %q", got, want)
 		}
 		if len(evs) != 1 || evs[0].From != "openai/"+model || evs[0].Target != "anthropic/claude-sonnet-4-5" || evs[0].Verdict == nil {
 			t.Errorf("continue events %+v", evs)
@@ -383,19 +327,9 @@ func TestMockStreamFailureBeforeFirstTokenFallsBack(t *testing.T) {
 				if sr.Target != strings.Split(tc.second, "+")[0] {
 					t.Errorf("answered by %s, want %s", sr.Target, tc.second)
 				}
-				var b strings.Builder
-				for {
-					c, err := sr.Stream.Recv()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					b.WriteString(c.Text)
-				}
-				if !strings.Contains(b.String(), "one two three") {
-					t.Errorf("streamed %q", b.String())
+				got := streamed(t, sr.Stream)
+				if !strings.Contains(got, "one two three") {
+					t.Errorf("streamed %q", got)
 				}
 			})
 		})
@@ -445,21 +379,10 @@ func TestMockStreamMalformedEventSkipped(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var b strings.Builder
-				for {
-					c, err := sr.Stream.Recv()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatalf("after %q: %v", b.String(), err)
-					}
-					b.WriteString(c.Text)
-				}
-				sr.Stream.Close()
+				got := streamed(t, sr.Stream)
 				_, model, _ := strings.Cut(target, "/")
-				if want := "Mock answer from " + model + ": one two three"; b.String() != want {
-					t.Errorf("streamed %q, want %q", b.String(), want)
+				if want := "Mock answer from " + model + ": one two three"; got != want {
+					t.Errorf("streamed %q, want %q", got, want)
 				}
 				if len(malformed) != 1 || malformed[0].Malformed != 1 || malformed[0].Target != target+"+fault=malformed:2" {
 					t.Errorf("malformed events %+v, want one counting 1", malformed)

@@ -1,6 +1,7 @@
 package resilience_test
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -68,4 +69,22 @@ func modelOf(target string) string {
 	_, m, _ := strings.Cut(target, "/")
 	m, _, _ = strings.Cut(m, "+")
 	return m
+}
+
+// streamed reads a stream to its end and closes it: the text it carried.
+// An error before io.EOF fails the test, with the text read until then.
+func streamed(t *testing.T, s provider.Stream) string {
+	t.Helper()
+	defer s.Close()
+	var b strings.Builder
+	for {
+		c, err := s.Recv()
+		if err == io.EOF {
+			return b.String()
+		}
+		if err != nil {
+			t.Fatalf("after %q: %v", b.String(), err)
+		}
+		b.WriteString(c.Text)
+	}
 }
