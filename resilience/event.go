@@ -25,6 +25,14 @@ const (
 	// EventMalformed: a stream skipped Malformed events it could not
 	// decode (invalid JSON in a data line); delivered when it ends.
 	EventMalformed EventKind = "malformed"
+	// EventHedgeWon: a hedge's branch answered before the attempt it
+	// hedged (Target: the hedge's target, From: the hedged one, which is
+	// cancelled). A hedged attempt that answers first emits none.
+	EventHedgeWon EventKind = "hedge_won"
+	// EventPace: an attempt on Target waits Wait for its turn under the
+	// rate limit the target's answers announced (pacing), before it is
+	// sent; delivered when the wait begins.
+	EventPace EventKind = "pace"
 )
 
 // Event is one thing that happened during a call. Route is the route's

@@ -101,6 +101,9 @@ func (cs *callState) hedged(ctx context.Context, stream bool, i int, g grant, pr
 			cs.record(&r.attemptResult)
 			if r.skip == "" && r.failure == nil && !vetoed {
 				h.win(&r)
+				if r.branch > 0 {
+					cs.emit(Event{Kind: EventHedgeWon, Target: hedgeT.name, From: primaryT.name})
+				}
 				return r.attemptResult
 			}
 			if r.answer.stream != nil {

@@ -125,3 +125,59 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestHedgeWonEvent: when the hedge's branch answers first the engine says
+// so (EventHedgeWon: Target the hedge's target, From the target it
+// hedged); a primary that answers first, or a call never hedged, emits
+// none.
+func TestHedgeWonEvent(t *testing.T) {
+	tests := []struct {
+		name   string
+		script map[string][]reply
+		want   []Event // the hedge_won events, Target and From only
+	}{
+		{name: "the hedge wins",
+			script: map[string][]reply{"a/m1": {{delay: 5 * time.Second}}, "b/m2": {{delay: 100 * time.Millisecond}}},
+			want:   []Event{{Kind: EventHedgeWon, Target: "b/m2", From: "a/m1"}}},
+		{name: "the primary wins",
+			script: map[string][]reply{"a/m1": {{delay: 1500 * time.Millisecond}}, "b/m2": {{delay: 5 * time.Second}}}},
+		{name: "no hedge", script: map[string][]reply{"a/m1": {{delay: 100 * time.Millisecond}}}},
+	}
+	for _, tt := range tests {
+		for _, stream := range []bool{false, true} {
+			name := tt.name
+			if stream {
+				name += "/stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					route := Route{Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second}
+					h := newHarness(t, map[string]*Route{"default": &route}, nil)
+					for target, rs := range tt.script {
+						prov, model, _ := catalog.SplitTarget(target)
+						h.ads[prov].on(model, rs...)
+					}
+					if stream {
+						sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+						if err != nil {
+							t.Fatal(err)
+						}
+						sr.Stream.Close()
+					} else if _, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x")}); err != nil {
+						t.Fatal(err)
+					}
+					synctest.Wait()
+					var got []Event
+					for _, ev := range h.Events() {
+						if ev.Kind == EventHedgeWon {
+							got = append(got, Event{Kind: ev.Kind, Target: ev.Target, From: ev.From})
+						}
+					}
+					if len(got) != len(tt.want) || (len(got) > 0 && got[0] != tt.want[0]) {
+						t.Errorf("hedge_won events %+v, want %+v", got, tt.want)
+					}
+				})
+			})
+		}
+	}
+}

@@ -177,6 +177,7 @@ func (cs *callState) paceTurn(ctx context.Context, t *targetPlan, left time.Dura
 	if d == 0 {
 		return refusal{}
 	}
+	cs.emit(Event{Kind: EventPace, Target: t.name, Wait: d})
 	if err := wait.For(ctx, d); err != nil {
 		p.cancel(false)
 		return refusal{reason: "pacing: the caller went away waiting for its turn"}

@@ -17,7 +17,8 @@ import (
 // remaining: 10; then 100 calls come at once. The engine paces the target
 // by the announcement: the calls queue for their turns and every one is
 // answered, drawing at most a handful of 429s. Before, 90 of the first 100
-// requests drew a 429, and their retries more.
+// requests drew a 429, and their retries more. Each call that waits for its
+// turn says so first (EventPace, with the wait).
 func TestPacingBeforeThe429(t *testing.T) {
 	for _, tc := range []struct{ name, target string }{
 		{"openai", "openai/gpt-4.1"},
@@ -26,7 +27,17 @@ func TestPacingBeforeThe429(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mc := &mock.Config{RateLimit: &mock.RateLimit{Requests: 11, Per: time.Second}}
-				srv, eng := mockStack(t, mc, routes(routeOf(tc.target)), nil)
+				var paced []resilience.Event
+				var pmu sync.Mutex
+				srv, eng := mockStack(t, mc, routes(routeOf(tc.target)), func(o *resilience.Options) {
+					o.OnEvent = func(ev resilience.Event) {
+						if ev.Kind == resilience.EventPace {
+							pmu.Lock()
+							paced = append(paced, ev)
+							pmu.Unlock()
+						}
+					}
+				})
 				ctx := context.Background()
 				if _, err := eng.Chat(ctx, &resilience.Call{Request: ask("warm up")}); err != nil {
 					t.Fatal(err)
@@ -57,7 +68,17 @@ func TestPacingBeforeThe429(t *testing.T) {
 				if limited > 5 {
 					t.Errorf("%d requests drew a 429, want at most a handful", limited)
 				}
-				t.Logf("100 calls answered within %v; %d 429s, %d requests", slowest, limited, len(srv.Requests())-1)
+				longest := time.Duration(0)
+				for _, ev := range paced {
+					if ev.Target != tc.target || ev.Wait <= 0 {
+						t.Errorf("pace event on %q waiting %v", ev.Target, ev.Wait)
+					}
+					longest = max(longest, ev.Wait)
+				}
+				if len(paced) < 50 || longest > slowest {
+					t.Errorf("%d pace events, the longest wait %v (the slowest call %v); want 50 or more, none longer", len(paced), longest, slowest)
+				}
+				t.Logf("100 calls answered within %v; %d 429s, %d requests, %d paced (longest wait %v)", slowest, limited, len(srv.Requests())-1, len(paced), longest)
 			})
 		})
 	}
