@@ -135,6 +135,8 @@ func skipReason(r string) string {
 		return "deadline"
 	case strings.Contains(r, "max_total_attempts"):
 		return "max_attempts"
+	case strings.HasPrefix(r, "pacing"):
+		return "pacing"
 	case strings.Contains(r, "rate limit"), strings.Contains(r, "cooldown"):
 		return "cooldown"
 	case r == "":

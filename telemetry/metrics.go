@@ -46,6 +46,7 @@ type Metrics struct {
 	fallbacks    *prometheus.CounterVec
 	malformed    *prometheus.CounterVec
 	hedges       *prometheus.CounterVec
+	pacing       *prometheus.HistogramVec
 	skips        *prometheus.CounterVec
 	breakerTrans *prometheus.CounterVec
 	keyBreaker   *prometheus.GaugeVec
@@ -114,9 +115,12 @@ func New(o *Options) *Metrics {
 		"from", "to", "reason")
 	m.malformed = counter("llmguard_stream_malformed_events_total",
 		"Stream events skipped because they could not be decoded (invalid JSON in a data line), by target.", "target")
-	m.hedges = counter("llmguard_hedges_total", "Hedged attempts by target: started, won.", "target", "result")
+	m.hedges = counter("llmguard_hedges_total", "Hedged attempts by the hedge's target: started, and won (answered before the attempt it hedged, which was cancelled).", "target", "result")
+	m.pacing = histogram("llmguard_pacing_delay_seconds",
+		"Time an attempt waited for its turn under the rate limit its target's answers announced (x-ratelimit-remaining-*), before it was sent, by target; one observation per attempt that waited.",
+		durationBuckets, "target")
 	m.skips = counter("llmguard_skips_total",
-		"Targets a call did not try, by reason (breaker_open, cooldown, retry_budget, concurrency, wait_too_long, deadline, max_attempts, state_store, ineligible).",
+		"Targets a call did not try, by reason (breaker_open, cooldown, pacing, retry_budget, concurrency, wait_too_long, deadline, max_attempts, state_store, ineligible).",
 		"target", "reason")
 	m.breakerTrans = counter("llmguard_breaker_transitions_total",
 		"Circuit-breaker state changes by target, scope (target, or key: the provider key's breaker) and states.",
@@ -175,64 +179,93 @@ func (m *Metrics) Event(ev resilience.Event) {
 			m.opDuration.WithLabelValues("chat", prov, model, "").Observe(ev.Elapsed.Seconds())
 		}
 	case resilience.EventFailure:
-		t := m.names.target(ev.Target)
-		class, domain := "", DomainGateway
-		if ev.Verdict != nil {
-			class, domain = string(ev.Verdict.Class), Domain(ev.Verdict.Class)
-		}
-		m.attempts.WithLabelValues(t, class, domain).Inc()
-		if ev.Reason == "" { // the attempt's own end, not a note on it
-			prov, model := m.names.genAI(ev.Target)
-			m.opDuration.WithLabelValues("chat", prov, model, class).Observe(ev.Elapsed.Seconds())
-		}
+		m.failure(ev)
 	case resilience.EventRetry:
-		t := m.names.target(ev.Target)
-		class, source := "", "backoff"
-		if ev.Verdict != nil {
-			class = string(ev.Verdict.Class)
-			if ev.Verdict.Wait > 0 {
-				source = "hint"
-			}
-		}
-		m.retries.WithLabelValues(t, class).Inc()
-		if ev.Wait > 0 {
-			m.retryWait.WithLabelValues(t, source).Add(ev.Wait.Seconds())
-		}
+		m.retry(ev)
 	case resilience.EventFallback:
-		to := m.names.target(ev.Target)
-		reason := "unknown"
-		switch {
-		case strings.HasPrefix(ev.Reason, "hedge"):
-			reason = "hedge"
-			m.hedges.WithLabelValues(to, "started").Inc()
-		case ev.Verdict != nil:
-			reason = string(ev.Verdict.Class)
-		}
-		m.fallbacks.WithLabelValues(m.names.target(ev.From), to, reason).Inc()
+		m.fallback(ev)
+	case resilience.EventHedgeWon:
+		m.hedges.WithLabelValues(m.names.target(ev.Target), "won").Inc()
+	case resilience.EventPace:
+		m.pacing.WithLabelValues(m.names.target(ev.Target)).Observe(ev.Wait.Seconds())
 	case resilience.EventSkip:
-		t := m.names.target(ev.Target)
-		r := skipReason(ev.Reason)
-		m.skips.WithLabelValues(t, r).Inc()
-		switch r {
-		case "retry_budget":
-			m.budgetOut.WithLabelValues(t).Inc()
-		case "state_store":
-			m.stateFail.WithLabelValues(t).Inc()
-		}
+		m.skip(ev)
 	case resilience.EventBreaker:
-		t, scope := m.names.target(ev.Target), "target"
-		if p, ok := strings.CutPrefix(ev.Reason, "key "); ok {
-			scope = "key"
-			if m.names.providers[p] {
-				m.keyBreaker.WithLabelValues(p).Set(stateValue(ev.To))
-			}
-		}
-		m.breakerTrans.WithLabelValues(t, scope, ev.From, ev.To).Inc()
+		m.breaker(ev)
 	case resilience.EventMalformed:
 		m.malformed.WithLabelValues(m.names.target(ev.Target)).Add(float64(ev.Malformed))
 	case resilience.EventGiveUp:
 		m.giveUps.WithLabelValues(m.names.route(ev.Route), giveUpReason(ev.Err)).Inc()
 	}
+}
+
+// failure counts a failed attempt (or a note on one: Reason set).
+func (m *Metrics) failure(ev resilience.Event) {
+	t := m.names.target(ev.Target)
+	class, domain := "", DomainGateway
+	if ev.Verdict != nil {
+		class, domain = string(ev.Verdict.Class), Domain(ev.Verdict.Class)
+	}
+	m.attempts.WithLabelValues(t, class, domain).Inc()
+	if ev.Reason == "" { // the attempt's own end, not a note on it
+		prov, model := m.names.genAI(ev.Target)
+		m.opDuration.WithLabelValues("chat", prov, model, class).Observe(ev.Elapsed.Seconds())
+	}
+}
+
+// retry counts a scheduled retry and the wait before it.
+func (m *Metrics) retry(ev resilience.Event) {
+	t := m.names.target(ev.Target)
+	class, source := "", "backoff"
+	if ev.Verdict != nil {
+		class = string(ev.Verdict.Class)
+		if ev.Verdict.Wait > 0 {
+			source = "hint"
+		}
+	}
+	m.retries.WithLabelValues(t, class).Inc()
+	if ev.Wait > 0 {
+		m.retryWait.WithLabelValues(t, source).Add(ev.Wait.Seconds())
+	}
+}
+
+// fallback counts a move to the next target (a hedge's start too).
+func (m *Metrics) fallback(ev resilience.Event) {
+	to := m.names.target(ev.Target)
+	reason := "unknown"
+	switch {
+	case strings.HasPrefix(ev.Reason, "hedge"):
+		reason = "hedge"
+		m.hedges.WithLabelValues(to, "started").Inc()
+	case ev.Verdict != nil:
+		reason = string(ev.Verdict.Class)
+	}
+	m.fallbacks.WithLabelValues(m.names.target(ev.From), to, reason).Inc()
+}
+
+// skip counts a target passed over, by its bucketed reason.
+func (m *Metrics) skip(ev resilience.Event) {
+	t := m.names.target(ev.Target)
+	r := skipReason(ev.Reason)
+	m.skips.WithLabelValues(t, r).Inc()
+	switch r {
+	case "retry_budget":
+		m.budgetOut.WithLabelValues(t).Inc()
+	case "state_store":
+		m.stateFail.WithLabelValues(t).Inc()
+	}
+}
+
+// breaker counts a breaker's change of state.
+func (m *Metrics) breaker(ev resilience.Event) {
+	t, scope := m.names.target(ev.Target), "target"
+	if p, ok := strings.CutPrefix(ev.Reason, "key "); ok {
+		scope = "key"
+		if m.names.providers[p] {
+			m.keyBreaker.WithLabelValues(p).Set(stateValue(ev.To))
+		}
+	}
+	m.breakerTrans.WithLabelValues(t, scope, ev.From, ev.To).Inc()
 }
 
 // Request is one API request (or MCP tool call) as it ended.
@@ -321,95 +354,4 @@ func (m *Metrics) Request(r *Request) {
 	if r.Broken || outcome == OutcomeCanceled {
 		m.wasted.WithLabelValues(target).Add(c)
 	}
-}
-
-// stateValue is a breaker state as a gauge value.
-func stateValue(s string) float64 {
-	switch s {
-	case "open":
-		return 2
-	case "half_open":
-		return 1
-	default:
-		return 0
-	}
-}
-
-// statusCollector reads the engine's target snapshot at each scrape.
-type statusCollector struct {
-	status func() []resilience.TargetStatus
-	names  names
-}
-
-var (
-	breakerDesc = prometheus.NewDesc("llmguard_breaker_state",
-		"State of a target's circuit breaker: 0 closed, 1 half_open, 2 open.", []string{"target"}, nil)
-	inFlightDesc = prometheus.NewDesc("llmguard_inflight",
-		"Upstream attempts running now on a target (a stream until it is closed).", []string{"target"}, nil)
-	queuedDesc = prometheus.NewDesc("llmguard_queued",
-		"Calls waiting for a concurrency slot of a target.", []string{"target"}, nil)
-)
-
-func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- breakerDesc
-	ch <- inFlightDesc
-	ch <- queuedDesc
-}
-
-func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.status() {
-		if t := c.names.target(s.Target); t == s.Target {
-			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, stateValue(s.Breaker), t)
-			ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(s.InFlight), t)
-			ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(s.Queued), t)
-		}
-	}
-}
-
-// Totals is what the metrics counted for one target since the start.
-type Totals struct {
-	InputTokens, OutputTokens float64
-	CostUSD, WastedUSD        float64
-}
-
-// Totals gathers the per-target token and cost totals (for the dashboard),
-// keyed by target.
-func (m *Metrics) Totals() map[string]Totals {
-	out := map[string]Totals{}
-	if m == nil {
-		return out
-	}
-	fams, err := m.reg.Gather()
-	if err != nil {
-		return out
-	}
-	for _, f := range fams {
-		for _, s := range f.GetMetric() {
-			l := map[string]string{}
-			for _, p := range s.GetLabel() {
-				l[p.GetName()] = p.GetValue()
-			}
-			switch f.GetName() {
-			case "gen_ai_client_token_usage":
-				t := l[lProvider] + "/" + l[lRequestModel]
-				tt := out[t]
-				switch l[lTokenType] {
-				case "input":
-					tt.InputTokens += s.GetHistogram().GetSampleSum()
-				case "output":
-					tt.OutputTokens += s.GetHistogram().GetSampleSum()
-				}
-				out[t] = tt
-			case "llmguard_cost_usd_total":
-				tt := out[l["target"]]
-				tt.CostUSD += s.GetCounter().GetValue()
-				out[l["target"]] = tt
-			case "llmguard_wasted_cost_usd_total":
-				tt := out[l["target"]]
-				tt.WastedUSD += s.GetCounter().GetValue()
-				out[l["target"]] = tt
-			}
-		}
-	}
-	return out
 }

@@ -53,6 +53,8 @@ func TestSkipReason(t *testing.T) {
 		{"max_total_attempts reached", "max_attempts"},
 		{"state store: dial tcp 127.0.0.1:6379: connection refused", "state_store"},
 		{"context window 8000 < 12000 tokens", "ineligible"},
+		{"pacing: the announced rate limit has no request for 7s, more than 5s", "pacing"},
+		{"pacing: the caller went away waiting for its turn", "pacing"},
 	} {
 		if got := skipReason(c.in); got != c.want {
 			t.Errorf("skipReason(%q) = %s, want %s", c.in, got, c.want)
@@ -97,6 +99,9 @@ func TestEvents(t *testing.T) {
 		{Kind: resilience.EventFailure, Target: a, Attempt: 2},
 		{Kind: resilience.EventFallback, From: a, Target: b, Verdict: v},
 		{Kind: resilience.EventFallback, From: a, Target: b, Reason: "hedge: no answer within 2s"},
+		{Kind: resilience.EventHedgeWon, From: a, Target: b},
+		{Kind: resilience.EventPace, Target: a, Wait: 3e8},
+		{Kind: resilience.EventPace, Target: a, Wait: 2e9},
 		{Kind: resilience.EventSkip, Target: a, Reason: "retry budget exhausted"},
 		{Kind: resilience.EventSkip, Target: a, Reason: "state store: refused"},
 		{Kind: resilience.EventBreaker, Target: a, From: "closed", To: "open"},
@@ -122,6 +127,9 @@ func TestEvents(t *testing.T) {
 		{"fallback", testutil.ToFloat64(m.fallbacks.WithLabelValues(a, b, "overloaded")), 1},
 		{"hedge fallback", testutil.ToFloat64(m.fallbacks.WithLabelValues(a, b, "hedge")), 1},
 		{"hedge started", testutil.ToFloat64(m.hedges.WithLabelValues(b, "started")), 1},
+		{"hedge won", testutil.ToFloat64(m.hedges.WithLabelValues(b, "won")), 1},
+		{"pacing delays", float64(histCount(t, m, "llmguard_pacing_delay_seconds")), 2},
+		{"pacing seconds", histSum(t, m, "llmguard_pacing_delay_seconds"), 2.3},
 		{"budget", testutil.ToFloat64(m.budgetOut.WithLabelValues(a)), 1},
 		{"state store", testutil.ToFloat64(m.stateFail.WithLabelValues(a)), 1},
 		{"breaker", testutil.ToFloat64(m.breakerTrans.WithLabelValues(a, "target", "closed", "open")), 1},
