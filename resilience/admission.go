@@ -117,10 +117,11 @@ func (e *Engine) release(t *targetPlan, g grant) {
 // function that gives the slot back, or why there was none.
 func (cs *callState) acquireSlot(ctx context.Context, t *targetPlan, left time.Duration) (release func(), refused string) {
 	rt := t.rt
+	wait := min(cs.rp.queueTimeout, left)
+	until := time.Now().Add(wait)
 	if sem := rt.sem; sem != nil && !sem.TryAcquire(1) {
 		// No free slot (or callers queued before this one): wait in line.
-		wait := min(cs.rp.queueTimeout, left)
-		qctx, cancel := context.WithTimeout(ctx, wait)
+		qctx, cancel := context.WithDeadline(ctx, until)
 		rt.queued.Add(1)
 		err := sem.Acquire(qctx, 1)
 		rt.queued.Add(-1)
@@ -128,6 +129,16 @@ func (cs *callState) acquireSlot(ctx context.Context, t *targetPlan, left time.D
 		if err != nil {
 			return nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
 		}
+	}
+	if cs.e.leases != nil && rt.limit > 0 {
+		// Then one of the slots the engines sharing the store share.
+		unlease, ok := cs.sharedSlot(ctx, t, until)
+		if !ok {
+			rt.sem.Release(1)
+			return nil, "concurrency limit: no slot shared with the other replicas within " + wait.Round(time.Millisecond).String()
+		}
+		rt.inFlight.Add(1)
+		return func() { unlease(); rt.done() }, ""
 	}
 	rt.inFlight.Add(1)
 	return rt.done, ""

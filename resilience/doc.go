@@ -40,7 +40,9 @@
 //     the target's semaphore, waiting at most queue_timeout (both counted
 //     against the deadline). The limit is per target, shared by every
 //     route: the smallest non-zero max_concurrency any configured route
-//     gives it.
+//     gives it. With Options.Leases it holds across the engines sharing the
+//     store: a slot there is a lease, renewed while held, that expires when
+//     its replica dies (lease.go).
 //     d. Hedge (first attempt only, when hedge_after > 0): no answer in time
 //     starts the next target the walk could fall back to (rules of step a,
 //     breakers of step b) too, if max_total_attempts leaves room; first

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -51,6 +52,10 @@ type Options struct {
 	// a duplicate of a call another engine is making waits for its result,
 	// until the call's deadline. nil: results stay in this engine.
 	Results state.ResultStore
+	// Leases, when set, makes each target's concurrency cap hold across
+	// the engines on the same store (see lease.go). nil: each engine
+	// caps its own calls.
+	Leases state.LeaseStore
 }
 
 // Engine runs calls over routes. Create it with New; it is safe for
@@ -64,7 +69,9 @@ type Engine struct {
 	log          *slog.Logger
 	store        state.Store
 	results      state.ResultStore
-	id           string // this engine among those sharing store (a replica)
+	leases       state.LeaseStore
+	leaseSeq     atomic.Uint64 // names this engine's leases
+	id           string        // this engine among those sharing store (a replica)
 	routes       map[string]*routePlan
 	defaultRoute Route // the policies of calls that name a target
 
@@ -98,6 +105,7 @@ func New(opts *Options) (*Engine, error) {
 		log:          o.Logger,
 		store:        o.Store,
 		results:      o.Results,
+		leases:       o.Leases,
 		id:           strconv.FormatUint(rand.Uint64(), 36),
 		routes:       make(map[string]*routePlan, len(o.Routes)),
 		runtimes:     make(map[string]*targetRuntime),

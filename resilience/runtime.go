@@ -21,8 +21,9 @@ import (
 // targetRuntime is the in-process state of one target shared by every route
 // that uses it: concurrency limit, retry budget counters and statistics.
 type targetRuntime struct {
-	name string
-	sem  *semaphore.Weighted // nil = unlimited
+	name  string
+	sem   *semaphore.Weighted // nil = unlimited
+	limit int                 // sem's size (0 = unlimited)
 
 	active   atomic.Int64 // calls currently on this target
 	retrying atomic.Int64 // retries currently in flight
@@ -81,7 +82,7 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 		rt.done = func() { rt.inFlight.Add(-1) }
 		if maxc > 0 {
 			sem := semaphore.NewWeighted(int64(maxc))
-			rt.sem = sem
+			rt.sem, rt.limit = sem, maxc
 			rt.done = func() { rt.inFlight.Add(-1); sem.Release(1) }
 		}
 		if !configured && len(e.runtimes) >= maxRuntimes {

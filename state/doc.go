@@ -1,8 +1,10 @@
 // Package state defines where llmguard keeps state that several processes may
 // share: the circuit-breaker records (Store), and the items the gateway keeps
-// of its Responses API answers for a later item_reference (ItemStore).
-// memstore is the in-process backend of both (the default), and storetest is
-// the conformance suite every backend runs.
+// of its Responses API answers for a later item_reference (ItemStore), the
+// results and in-flight claims of deduplicated calls (ResultStore), and the
+// leases on targets' concurrency slots (LeaseStore). memstore is the
+// in-process backend of each (the default), and storetest is the
+// conformance suite every backend runs.
 //
 // A Store only stores: the breaker transitions are pure functions in package
 // resilience, applied inside Store.UpdateBreaker so that each update is atomic

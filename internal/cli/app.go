@@ -155,7 +155,7 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 			app.Close()
 			return nil, fmt.Errorf("state.redis_url: %w", err)
 		}
-		app.State, o.Store, o.Results = st, st, st
+		app.State, o.Store, o.Results, o.Leases = st, st, st, st
 		app.closers = append(app.closers, st.Close)
 		stateMetrics(app.Metrics.Registry(), st)
 		logger := o.Logger

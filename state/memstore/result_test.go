@@ -11,3 +11,7 @@ import (
 func TestResultsConformance(t *testing.T) {
 	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return memstore.NewResults() })
 }
+
+func TestLeasesConformance(t *testing.T) {
+	storetest.RunLeases(t, func(t *testing.T) state.LeaseStore { return memstore.NewLeases() })
+}

@@ -16,6 +16,11 @@
 // IdleTTL after the end of its open or cooldown period when that is later,
 // so nothing grows without bound and no replica's clock decides it.
 //
+// A target's concurrency leases are one sorted set under
+// "<prefix>v1:lease:{<key>}", each lease scored by its expiry on the
+// server's clock; the acquire and renew scripts drop the expired ones
+// first, so a dead replica's leases free their slots at their TTL.
+//
 // Redis down or slow never fails a request: each call is bounded by
 // Options.Timeout, and a call that fails or times out is served from a local
 // in-memory store instead, as are the calls after it while Redis is away. The

@@ -111,6 +111,7 @@ type local struct {
 	breakers *memstore.Store
 	items    *memstore.Items
 	results  *memstore.Results
+	leases   *memstore.Leases
 }
 
 // New returns a Store for o.URL. It connects at once (bounded by a second,
@@ -182,7 +183,7 @@ func ParseURL(u string) (rueidis.ClientOption, error) {
 }
 
 func newLocal() *local {
-	return &local{breakers: memstore.New(), items: memstore.NewItems(nil), results: memstore.NewResults()}
+	return &local{breakers: memstore.New(), items: memstore.NewItems(nil), results: memstore.NewResults(), leases: memstore.NewLeases()}
 }
 
 // Addr returns the server addresses the URL names (the password left out).

@@ -209,9 +209,23 @@ func TestRedisKilled(t *testing.T) {
 		if v, err := a.GetItems(ctx, []string{"k"}); err != nil || string(v[0]) != "v" {
 			t.Fatalf("GetItems with Redis down = %q, %v", v, err)
 		}
+		// Leases: the local state holds the limit meanwhile.
+		id := fmt.Sprint("l", i)
+		if ok, err := a.AcquireLease(ctx, "lease/p/m", id, 1, time.Minute); err != nil || !ok {
+			t.Fatalf("AcquireLease with Redis down = %v, %v", ok, err)
+		}
+		if ok, _ := a.AcquireLease(ctx, "lease/p/m", "other", 1, time.Minute); ok {
+			t.Fatal("with Redis down, a second lease of 1 granted")
+		}
+		if ok, err := a.RenewLease(ctx, "lease/p/m", id, time.Minute); err != nil || !ok {
+			t.Fatalf("RenewLease with Redis down = %v, %v", ok, err)
+		}
+		if err := a.ReleaseLease(ctx, "lease/p/m", id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s := a.Status()
-	if s.Shared || s.Outages != 1 || s.Fallbacks < 400 {
+	if s.Shared || s.Outages != 1 || s.Fallbacks < 800 {
 		t.Errorf("status with Redis down: %+v", s)
 	}
 	if n := strings.Count(logs.String(), "redis unreachable"); n != 1 {
@@ -370,6 +384,7 @@ func TestClusterConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) state.Store { return newCluster(t) })
 	storetest.RunItems(t, func(t *testing.T) state.ItemStore { return newCluster(t) })
 	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return newCluster(t) })
+	storetest.RunLeases(t, func(t *testing.T) state.LeaseStore { return newCluster(t) })
 	// The records of 50 targets landed on more than one node.
 	st := newCluster(t)
 	ctx := context.Background()
@@ -385,4 +400,9 @@ func TestClusterConformance(t *testing.T) {
 	if used < 2 {
 		t.Errorf("50 targets' records on %d node(s) of 3", used)
 	}
+}
+
+func TestLeasesConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunLeases(t, func(t *testing.T) state.LeaseStore { return newStore(t, srv, nil) })
 }

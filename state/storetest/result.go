@@ -12,17 +12,24 @@ import (
 // stores made by newStore, each subtest with a fresh, empty store.
 func RunResults(t *testing.T, newStore func(t *testing.T) state.ResultStore) {
 	t.Helper()
-	ctx := context.Background()
-
-	for _, c := range []struct {
-		name string
-		run  func(context.Context, *testing.T, state.ResultStore)
-	}{
+	runCases(t, newStore, []suiteCase[state.ResultStore]{
 		{"OneClaimThenResult", oneClaimThenResult},
 		{"ReleaseLetsTheNextClaim", releaseLetsTheNextClaim},
 		{"ClaimAndResultExpire", claimAndResultExpire},
-	} {
-		t.Run(c.name, func(t *testing.T) { c.run(ctx, t, newStore(t)) })
+	})
+}
+
+// suiteCase is one named subtest of a suite on stores of type S.
+type suiteCase[S any] struct {
+	name string
+	run  func(context.Context, *testing.T, S)
+}
+
+// runCases runs each case as a subtest with a fresh store.
+func runCases[S any](t *testing.T, newStore func(t *testing.T) S, cases []suiteCase[S]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(context.Background(), t, newStore(t)) })
 	}
 }
 
