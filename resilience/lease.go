@@ -71,6 +71,8 @@ func (e *Engine) keepLease(key, id string) func() {
 	var mu sync.Mutex
 	released := false
 	var timer *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
 	timer = time.AfterFunc(leaseTTL/3, func() {
 		held, _ := e.leases.RenewLease(storeCtx(), key, id, leaseTTL)
 		mu.Lock()

@@ -53,6 +53,14 @@ func replicaConfigTimes(t *testing.T, mockURL, fault, deadline, cooldown, stateB
 		"    breaker: {failures: 2, failure_ratio: 0.5, min_calls: 2, probes: 1, initial_cooldown: "+cooldown+"}\n"+stateBlock)
 }
 
+// redisState is the state block of replicas sharing srv. Its timeout is
+// a second, not 50ms: these tests are about sharing and Redis killed, and
+// on a loaded machine a round trip can take longer than 50ms, which would
+// switch a replica to local state (TestRedisSlow tests the timeout).
+func redisState(srv *redistest.Server) string {
+	return "state: {backend: redis, redis_url: " + srv.URL() + ", timeout: 1s}\n"
+}
+
 // Two `llmguard serve` replicas on one Redis: a breaker opened through A
 // keeps B's calls off the failing target (with memory state, B calls it).
 func TestReplicasShareBreaker(t *testing.T) {
@@ -61,7 +69,7 @@ func TestReplicasShareBreaker(t *testing.T) {
 		name, state string
 		shared      bool
 	}{
-		{"redis", "state: {backend: redis, redis_url: " + srv.URL() + "}\n", true},
+		{"redis", redisState(srv), true},
 		{"memory", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +114,7 @@ func TestReplicasShareBreaker(t *testing.T) {
 func TestServeRedisKilled(t *testing.T) {
 	srv := redistest.Start(t)
 	mockURL, _ := countedMock(t)
-	cfg := replicaConfig(t, mockURL, "", "state: {backend: redis, redis_url: "+srv.URL()+"}\n")
+	cfg := replicaConfig(t, mockURL, "", redisState(srv))
 	a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -156,9 +164,9 @@ func TestReplicasOneProbe(t *testing.T) {
 	srv := redistest.Start(t)
 	mockURL, calls := countedMock(t)
 	// Four overloads open the breaker for 1s; then the target answers,
-	// slowly, so that the probe is in flight while the other calls ask.
-	cfg := replicaConfigTimes(t, mockURL, "529,529,529,529,200@600ms", "10s", "1s",
-		"state: {backend: redis, redis_url: "+srv.URL()+"}\n")
+	// slowly (2s), so that the probe is in flight while the other calls ask.
+	cfg := replicaConfigTimes(t, mockURL, "529,529,529,529,200@2s", "10s", "1s",
+		redisState(srv))
 	a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
 	b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
 	for i := range 4 {
@@ -177,7 +185,12 @@ func TestReplicasOneProbe(t *testing.T) {
 		}
 		wg.Go(func() { statuses[i], _ = postMessage(t, base) })
 	}
-	time.Sleep(300 * time.Millisecond) // the probe is in flight (600ms)
+	// Once the probe reached the target, the others have 300ms to reach it
+	// too (they must not): the probe is still in flight (2s).
+	for deadline := time.Now().Add(5 * time.Second); calls.Load() == before && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
 	if n := calls.Load() - before; n != 1 {
 		t.Errorf("%d calls reached the recovering target while its probe was in flight, want 1", n)
 	}
@@ -247,7 +260,7 @@ func TestReplicasShareServerWait(t *testing.T) {
 		name, state string
 		shared      bool
 	}{
-		{"redis", "state: {backend: redis, redis_url: " + srv.URL() + "}\n", true},
+		{"redis", redisState(srv), true},
 		{"memory", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,7 +315,7 @@ func TestReplicasShareIdempotency(t *testing.T) {
 		name, state string
 		shared      bool
 	}{
-		{"redis", "state: {backend: redis, redis_url: " + srv.URL() + "}\n", true},
+		{"redis", redisState(srv), true},
 		{"memory", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
