@@ -1,41 +1,22 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.txtar golden transcripts")
-
-// lockedBuffer is a bytes.Buffer safe for the logging transport's writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTranscript records what an agent's MCP client sends and receives for
 // failing calls (JSON-RPC over the wire, deterministic: seeded jitter, mock
@@ -62,7 +43,7 @@ func TestTranscript(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := newRigScenario(t, sc, []string{tc.target}, nil, nil)
-			var wire lockedBuffer
+			var wire syncbuf.Buffer
 			ct, st := mcp.NewInMemoryTransports()
 			cfg := *r.cfg
 			cfg.Logger = slog.New(slog.DiscardHandler)

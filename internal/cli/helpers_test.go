@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -10,29 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/mock"
 )
 
-// lockedBuffer is a goroutine-safe bytes.Buffer for a command's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is the goroutine-safe buffer for a command's stderr.
+type lockedBuffer = syncbuf.Buffer
 
 // running is a subcommand started by startCommand.
 type running struct {

@@ -1,34 +1,23 @@
 package lograte
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/syncbuf"
 )
 
 // lines is a goroutine-safe log sink.
-type lines struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type lines struct{ syncbuf.Buffer }
 
 func (l *lines) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
+	return strings.Split(strings.TrimSpace(l.String()), "\n")
 }
 
 var repeated = regexp.MustCompile(`repeated=(\d+)`)

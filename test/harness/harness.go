@@ -14,11 +14,9 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,6 +32,7 @@ import (
 
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/gateway"
+	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -231,17 +230,6 @@ func repoRoot() (string, error) {
 	}
 }
 
-// FreeAddr returns a free 127.0.0.1 port as host:port.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // Served is a running `llmguard serve`.
 type Served struct {
 	// URL is its base URL.
@@ -250,10 +238,11 @@ type Served struct {
 	Log *SyncBuffer
 }
 
-// Serve runs the built binary's `serve` on a free 127.0.0.1 port with the
-// configuration yaml (written to a file; "MOCK" replaced by mockURL) and
-// the extra environment variables env, and waits until /healthz answers.
-// The process gets SIGTERM when the test ends.
+// Serve runs the built binary's `serve` on 127.0.0.1:0 (a port the kernel
+// picks, read back from its "listening on" line) with the configuration
+// yaml (written to a file; "MOCK" replaced by mockURL) and the extra
+// environment variables env, and waits until /healthz answers. The process
+// gets SIGTERM when the test ends.
 func Serve(t testing.TB, bin, yaml, mockURL string, env ...string) *Served {
 	t.Helper()
 	ParseConfig(t, yaml, mockURL) // a bad config fails here, with its message
@@ -261,8 +250,7 @@ func Serve(t testing.TB, bin, yaml, mockURL string, env ...string) *Served {
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(yaml, "MOCK", mockURL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := FreeAddr(t)
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--config", path)
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--config", path)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	log := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
@@ -280,12 +268,20 @@ func Serve(t testing.TB, bin, yaml, mockURL string, env ...string) *Served {
 			<-done
 		}
 	})
-	url := "http://" + addr
+	var url string
 	for deadline := time.Now().Add(15 * time.Second); ; {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return &Served{URL: url, Log: log}
+		if url == "" {
+			if m := listening.FindStringSubmatch(log.String()); m != nil {
+				url = m[1]
+			}
+		}
+		var err error
+		if url != "" {
+			var resp *http.Response
+			if resp, err = http.Get(url + "/healthz"); err == nil {
+				resp.Body.Close()
+				return &Served{URL: url, Log: log}
+			}
 		}
 		select {
 		case <-done:
@@ -293,31 +289,17 @@ func Serve(t testing.TB, bin, yaml, mockURL string, env ...string) *Served {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("llmguard serve did not answer /healthz: %v\n%s", err, log.String())
+			t.Fatalf("llmguard serve did not answer /healthz at %q: %v\n%s", url, err, log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
+// listening finds the base URL in serve's "listening on" line.
+var listening = regexp.MustCompile(`llmguard serve listening on (http://127\.0\.0\.1:\d+)`)
+
 // SyncBuffer is a bytes.Buffer safe for concurrent use.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written so far.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type SyncBuffer = syncbuf.Buffer
 
 var (
 	tapPass     = regexp.MustCompile(`(?m)^# pass (\d+)$`)
@@ -364,4 +346,15 @@ func RunNode(t testing.TB, node, dir string, timeout time.Duration, env []string
 	}
 	t.Logf("node --test %s: %s passed", strings.Join(files, " "), pass[1])
 	return string(out)
+}
+
+// Passed is how many node tests passed by the TAP output out (RunNode's),
+// 0 when it has no summary.
+func Passed(out string) int {
+	m := tapPass.FindStringSubmatch(out)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
