@@ -9,51 +9,18 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmguard/llmguard/internal/cli"
-	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/test/harness"
 	"github.com/llmguard/llmguard/web"
 )
-
-// need skips the test when a prerequisite is missing, except in CI
-// (CI=true), where a missing prerequisite fails it.
-func need(t *testing.T, ok bool, what string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true, so this is a failure; run: apt-get install chromium && cd test/web && npm ci)", what)
-	}
-	t.Skipf("%s; run: apt-get install chromium && cd test/web && npm ci", what)
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 const config = `providers:
   openai: {base_url: MOCK/v1, api_key: sk-web-test-0000}
@@ -67,23 +34,21 @@ routes:
 `
 
 func TestDashboardAndDecoderInChromium(t *testing.T) {
+	const fix = "run: apt-get install chromium && cd test/web && npm ci"
 	node, err := exec.LookPath("node")
-	need(t, err == nil, "node is not installed")
+	harness.Need(t, err == nil, "node is not installed", fix)
 	browser := os.Getenv("CHROMIUM")
 	if browser == "" {
 		browser, err = exec.LookPath("chromium")
-		need(t, err == nil, "chromium is not installed")
+		harness.Need(t, err == nil, "chromium is not installed", fix)
 	}
 	_, err = os.Stat(filepath.Join("node_modules", "playwright-core", "package.json"))
-	need(t, err == nil, "node_modules/playwright-core is missing")
+	harness.Need(t, err == nil, "node_modules/playwright-core is missing", fix)
 
-	m := mock.New(nil)
-	ms := httptest.NewServer(m)
-	defer ms.Close()
-	defer m.Close()
+	_, murl := harness.StartMock(t, nil)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "llmguard.yaml")
-	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(config, "MOCK", ms.URL)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(config, "MOCK", murl)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	decoder := filepath.Join(dir, "llmguard-decoder.html")
@@ -94,7 +59,7 @@ func TestDashboardAndDecoderInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pr, pw := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &harness.SyncBuffer{}
 	code := make(chan int, 1)
 	sctx, stop := context.WithCancel(ctx)
 	go func() {
@@ -114,27 +79,22 @@ func TestDashboardAndDecoderInChromium(t *testing.T) {
 			t.Errorf("serve exit code %d\n%s", c, stderr)
 		}
 	}()
+	defer func() {
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", stderr)
+		}
+	}()
 
 	shots := t.TempDir()
 	if d := os.Getenv("LLMGUARD_SHOT_DIR"); d != "" {
 		shots = d // keep the screenshots (docs/dashboard.png comes from here)
 	}
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=tap", "web.test.mjs")
-	cmd.Env = append(os.Environ(), "LLMGUARD_URL="+u, "DECODER_FILE="+decoder, "SHOT_DIR="+shots, "CHROMIUM="+browser, "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test: %v\n%s\nserve's log:\n%s", err, out, stderr)
+	out := harness.RunNode(t, node, ".", 3*time.Minute, []string{"LLMGUARD_URL=" + u, "DECODER_FILE=" + decoder, "SHOT_DIR=" + shots, "CHROMIUM=" + browser}, "web.test.mjs")
+	if n := harness.Passed(out); n < 3 {
+		t.Fatalf("browser tests: %d passed, want at least 3\n%s", n, out)
 	}
-	pass := regexp.MustCompile(`(?m)^# pass (\d+)$`).FindSubmatch(out)
-	fail := regexp.MustCompile(`(?m)^# fail (\d+)$`).FindSubmatch(out)
-	if pass == nil || fail == nil {
-		t.Fatalf("no TAP summary in node's output:\n%s", out)
-	}
-	if n, _ := strconv.Atoi(string(pass[1])); n < 3 || string(fail[1]) != "0" {
-		t.Fatalf("browser tests: %s passed, %s failed\n%s", pass[1], fail[1], out)
-	}
-	for _, l := range regexp.MustCompile(`(?m)screenshot: (\S+)`).FindAllSubmatch(out, -1) {
+	for _, l := range regexp.MustCompile(`(?m)screenshot: (\S+)`).FindAllStringSubmatch(out, -1) {
 		t.Logf("screenshot: %s", l[1])
 	}
-	t.Logf("chromium (%s): %s browser tests passed against %s", browser, pass[1], u)
+	t.Logf("chromium (%s): %d browser tests passed against %s", browser, harness.Passed(out), u)
 }
