@@ -25,20 +25,26 @@ func BenchmarkThroughput(b *testing.B) {
 	for _, name := range []string{"openai", "anthropic", "gemini"} {
 		c := calls[name]
 		srv := New(&Config{MaxRequests: 1000})
-		// The bare handler answers with the mock's own success body.
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, c.request("http://mock"))
-		fixed := rec.Body.Bytes()
-		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(fixed)
-		})
+		bare := bareHandler(srv, c)
 		b.Run(name+"/bare", func(b *testing.B) { runThroughput(b, bare, c) })
 		b.Run(name+"/mock", func(b *testing.B) { runThroughput(b, srv, c) })
 	}
 	stream := call{api: dialectAnthropic, model: "claude-sonnet-4-5", text: "What is the capital of France?", stream: true}
 	b.Run("anthropic-stream/mock", func(b *testing.B) { runThroughput(b, New(&Config{MaxRequests: 1000}), stream) })
+}
+
+// bareHandler drains the request and answers with the body srv gives c
+// (the mock's own success body, rendered once): what a server that does
+// nothing but answer would cost.
+func bareHandler(srv *Server, c call) http.Handler {
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, c.request("http://mock"))
+	fixed := rec.Body.Bytes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(fixed)
+	})
 }
 
 func runThroughput(b *testing.B, h http.Handler, c call) {
@@ -80,14 +86,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	c := call{api: dialectOpenAI, model: "gpt-4.1", text: "What is the capital of France?"}
 	proto := c.request("http://mock")
 	body, _ := io.ReadAll(proto.Body)
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, c.request("http://mock"))
-	fixed := rec.Body.Bytes()
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(fixed)
-	})
+	bare := bareHandler(srv, c)
 	for _, h := range []struct {
 		name string
 		h    http.Handler
@@ -120,14 +119,7 @@ func BenchmarkParseOpenAI(b *testing.B) {
 func BenchmarkSideBySide(b *testing.B) {
 	c := call{api: dialectOpenAI, model: "gpt-4.1", text: "What is the capital of France?"}
 	srv := New(&Config{MaxRequests: 1000})
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, c.request("http://mock"))
-	fixed := rec.Body.Bytes()
-	bareTS := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(fixed)
-	}))
+	bareTS := httptest.NewServer(bareHandler(srv, c))
 	defer bareTS.Close()
 	mockTS := httptest.NewServer(srv)
 	defer mockTS.Close()
