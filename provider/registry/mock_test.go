@@ -37,10 +37,10 @@ var mockTargets = []mockTarget{
 	}, "deepseek-chat"},
 }
 
-// startMock runs the mock in-process and returns its server and the adapter
-// for tg pointed at it.
-func startMock(t testing.TB, tg mockTarget) (*mock.Server, provider.Adapter) {
-	srv := mock.New(nil)
+// startMock runs the mock in-process (cfg nil: healthy) and returns its
+// server and the adapter for tg pointed at it.
+func startMock(t testing.TB, tg mockTarget, cfg *mock.Config) (*mock.Server, provider.Adapter) {
+	srv := mock.New(cfg)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 	p := tg.p(ts.URL)
@@ -59,7 +59,7 @@ func userText(model, text string) *provider.Request {
 func TestMockSuccess(t *testing.T) {
 	for _, tg := range mockTargets {
 		t.Run(tg.name, func(t *testing.T) {
-			srv, a := startMock(t, tg)
+			srv, a := startMock(t, tg, nil)
 			want := "Mock answer from " + tg.model + ": What is the capital of France"
 			resp, err := a.Chat(context.Background(), userText(tg.model, "What is the capital of France"))
 			if err != nil {
@@ -93,7 +93,7 @@ func TestMockToolRoundTrip(t *testing.T) {
 	for _, tg := range mockTargets {
 		for _, stream := range []bool{false, true} {
 			t.Run(tg.name+map[bool]string{false: "", true: "/stream"}[stream], func(t *testing.T) {
-				_, a := startMock(t, tg)
+				_, a := startMock(t, tg, nil)
 				req := userText(tg.model, "Use get_weather for Paris")
 				req.Tools = []provider.Tool{{Name: "get_weather", Description: "Weather now",
 					Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}}
@@ -180,7 +180,7 @@ func TestMockFaults(t *testing.T) {
 	}
 	for _, tg := range mockTargets {
 		t.Run(tg.name, func(t *testing.T) {
-			_, a := startMock(t, tg)
+			_, a := startMock(t, tg, nil)
 			for _, f := range faults {
 				t.Run(f.fault, func(t *testing.T) {
 					_, err := a.Chat(context.Background(), userText(tg.model+"+fault="+f.fault, "hello"))
@@ -212,7 +212,7 @@ func TestMockFaults(t *testing.T) {
 func TestMockStreamFaults(t *testing.T) {
 	for _, tg := range mockTargets {
 		t.Run(tg.name, func(t *testing.T) {
-			_, a := startMock(t, tg)
+			_, a := startMock(t, tg, nil)
 			if _, err := a.Stream(context.Background(), userText(tg.model+"+fault=overloaded", "hi")); provider.AsError(err) == nil ||
 				provider.AsError(err).Verdict.Class != classify.Overloaded {
 				t.Errorf("Stream on overload: %v", err)
@@ -233,7 +233,7 @@ func TestMockStreamFaults(t *testing.T) {
 }
 
 func TestMockCancelHang(t *testing.T) {
-	_, a := startMock(t, mockTargets[0])
+	_, a := startMock(t, mockTargets[0], nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -249,36 +249,37 @@ func TestMockCancelHang(t *testing.T) {
 // BenchmarkMockChat is a full non-streaming round trip through each
 // adapter against the in-process mock.
 func BenchmarkMockChat(b *testing.B) {
-	for _, tg := range mockTargets[:3] {
-		b.Run(tg.name, func(b *testing.B) {
-			_, a := startMock(b, tg)
-			req := userText(tg.model, "What is the capital of France")
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := a.Chat(ctx, req); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchMock(b, func(ctx context.Context, a provider.Adapter, req *provider.Request) error {
+		_, err := a.Chat(ctx, req)
+		return err
+	})
 }
 
 // BenchmarkMockStream is a full streaming round trip (request, every
 // event decoded to the end) through each adapter against the in-process mock.
 func BenchmarkMockStream(b *testing.B) {
+	benchMock(b, func(ctx context.Context, a provider.Adapter, req *provider.Request) error {
+		st, err := a.Stream(ctx, req)
+		if err != nil {
+			return err
+		}
+		if _, err := pt.Collect(st); err != io.EOF {
+			return err
+		}
+		return nil
+	})
+}
+
+// benchMock runs call, one round trip, through the first three adapters.
+func benchMock(b *testing.B, call func(context.Context, provider.Adapter, *provider.Request) error) {
 	for _, tg := range mockTargets[:3] {
 		b.Run(tg.name, func(b *testing.B) {
-			_, a := startMock(b, tg)
+			_, a := startMock(b, tg, nil)
 			req := userText(tg.model, "What is the capital of France")
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				st, err := a.Stream(ctx, req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := pt.Collect(st); err != io.EOF {
+				if err := call(ctx, a, req); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,13 +2,11 @@ package registry_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/registry"
 )
 
 // TestRateLimitSurfaced: every adapter whose provider announces rate limits
@@ -18,14 +16,7 @@ import (
 func TestRateLimitSurfaced(t *testing.T) {
 	for _, tg := range mockTargets {
 		t.Run(tg.name, func(t *testing.T) {
-			srv := mock.New(&mock.Config{RateLimit: &mock.RateLimit{Requests: 2, Per: time.Hour}})
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { srv.Close(); ts.Close() })
-			p := tg.p(ts.URL)
-			a, err := registry.New(tg.name, &p, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, a := startMock(t, tg, &mock.Config{RateLimit: &mock.RateLimit{Requests: 2, Per: time.Hour}})
 			ctx := context.Background()
 			announces := tg.name != "gemini"
 			check := func(what string, rl *provider.RateLimit, remaining int) {
