@@ -179,11 +179,7 @@ func TestStream(t *testing.T) {
 			if st.RequestID() != "req_S" {
 				t.Errorf("RequestID = %q", st.RequestID())
 			}
-			chunks, err := pt.Collect(st)
-			if diff := cmp.Diff(tc.want, pt.Assemble(chunks)); diff != "" {
-				t.Errorf("assembled (-want +got):\n%s", diff)
-			}
-			pt.StreamEnd(t, err, tc.wantClass, tc.wantAfter)
+			pt.CheckStream(t, st, tc.want, tc.wantClass, tc.wantAfter)
 			if tc.wantClass == "" {
 				var sent struct{ Stream bool }
 				json.Unmarshal(up.Last().Body, &sent)

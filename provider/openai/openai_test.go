@@ -220,11 +220,7 @@ func TestStream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunks, err := pt.Collect(st)
-			if diff := cmp.Diff(tc.want, pt.Assemble(chunks)); diff != "" {
-				t.Errorf("assembled (-want +got):\n%s", diff)
-			}
-			pt.StreamEnd(t, err, tc.wantClass, tc.wantAfter)
+			pt.CheckStream(t, st, tc.want, tc.wantClass, tc.wantAfter)
 		})
 	}
 }

@@ -236,6 +236,17 @@ func SameJSON(t testing.TB, want string, got []byte) {
 	}
 }
 
+// CheckStream reads st to its end and checks what its chunks assemble to
+// (want) and how it ended (StreamEnd's class and after).
+func CheckStream(t testing.TB, st provider.Stream, want Assembled, class classify.Class, after bool) {
+	t.Helper()
+	chunks, err := Collect(st)
+	if diff := cmp.Diff(want, Assemble(chunks)); diff != "" {
+		t.Errorf("assembled (-want +got):\n%s", diff)
+	}
+	StreamEnd(t, err, class, after)
+}
+
 // StreamEnd checks the error a stream ended with (Collect's): io.EOF when
 // class is "", otherwise a *provider.Error of that class whose
 // AfterFirstToken is after.
