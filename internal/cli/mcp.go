@@ -282,11 +282,7 @@ func serveSide(ctx context.Context, addr, token string, handlers map[string]http
 	}
 	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ref := g.CheckSource(r)
-			if ref == nil {
-				ref = g.CheckKey(r)
-			}
-			if ref != nil {
+			if ref := g.Check(r); ref != nil {
 				http.Error(w, ref.Message, ref.Status)
 				return
 			}

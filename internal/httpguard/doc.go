@@ -13,7 +13,7 @@
 //	g, err := httpguard.New(&httpguard.Policy{Keys: keys, AllowedOrigins: []string{"https://app.example"}})
 //	if err != nil { ... }
 //	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-//		if ref := g.CheckSource(r); ref != nil {
+//		if ref := g.Check(r); ref != nil { // CheckSource, then CheckKey
 //			http.Error(w, ref.Message, ref.Status)
 //			return
 //		}

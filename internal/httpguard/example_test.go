@@ -15,11 +15,7 @@ func Example() {
 		panic(err)
 	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ref := g.CheckSource(r)
-		if ref == nil {
-			ref = g.CheckKey(r)
-		}
-		if ref != nil {
+		if ref := g.Check(r); ref != nil {
 			http.Error(w, ref.Message, ref.Status)
 			return
 		}

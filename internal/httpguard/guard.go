@@ -130,6 +130,15 @@ func (g *Guard) CheckKey(r *http.Request) *Refusal {
 	return &Refusal{Status: http.StatusUnauthorized, Message: msg}
 }
 
+// Check applies the whole policy: CheckSource, then CheckKey. It returns
+// the first refusal, or nil for an admitted request.
+func (g *Guard) Check(r *http.Request) *Refusal {
+	if ref := g.CheckSource(r); ref != nil {
+		return ref
+	}
+	return g.CheckKey(r)
+}
+
 // PresentedKey is the key a request carries: the x-api-key header, else the
 // token of an Authorization header whose scheme is Bearer in any case ("" if
 // neither).

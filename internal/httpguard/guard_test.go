@@ -21,10 +21,7 @@ func serve(t *testing.T, p *Policy) *httptest.Server {
 		if g.Preflight(w, r, "POST, OPTIONS") {
 			return
 		}
-		ref := g.CheckSource(r)
-		if ref == nil {
-			ref = g.CheckKey(r)
-		}
+		ref := g.Check(r)
 		if ref == nil && r.Method == http.MethodPost {
 			ref = CheckJSON(r)
 		}
