@@ -224,20 +224,28 @@ func (p *progressLog) wait(t *testing.T, n int) []string {
 	return append([]string(nil), p.lines...)
 }
 
+// summarizeWithProgress calls summarize on msg asking for progress
+// notifications (token tok-1) and fails the test unless the call succeeded.
+func summarizeWithProgress(t *testing.T, cs *mcp.ClientSession, msg string) *mcp.CallToolResult {
+	t.Helper()
+	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": msg}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("summarize failed: %s", text(t, res))
+	}
+	return res
+}
+
 func TestOverloadBurstThenSuccessWithProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529,529,200"}, nil, nil)
 		pl := newProgressLog()
 		cs := r.connect(t, pl.options(), nil)
-		params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: it failed twice and then worked."}}
-		params.SetProgressToken("tok-1")
-		res, err := cs.CallTool(context.Background(), params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.IsError {
-			t.Fatalf("summarize failed: %s", text(t, res))
-		}
+		res := summarizeWithProgress(t, cs, "Summarize this please: it failed twice and then worked.")
 		if sc := structured(t, res); sc["attempts"] != 3.0 {
 			t.Errorf("attempts = %v, want 3", sc["attempts"])
 		}
@@ -268,15 +276,7 @@ func TestFallbackProgressNamesFailedTarget(t *testing.T) {
 	})
 	pl := newProgressLog()
 	cs := r.connect(t, pl.options(), nil)
-	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "Summarize this please: the first target is down."}}
-	params.SetProgressToken("tok-1")
-	res, err := cs.CallTool(context.Background(), params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError {
-		t.Fatalf("summarize failed: %s", text(t, res))
-	}
+	summarizeWithProgress(t, cs, "Summarize this please: the first target is down.")
 	progress := pl.wait(t, 1)
 	re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529 failed \(529 overloaded_error: Overloaded \(request-id \w+\)\); falling back to openai/gpt-4\.1$`)
 	if len(progress) != 1 || !re.MatchString(progress[0]) {
