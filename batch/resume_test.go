@@ -58,6 +58,17 @@ func statusOf(t *testing.T, out string) map[string][]string {
 	return m
 }
 
+// eachOKOnce checks that the results file out holds exactly one record
+// per id, each ok.
+func eachOKOnce(t *testing.T, out string) {
+	t.Helper()
+	for id, s := range statusOf(t, out) {
+		if len(s) != 1 || s[0] != "ok" {
+			t.Errorf("%s: %v", id, s)
+		}
+	}
+}
+
 // Cancelling the run's context (a second Ctrl-C) aborts the items in
 // flight: each is recorded as canceled; the next run sends them again and
 // the file ends with exactly one record per id.
@@ -92,11 +103,7 @@ func TestAbortThenResume(t *testing.T) {
 	if sum.Skipped != 3 || sum.Served != 2 || sum.Left() != 0 {
 		t.Fatalf("resumed: %+v", sum)
 	}
-	for id, s := range statusOf(t, out) {
-		if len(s) != 1 || s[0] != "ok" {
-			t.Errorf("%s: %v", id, s)
-		}
-	}
+	eachOKOnce(t, out)
 }
 
 // Stop takes no new item and waits for those in flight: nothing is
@@ -141,11 +148,7 @@ func TestRetryFailed(t *testing.T) {
 	if sum := run(t, eng, in, out, &Config{RetryFailed: true}); sum.Skipped != 2 || sum.Served != 1 {
 		t.Fatalf("retry: %+v", sum)
 	}
-	for id, s := range statusOf(t, out) {
-		if len(s) != 1 || s[0] != "ok" {
-			t.Errorf("%s: %v", id, s)
-		}
-	}
+	eachOKOnce(t, out)
 }
 
 // A last line cut off by a crash mid-write is dropped: its item runs again.
