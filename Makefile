@@ -20,6 +20,7 @@ build:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./cmd/llmguard bench chaos --out bench-out
 
 fmt:
 	gofmt -w .
