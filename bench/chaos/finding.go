@@ -1,6 +1,10 @@
 package chaos
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // Targets the scorecard holds llmguard to in every scenario (each has a
 // healthy fallback).
@@ -18,12 +22,34 @@ type Finding struct {
 	// Baseline is the strategy llmguard does worse than ("" for a target
 	// missed).
 	Baseline string `json:"baseline,omitempty"`
-	// Trade: llmguard pays this column for a higher success rate than
-	// the baseline's (a retry costs an attempt; a fallback costs its
-	// price); otherwise it does worse for nothing.
+	// Trade: llmguard pays this column for more full answers or faster
+	// ones than the baseline's (a retry costs an attempt, a fallback its
+	// price, a hedge a second prompt); otherwise it does worse for nothing.
 	Trade bool `json:"trade"`
 	// Text says it in one line.
 	Text string `json:"text"`
+}
+
+// why lists a cell's failures, commonest first: " (timeout 40, deadline 2)".
+func why(failures map[string]int) string {
+	if len(failures) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(failures))
+	for k := range failures {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if failures[keys[i]] != failures[keys[j]] {
+			return failures[keys[i]] > failures[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, failures[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // column is a compared column: its value in a cell, and whether more is
@@ -64,6 +90,22 @@ var columns = []column{
 	{"wasted cost", func(c *Cell) float64 { return perThousand(c, c.WastedUSD) }, false, per1k},
 }
 
+// gained says what llmguard gets that baseline b does not: more full
+// answers, else a faster p99, else a faster p50 ("" for nothing).
+func gained(lg, b *Cell) string {
+	switch p50, p99 := columns[5], columns[6]; {
+	case lg.Success > b.Success:
+		return fmt.Sprintf("for %.1f%% answered against %.1f%%", 100*lg.Success, 100*b.Success)
+	case lg.Success < b.Success:
+		return ""
+	case p99.value(lg) < p99.value(b)-slack("p99", p99.value(b)):
+		return fmt.Sprintf("for a p99 of %s against %s", seconds(lg.P99), seconds(b.P99))
+	case p50.value(lg) < p50.value(b)-slack("p50", p50.value(b)):
+		return fmt.Sprintf("for a p50 of %s against %s", seconds(lg.P50), seconds(b.P50))
+	}
+	return ""
+}
+
 func perThousand(c *Cell, usd float64) float64 { return usd * 1000 / float64(max(c.Requests, 1)) }
 
 // slack is what two values may differ by and still count as equal: timings
@@ -89,7 +131,7 @@ func findings(s *Scorecard) []Finding {
 		}
 		if lg.Success < TargetSuccess {
 			out = append(out, Finding{Scenario: sc.Name, Column: "success",
-				Text: fmt.Sprintf("llmguard answered %.1f%% in full, below the %.1f%% target", 100*lg.Success, 100*TargetSuccess)})
+				Text: fmt.Sprintf("llmguard answered %.1f%% in full, below the %.1f%% target%s", 100*lg.Success, 100*TargetSuccess, why(lg.Failures))})
 		}
 		if lg.Hopeless > TargetHopeless {
 			out = append(out, Finding{Scenario: sc.Name, Column: "hopeless attempts",
@@ -109,10 +151,11 @@ func findings(s *Scorecard) []Finding {
 				if !worse {
 					continue
 				}
-				f := Finding{Scenario: sc.Name, Column: col.name, Baseline: st.Name, Trade: col.name != "success" && lg.Success > b.Success}
+				f := Finding{Scenario: sc.Name, Column: col.name, Baseline: st.Name}
 				f.Text = fmt.Sprintf("%s: llmguard %s, %s %s", col.name, col.format(l), st.Name, col.format(o))
-				if f.Trade {
-					f.Text += fmt.Sprintf(" (for %.1f%% answered against %.1f%%)", 100*lg.Success, 100*b.Success)
+				if gain := gained(lg, b); gain != "" && col.name != "success" && col.name != "p50" && col.name != "p99" {
+					f.Trade = true
+					f.Text += " (" + gain + ")"
 				}
 				out = append(out, f)
 			}

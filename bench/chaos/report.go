@@ -83,7 +83,7 @@ func (s *Scorecard) FindingsMarkdown() string {
 		}
 	}
 	if len(trades) > 0 {
-		b.WriteString("\nTrades (llmguard spends more in a column to answer more requests than the baseline):\n\n")
+		b.WriteString("\nTrades (llmguard spends more in a column to answer more requests, or faster, than the baseline):\n\n")
 		for _, f := range trades {
 			fmt.Fprintf(&b, "- %s: %s\n", f.Scenario, f.Text)
 		}
