@@ -239,3 +239,59 @@ models:
 		t.Errorf("no continuation comment: %s", r.body)
 	}
 }
+
+// An Anthropic client's stream from an Anthropic target starts with the
+// upstream's message id and prompt usage however the answer came (issue 19
+// item 5): streamed, as a whole JSON body to the streaming request (an
+// upstream that does not stream), or replayed for a repeated
+// Idempotency-Key (the same message_start as the first call's).
+func TestStreamStartCarried(t *testing.T) {
+	whole := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, fixedAnBody)
+	})
+	fixed := map[string]any{"input_tokens": 9.0, "cache_creation_input_tokens": 20.0, "cache_read_input_tokens": 100.0,
+		"service_tier": "priority"}
+	for _, tt := range []struct {
+		name      string
+		up        http.Handler
+		id        string
+		wantUsage map[string]any // nil: the mock's, checked on the replay only
+	}{
+		{"streamed", fixedUpstream(), "msg_01FixedUpstream", fixed},
+		{"whole body", whole, "msg_01FixedUpstream", fixed},
+		{"mock", nil, "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newRecStack(t, tt.up)
+			var first any
+			for _, call := range []string{"first", "replayed"} {
+				r := s.post(t, "/v1/messages", anBody("ant", true, ""), "Idempotency-Key", "start-"+tt.name)
+				_, end, evs := streamText(t, DialectAnthropic, r.body)
+				if end != "done" || evs[0].Name != "message_start" {
+					t.Fatalf("%s: end %q: %s", call, end, r.body)
+				}
+				msg := dig(evs[0].Data, "message").(map[string]any)
+				if id := msg["id"]; tt.id != "" && id != tt.id {
+					t.Errorf("%s: message_start id = %v, want the upstream's %s", call, id, tt.id)
+				}
+				u := msg["usage"].(map[string]any)
+				// Output so far: the upstream's 1 when it streamed, 0 when
+				// the whole answer came at once.
+				delete(u, "output_tokens")
+				if tt.wantUsage != nil {
+					if d := diffAny(tt.wantUsage, u); d != "" {
+						t.Errorf("%s: message_start usage (-want +got):\n%s", call, d)
+					}
+				} else if u["input_tokens"] == 0.0 {
+					t.Errorf("%s: message_start usage %v, want the mock's input_tokens", call, u)
+				}
+				if first == nil {
+					first = msg
+				} else if d := diffAny(first, msg); d != "" {
+					t.Errorf("replayed message_start differs from the first (-first +replayed):\n%s", d)
+				}
+			}
+		})
+	}
+}

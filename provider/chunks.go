@@ -7,12 +7,14 @@ import (
 )
 
 // Chunks returns r as the chunks of a stream that says the same, so that a
-// stream of them assembles back into r: the model and id, each thinking
+// stream of them assembles back into r: the model, id and prompt usage
+// (Usage.Prompt, what a stream says at its start), each thinking
 // block whole, the text, each tool call whole, then the finish reason and
 // stop sequence with the usage. Dropped rides on the first chunk.
 func (r *Response) Chunks() []Chunk {
 	out := make([]Chunk, 0, len(r.Thinking)+len(r.ToolCalls)+3)
-	out = append(out, Chunk{Model: r.Model, ID: r.ID, Dropped: r.Dropped})
+	start := r.Usage.Prompt()
+	out = append(out, Chunk{Model: r.Model, ID: r.ID, Dropped: r.Dropped, Usage: &start})
 	for i, p := range r.Thinking {
 		d := &ThinkingDelta{Index: i, Type: p.Type}
 		str := func(k string) string {

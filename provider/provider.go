@@ -212,6 +212,13 @@ type Usage struct {
 	ServiceTier string `json:"service_tier,omitempty"`
 }
 
+// Prompt is the prompt side of u (input and cache tokens, the tier): what
+// a stream reports at its start, before any output.
+func (u Usage) Prompt() Usage {
+	return Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens, ServiceTier: u.ServiceTier}
+}
+
 // Merge sets each field of u that is not zero in v: a stream reports usage
 // piecemeal (Anthropic: input at the start, output at the end).
 func (u *Usage) Merge(v Usage) {

@@ -109,7 +109,8 @@ func TestStreamIdempotencyKey(t *testing.T) {
 		if n := h.ads["a"].Calls("m1"); n != 2 {
 			t.Errorf("%d upstream calls, want 2", n)
 		}
-		// A Chat's stored answer replays as a stream, finish reason and usage included.
+		// A Chat's stored answer replays as a stream, finish reason and usage
+		// included, the prompt usage at the start as a stream says it.
 		if _, err := h.eng.Chat(context.Background(), &Call{Request: userReq("x"), IdempotencyKey: "c"}); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestStreamIdempotencyKey(t *testing.T) {
 			}
 			got = append(got, c)
 		}
-		want := []provider.Chunk{{Text: "a different answer", Model: "m1"},
+		want := []provider.Chunk{{Text: "a different answer", Model: "m1", Usage: &provider.Usage{InputTokens: 1000}},
 			{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
 		if diff := cmp.Diff(want, got); diff != "" || !sr.Cached {
 			t.Errorf("replayed chat (cached=%v) (-want +got):\n%s", sr.Cached, diff)

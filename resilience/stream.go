@@ -141,7 +141,7 @@ func (s *engineStream) Close() error {
 func (s *engineStream) RequestID() string { return s.s.RequestID() }
 
 // replayStream streams a stored answer (an idempotent call's earlier
-// success): its text with the model and id, each tool call whole, then the
+// success): its text with the model, id and prompt usage, each tool call whole, then the
 // finish reason with the usage.
 type replayStream struct {
 	chunks []provider.Chunk
@@ -150,7 +150,8 @@ type replayStream struct {
 
 func newReplayStream(r *provider.Response) *replayStream {
 	chunks := make([]provider.Chunk, 0, len(r.ToolCalls)+2)
-	chunks = append(chunks, provider.Chunk{Text: r.Text, Model: r.Model, ID: r.ID})
+	start := r.Usage.Prompt()
+	chunks = append(chunks, provider.Chunk{Text: r.Text, Model: r.Model, ID: r.ID, Usage: &start})
 	for i, tc := range r.ToolCalls {
 		chunks = append(chunks, provider.Chunk{ToolCall: &provider.ToolCallDelta{
 			Index: i, ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments), Extra: tc.Extra}})
