@@ -69,6 +69,15 @@ func peekDropped(st provider.Stream) (provider.Stream, []string) {
 	return p, p.first.Dropped
 }
 
+// Buffered implements provider.BufferReporter: the first chunk is in
+// memory; then the stream peeked says.
+func (p *peeked) Buffered() bool {
+	if !p.done {
+		return p.err == nil
+	}
+	return provider.Buffered(p.Stream)
+}
+
 func (p *peeked) Recv() (provider.Chunk, error) {
 	if !p.done {
 		p.done = true

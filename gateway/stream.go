@@ -53,6 +53,12 @@ func (g *guard) stop() {
 	g.cancel()
 }
 
+// flushBound is the longest a stream's events wait unflushed while the
+// upstream's keep coming (see sse.Writer.Coalesce): the pump flushes when
+// the upstream has nothing more buffered, so a burst of events costs one
+// flush and a lone event, the first token included, goes out at once.
+const flushBound = 5 * time.Millisecond
+
 // pump copies one logical stream to the client; the engine continues it on
 // another target when it breaks after tokens went out, and says so with an
 // EventContinue (next).
@@ -113,6 +119,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	}
 	h.Set("X-Accel-Buffering", "no")
 	sw := sse.NewWriter(w)
+	sw.Coalesce(flushBound)
 	w.WriteHeader(http.StatusOK)
 
 	bp := s.bufs.Get().(*[]byte)
@@ -144,12 +151,20 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 				g.stop()
 				return // the client went away
 			}
+			// Asked before a complete stream closes too: reading a
+			// terminator the upstream sent already lets its connection be
+			// reused.
+			more := provider.Buffered(st)
 			if p.finish != "" && p.usageFinal {
 				// Complete: don't wait for a terminator that may never come.
+				// (The handler's return flushes what is written.)
 				st.Close()
 				g.stop()
 				p.end()
 				return
+			}
+			if !more {
+				p.sw.Flush() // before Recv waits
 			}
 			continue
 		}

@@ -344,6 +344,23 @@ type Stream interface {
 	RequestID() string
 }
 
+// BufferReporter is implemented by a Stream that can tell whether its next
+// Recv returns a chunk already received, without waiting for the network:
+// a relay flushes what it wrote to its client only before a Recv that
+// would wait, so that a burst of events costs one flush. Buffered may
+// decode events already received (never reading the network); like Recv
+// it is not safe for concurrent use.
+type BufferReporter interface {
+	Buffered() bool
+}
+
+// Buffered reports whether s's next Recv returns a chunk without waiting
+// for the network: false when s does not say (see BufferReporter).
+func Buffered(s Stream) bool {
+	b, ok := s.(BufferReporter)
+	return ok && b.Buffered()
+}
+
 // Adapter speaks one provider's API over net/http. Every non-success is
 // returned as a *Error carrying the classifier's verdict. Adapters never
 // retry. They are safe for concurrent use.

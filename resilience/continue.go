@@ -214,6 +214,11 @@ func (s *continuing) Close() error {
 	return cur.Close()
 }
 
+// Buffered implements provider.BufferReporter for the stream being
+// relayed. (A break that continues waits for the next target, which
+// Buffered does not foresee: the break is an error, not a chunk held.)
+func (s *continuing) Buffered() bool { return provider.Buffered(s.cur) }
+
 // RequestID is the answering target's request id.
 func (s *continuing) RequestID() string {
 	s.mu.Lock()
@@ -228,6 +233,9 @@ type spliced struct {
 	pending []provider.Chunk
 	skip    string
 }
+
+// Buffered implements provider.BufferReporter.
+func (s *spliced) Buffered() bool { return len(s.pending) > 0 || provider.Buffered(s.Stream) }
 
 func (s *spliced) Recv() (provider.Chunk, error) {
 	if len(s.pending) > 0 {

@@ -225,6 +225,9 @@ func (s *recordStream) Recv() (provider.Chunk, error) {
 	return c, err
 }
 
+// Buffered implements provider.BufferReporter for the stream recorded.
+func (s *recordStream) Buffered() bool { return provider.Buffered(s.Stream) }
+
 // Close stores an answer that got its finish reason, then closes the stream.
 func (s *recordStream) Close() error {
 	s.mu.Lock()

@@ -77,5 +77,8 @@ func (s *staticStream) Recv() (provider.Chunk, error) {
 	return provider.Chunk{Text: s.resp.Text, FinishReason: provider.FinishStop, Model: s.resp.Model}, nil
 }
 
+// Buffered implements provider.BufferReporter: the answer is in memory.
+func (s *staticStream) Buffered() bool { return !s.done }
+
 func (s *staticStream) Close() error      { s.done = true; return nil }
 func (s *staticStream) RequestID() string { return "" }

@@ -140,6 +140,15 @@ func (s *engineStream) Close() error {
 
 func (s *engineStream) RequestID() string { return s.s.RequestID() }
 
+// Buffered implements provider.BufferReporter: the chunks replayed up to
+// the first token are in memory; then the target's stream says.
+func (s *engineStream) Buffered() bool {
+	if len(s.meta) > 0 || s.hasFirst {
+		return true
+	}
+	return s.err == nil && !s.eof && provider.Buffered(s.s)
+}
+
 // replayStream streams a stored answer (an idempotent call's earlier
 // success): its text with the model, id and prompt usage, each tool call whole, then the
 // finish reason with the usage.
@@ -169,6 +178,9 @@ func (s *replayStream) Recv() (provider.Chunk, error) {
 	s.chunks = s.chunks[1:]
 	return c, nil
 }
+
+// Buffered implements provider.BufferReporter: the chunks are in memory.
+func (s *replayStream) Buffered() bool { return len(s.chunks) > 0 }
 
 func (s *replayStream) Close() error      { s.chunks = nil; return nil }
 func (s *replayStream) RequestID() string { return s.id }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 )
 
 // Event is one SSE event. Name is "" for unnamed ("message") events.
@@ -26,6 +27,9 @@ var ErrLineTooLong = errors.New("sse: line too long")
 // Reader reads events from a stream. It is not safe for concurrent use.
 type Reader struct {
 	sc *bufio.Scanner
+	// rest is what the scanner holds after its last line: read from the
+	// stream, not parsed yet (valid until the next Scan).
+	rest []byte
 	// Comments counts comment lines (": keep-alive") seen so far.
 	Comments int
 }
@@ -34,7 +38,47 @@ type Reader struct {
 func NewReader(r io.Reader) *Reader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxLine)
-	return &Reader{sc: sc}
+	rd := &Reader{sc: sc}
+	sc.Split(rd.scanLine)
+	return rd
+}
+
+// scanLine is bufio.ScanLines, noting what is left after each line.
+func (r *Reader) scanLine(data []byte, atEOF bool) (int, []byte, error) {
+	adv, line, err := bufio.ScanLines(data, atEOF)
+	if line != nil {
+		r.rest = data[adv:]
+	}
+	return adv, line, err
+}
+
+// Buffered reports whether the next call to Next returns an event already
+// read from the stream, without reading it again (which may wait for the
+// network). A relay flushes what it wrote only when nothing more is
+// buffered, so that a burst of events costs one flush.
+func (r *Reader) Buffered() bool {
+	rest, pending := r.rest, false
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return false // no complete line left
+		}
+		line := bytes.TrimSuffix(rest[:i], []byte{'\r'})
+		rest = rest[i+1:]
+		switch {
+		case len(line) == 0:
+			if pending {
+				return true
+			}
+		case line[0] == ':':
+		default:
+			field, _, _ := bytes.Cut(line, []byte{':'})
+			switch string(field) {
+			case "event", "data", "id":
+				pending = true
+			}
+		}
+	}
 }
 
 // Next returns the next event. It returns io.EOF at a clean end of stream
@@ -75,6 +119,7 @@ func (r *Reader) Next() (Event, error) {
 			pending = true
 		}
 	}
+	r.rest = nil // the scanner is done
 	if err := r.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return Event{}, ErrLineTooLong
@@ -93,12 +138,17 @@ func (r *Reader) Next() (Event, error) {
 	return Event{}, io.EOF
 }
 
-// Writer writes events to an HTTP response, flushing after each.
-// It is not safe for concurrent use.
+// Writer writes events to an HTTP response, flushing after each unless
+// Coalesce says otherwise. It is not safe for concurrent use.
 type Writer struct {
 	w   io.Writer
 	f   http.Flusher
 	buf []byte
+	// bound: Coalesce's; 0 flushes every event.
+	bound time.Duration
+	// held: when the oldest event written since the last flush was
+	// written (zero: none held).
+	held time.Time
 }
 
 // NewWriter returns a Writer on w. If w is an http.ResponseWriter it sets the
@@ -118,6 +168,14 @@ func NewWriter(w io.Writer) *Writer {
 	}
 	return sw
 }
+
+// Coalesce stops the flush after each event: the caller calls Flush when
+// it has written what it has (before it waits for more), so that a burst
+// of events costs one flush. An event written bound or more after the
+// oldest unflushed one flushes them all, so a reader waits at most about
+// bound for what the caller wrote while it kept writing. A bound of 0
+// flushes after each event again.
+func (s *Writer) Coalesce(bound time.Duration) { s.bound = bound }
 
 // Event writes an event named name ("" for none) with data. Data containing
 // newlines is split over several data lines.
@@ -157,6 +215,7 @@ func (s *Writer) Comment(text string) error {
 
 // Flush flushes the underlying writer if it can.
 func (s *Writer) Flush() {
+	s.held = time.Time{}
 	if s.f != nil {
 		s.f.Flush()
 	}
@@ -166,6 +225,13 @@ func (s *Writer) write(b []byte) error {
 	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
-	s.Flush()
+	switch {
+	case s.bound <= 0:
+		s.Flush()
+	case s.held.IsZero():
+		s.held = time.Now()
+	case time.Since(s.held) >= s.bound:
+		s.Flush()
+	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -83,4 +85,94 @@ func TestWriterRoundTrip(t *testing.T) {
 	if _, err := r.Next(); err != io.EOF || r.Comments != 1 {
 		t.Errorf("end: err %v comments %d", err, r.Comments)
 	}
+}
+
+// pieces is a reader whose each Read returns the next piece, as a network
+// read returns what arrived.
+type pieces []string
+
+func (p *pieces) Read(b []byte) (int, error) {
+	if len(*p) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, (*p)[0])
+	if (*p)[0] = (*p)[0][n:]; (*p)[0] == "" {
+		*p = (*p)[1:]
+	}
+	return n, nil
+}
+
+func TestReaderBuffered(t *testing.T) {
+	tests := []struct {
+		name string
+		in   pieces
+		want []bool // Buffered after each event
+	}{
+		{"one event a read", pieces{"data: a\n\n", "data: b\n\n"}, []bool{false, false}},
+		{"a burst in one read", pieces{"data: a\n\ndata: b\n\nevent: x\ndata: c\n\n"}, []bool{true, true, false}},
+		{"the next event half read", pieces{"data: a\n\ndata: b", "\n\n"}, []bool{false, false}},
+		{"the next event without its blank line", pieces{"data: a\n\ndata: b\n", "\n"}, []bool{false, false}},
+		{"only a comment after", pieces{"data: a\n\n: keep-alive\n\n", "data: b\n\n"}, []bool{false, false}},
+		{"a comment before the next", pieces{"data: a\n\n: keep-alive\n\ndata: b\n\n"}, []bool{true, false}},
+		{"crlf", pieces{"data: a\r\n\r\ndata: b\r\n\r\n"}, []bool{true, false}},
+		{"an unknown field is no event", pieces{"data: a\n\nretry: 10\n\n", "data: b\n\n"}, []bool{false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			r := NewReader(&in)
+			if r.Buffered() {
+				t.Error("buffered before the first read")
+			}
+			var got []bool
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+				got = append(got, r.Buffered())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Buffered after each event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// flushCounter counts flushes.
+type flushCounter struct {
+	bytes.Buffer
+	n int
+}
+
+func (f *flushCounter) Flush() { f.n++ }
+
+func TestWriterCoalesce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var f flushCounter
+		w := NewWriter(&f)
+		w.Data([]byte("a"))
+		if f.n != 1 {
+			t.Fatalf("%d flushes by default, want 1 an event", f.n)
+		}
+		w.Coalesce(5 * time.Millisecond)
+		w.Data([]byte("b"))
+		w.Comment("c")
+		time.Sleep(4 * time.Millisecond)
+		w.Data([]byte("d"))
+		if f.n != 1 {
+			t.Errorf("%d flushes, want none within the bound", f.n-1)
+		}
+		time.Sleep(time.Millisecond)
+		w.Data([]byte("e")) // 5ms after b: all go
+		if f.n != 2 {
+			t.Errorf("%d flushes, want one at the bound", f.n-1)
+		}
+		w.Data([]byte("f"))
+		w.Flush()
+		time.Sleep(10 * time.Millisecond)
+		w.Data([]byte("g")) // the oldest held: g itself
+		if f.n != 3 || f.String() != "data: a\n\ndata: b\n\n: c\n\ndata: d\n\ndata: e\n\ndata: f\n\ndata: g\n\n" {
+			t.Errorf("%d flushes, body %q", f.n, f.String())
+		}
+	})
 }

@@ -151,6 +151,9 @@ func (s *wholeStream) Recv() (provider.Chunk, error) {
 	return c, nil
 }
 
+// Buffered implements provider.BufferReporter: the chunks are in memory.
+func (s *wholeStream) Buffered() bool { return len(s.chunks) > 0 }
+
 func (s *wholeStream) Close() error      { s.chunks = nil; return nil }
 func (s *wholeStream) RequestID() string { return s.reqID }
 
@@ -195,6 +198,17 @@ func (s *Stream) Recv() (provider.Chunk, error) {
 		s.usage = true
 	}
 	return ch, nil
+}
+
+// Buffered implements provider.BufferReporter: the next Recv returns a
+// chunk decoded already or from events the reader holds. It decodes the
+// events held until one gives a chunk, so that an event that gives none
+// (a ping, the end of a block) does not hide a wait.
+func (s *Stream) Buffered() bool {
+	for len(s.pending) == 0 && s.err == nil && s.rd.Buffered() {
+		s.next()
+	}
+	return len(s.pending) > 0
 }
 
 func (s *Stream) next() {

@@ -61,3 +61,34 @@ func TestStreamMalformedEvents(t *testing.T) {
 		})
 	}
 }
+
+// pingDecoder is textDecoder with "ping" events, which decode to no chunk.
+type pingDecoder struct{ textDecoder }
+
+func (d pingDecoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
+	if string(ev.Data) == "ping" {
+		return nil, false, nil
+	}
+	return d.textDecoder.Decode(ev)
+}
+
+// Buffered looks past events that give no chunk, and only at what was
+// read: each strings.Reader below is one network read.
+func TestStreamBuffered(t *testing.T) {
+	body := io.MultiReader(
+		strings.NewReader("data: {\"t\":\"a\"}\n\ndata: ping\n\ndata: {\"t\":\"b\"}\n\ndata: ping\n\ndata: {\"t\":"),
+		strings.NewReader("\"c\"}\n\ndata: end\n\n"))
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(body)}
+	s := Call{Provider: "p", Model: "m"}.NewStream(context.Background(), resp, pingDecoder{}, "req_1")
+	var got []string
+	for {
+		c, err := s.Recv()
+		if err != nil {
+			break
+		}
+		got = append(got, c.Text+"="+map[bool]string{true: "more", false: "wait"}[s.Buffered()])
+	}
+	if want := "a=more b=wait c=wait"; strings.Join(got, " ") != want {
+		t.Errorf("chunk=Buffered %q, want %q", strings.Join(got, " "), want)
+	}
+}
