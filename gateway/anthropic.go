@@ -24,8 +24,11 @@ type anMessage struct {
 // Request.Extra; block fields (cache_control, citations) to Part.Extra. A
 // system prompt given as blocks, and tools or tool_choice with more than the
 // canonical form holds, are also kept verbatim in Extra so a same-dialect
-// target receives them unchanged.
-func decodeAnthropic(body []byte) (*inbound, error) {
+// target receives them unchanged. Nothing decoded points into body.
+func decodeAnthropic(body []byte) (*inbound, error) { return anthropicRequest(bytes.Clone(body)) }
+
+// anthropicRequest is decodeAnthropic of a body the request keeps.
+func anthropicRequest(body []byte) (*inbound, error) {
 	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
 	r := in.req
 	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {

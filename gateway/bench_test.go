@@ -69,17 +69,23 @@ func (b *benchSetup) call(tb testing.TB, target string) {
 	if target == b.gateway {
 		model = "default"
 	}
-	req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(fmt.Sprintf(benchBody, model)))
+	postJSON(tb, b.client, target, strings.NewReader(fmt.Sprintf(benchBody, model)))
+}
+
+// postJSON posts body to url as the benchmarks' client and reads the whole
+// answer, which must be a 200 with a body.
+func postJSON(tb testing.TB, client *http.Client, url string, body io.Reader) {
+	req, _ := http.NewRequest(http.MethodPost, url, body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer bench-key")
-	res, err := b.client.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	n, _ := io.Copy(io.Discard, res.Body)
 	res.Body.Close()
 	if res.StatusCode != 200 || n == 0 {
-		tb.Fatalf("%s: status %d", target, res.StatusCode)
+		tb.Fatalf("%s: status %d", url, res.StatusCode)
 	}
 }
 

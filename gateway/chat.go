@@ -51,20 +51,13 @@ func routeNames(routes map[string][]string) []string {
 
 // serveChat serves /v1/chat/completions and /v1/messages.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect string) {
-	bp, aerr := s.readBody(w, r)
+	body, aerr := s.readBody(w, r)
 	if aerr != nil {
 		writeError(w, dialect, aerr)
 		return
 	}
-	var in *inbound
-	var err error
-	if dialect == DialectAnthropic {
-		in, err = decodeAnthropic(*bp)
-	} else {
-		in, err = decodeOpenAI(*bp)
-	}
-	idem := s.idempotencyKey(r, *bp)
-	s.putBuf(bp)
+	in, err := decodeChat(dialect, body)
+	idem := s.idempotencyKey(r, body)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
@@ -95,7 +88,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		writeJSON(w, http.StatusOK, raw) // relayed: the provider's own answer
 		return
 	}
-	bp = s.bufs.Get().(*[]byte)
+	bp := s.bufs.Get().(*[]byte)
 	resp := res.Response
 	if resp.Model == "" {
 		// A copy: a cached response is shared by every replay.

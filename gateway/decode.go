@@ -78,7 +78,7 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	if len(r.Messages) == 0 {
 		return badRequest("missing \"messages\" (an array of messages)")
 	}
-	raw := bytes.Clone(body)
+	raw := body
 	if routing {
 		raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{
 			{Key: "fallbacks", Mode: rawjson.Delete}, {Key: "models", Mode: rawjson.Delete}})

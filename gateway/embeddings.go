@@ -128,13 +128,12 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request, dialect
 			message: "this gateway's engine does not serve embeddings"})
 		return
 	}
-	bp, aerr := s.readBody(w, r)
+	body, aerr := s.readBody(w, r)
 	if aerr != nil {
 		writeError(w, dialect, aerr)
 		return
 	}
-	in, err := decodeEmbeddings(*bp)
-	s.putBuf(bp)
+	in, err := decodeEmbeddings(body)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return

@@ -107,7 +107,8 @@ type Server struct {
 	now      func() time.Time
 	log      *slog.Logger
 	draining atomic.Bool
-	bufs     sync.Pool // *[]byte
+	bufs     sync.Pool // *[]byte, at most maxPooled (putBuf)
+	reclaim  *reclaimer
 	routes   map[string][]string
 	items    state.ItemStore
 	metrics  *telemetry.Metrics
@@ -152,6 +153,7 @@ func New(opts *Options) (*Server, error) {
 	def(&s.opts.ShutdownTimeout, 30*time.Second)
 	def(&s.opts.StreamIdleTimeout, 2*time.Minute)
 	s.bufs.New = func() any { b := make([]byte, 0, 8<<10); return &b }
+	s.reclaim = newReclaimer()
 	s.routes = s.eng.Routes() // fixed for the engine's life: read once
 	return s, nil
 }

@@ -158,28 +158,47 @@ func (t *trackingWriter) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
-// readBody reads the request body into a pooled buffer, enforcing the limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*[]byte, *apiError) {
+// readBody reads the request body, enforcing the limit, into a buffer of
+// its own: the decoded request points into it (its raw values and its
+// Passthrough body), so it is never recycled.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if r.ContentLength > s.maxBody {
 		return nil, errTooLarge(s.maxBody)
 	}
-	bp := s.bufs.Get().(*[]byte)
-	buf := bytes.NewBuffer((*bp)[:0])
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxBody))
-	*bp = buf.Bytes()
+	b, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength)
 	if err != nil {
-		s.putBuf(bp)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, errTooLarge(s.maxBody)
 		}
 		return nil, errBadRequest("reading request body: " + err.Error())
 	}
-	return bp, nil
+	s.reclaim.large(len(b))
+	return b, nil
 }
 
+// maxPrealloc bounds what readAll allocates on a client's word (its
+// Content-Length) before the bytes arrive.
+const maxPrealloc = 1 << 20
+
+// readAll is io.ReadAll into a buffer sized for the declared length (up to
+// maxPrealloc), so a body of that length is read into one allocation.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(int(max(min(size, maxPrealloc), 0)) + bytes.MinRead) // ReadFrom keeps MinRead free
+	_, err := b.ReadFrom(r)
+	return b.Bytes(), err
+}
+
+// maxPooled bounds the buffers the server keeps for encoding answers: a
+// larger one (a long answer) is left to the garbage collector, so that a
+// burst of large requests leaves no large buffers behind.
+const maxPooled = 64 << 10
+
+// putBuf returns an answer buffer to the pool, unless it is larger than
+// maxPooled.
 func (s *Server) putBuf(bp *[]byte) {
-	if cap(*bp) > 1<<20 {
+	if cap(*bp) > maxPooled {
 		return
 	}
 	*bp = (*bp)[:0]

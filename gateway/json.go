@@ -121,8 +121,8 @@ func keyString(k []byte) string {
 // errNotObject is the error for a body or element that is not a JSON object.
 var errNotObject = errors.New("malformed JSON object")
 
-// objects decodes a JSON array of objects into maps of raw values, copying
-// every value (raw may point into a recycled buffer) and validating it.
+// objects decodes a JSON array of objects into maps of raw values, which
+// point into raw, validating each.
 func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 	var out []map[string]json.RawMessage
 	err := rawjson.EachElement(raw, func(el []byte) error {
@@ -131,7 +131,7 @@ func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 			if !rawjson.Valid(v) {
 				return errNotObject
 			}
-			obj[k] = bytes.Clone(v)
+			obj[k] = v
 			return nil
 		})
 		out = append(out, obj)

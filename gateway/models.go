@@ -13,13 +13,12 @@ import (
 // the X-Llmguard-Estimate header: the route's targets may not share a
 // tokenizer, and an upstream call would cost a request.
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, dialect string) {
-	bp, aerr := s.readBody(w, r)
+	body, aerr := s.readBody(w, r)
 	if aerr != nil {
 		writeError(w, dialect, aerr)
 		return
 	}
-	in, err := decodeAnthropic(*bp)
-	s.putBuf(bp)
+	in, err := anthropicRequest(body)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return

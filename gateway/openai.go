@@ -67,8 +67,22 @@ type oaTool struct {
 
 // decodeOpenAI decodes an OpenAI chat-completions request body. Top-level
 // fields the canonical request lacks are kept in Request.Extra; part fields in
-// Part.Extra; gateway-only fields (fallbacks, models) are removed.
-func decodeOpenAI(body []byte) (*inbound, error) {
+// Part.Extra; gateway-only fields (fallbacks, models) are removed. Nothing
+// decoded points into body.
+func decodeOpenAI(body []byte) (*inbound, error) { return openAIRequest(bytes.Clone(body)) }
+
+// decodeChat decodes a chat request body of dialect as decodeOpenAI and
+// decodeAnthropic do, keeping body: the request's raw values and its
+// Passthrough point into it, so the caller must not change it.
+func decodeChat(dialect string, body []byte) (*inbound, error) {
+	if dialect == DialectAnthropic {
+		return anthropicRequest(body)
+	}
+	return openAIRequest(body)
+}
+
+// openAIRequest is decodeOpenAI of a body the request keeps.
+func openAIRequest(body []byte) (*inbound, error) {
 	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
 	r := in.req
 	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
@@ -117,12 +131,13 @@ func decodeOpenAI(body []byte) (*inbound, error) {
 	return in, nil
 }
 
-// setExtra stores a copy of v: the body it points into is a pooled buffer.
+// setExtra stores v, which points into the request's body (the decoders
+// own it: see readBody, Codec.DecodeChat).
 func setExtra(m *map[string]json.RawMessage, k string, v json.RawMessage) {
 	if *m == nil {
 		*m = make(map[string]json.RawMessage)
 	}
-	(*m)[k] = bytes.Clone(v)
+	(*m)[k] = v
 }
 
 // stringOrList decodes a JSON string, array of strings or null.

@@ -19,20 +19,18 @@ import (
 // only to a target that relays it, and gets a one-line 400 when the route
 // has none.
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect string) {
-	bp, aerr := s.readBody(w, r)
+	raw, aerr := s.readBody(w, r)
 	if aerr != nil {
 		writeError(w, dialect, aerr)
 		return
 	}
-	idem := s.idempotencyKey(r, *bp)
-	body, aerr := s.resolveRefs(r, *bp)
+	idem := s.idempotencyKey(r, raw)
+	body, aerr := s.resolveRefs(r, raw)
 	if aerr != nil {
-		s.putBuf(bp)
 		writeError(w, dialect, aerr)
 		return
 	}
 	in, err := decodeResponses(body)
-	s.putBuf(bp)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
@@ -75,7 +73,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 	k := s.keeper(r, in)
 	a.kept = k != nil
 	k.keep(a.items)
-	bp = s.bufs.Get().(*[]byte)
+	bp := s.bufs.Get().(*[]byte)
 	*bp = a.appendObject((*bp)[:0], true)
 	writeJSON(w, http.StatusOK, *bp)
 	s.putBuf(bp)

@@ -3,7 +3,6 @@ package rawjson
 import (
 	"errors"
 	"strconv"
-	"unicode/utf8"
 )
 
 // This file walks the fields of an object and the elements of an array and
@@ -56,8 +55,8 @@ func eachField(obj []byte, fn func(key, val []byte) error, valid bool) error {
 			return err
 		}
 		key := obj[i+1 : end-1]
-		if !simple(key) {
-			s, err := unquoteSlow(obj[i:end])
+		if plainRun(key) != len(key) {
+			s, err := unquote(key)
 			if err != nil {
 				return err
 			}
@@ -142,10 +141,7 @@ func String(v []byte) (string, error) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return "", ErrMalformed
 	}
-	if in := v[1 : len(v)-1]; simple(in) {
-		return string(in), nil
-	}
-	return unquoteSlow(v)
+	return unquote(v[1 : len(v)-1])
 }
 
 // Int decodes a JSON integer value; null is 0.
@@ -164,24 +160,6 @@ func Int(v []byte) (int, error) {
 func IsNull(v []byte) bool {
 	v = trimSpace(v)
 	return len(v) == 0 || string(v) == "null"
-}
-
-// simple reports whether the string contents in need no unescaping.
-func simple(in []byte) bool {
-	for _, c := range in {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return false
-		}
-	}
-	return utf8.Valid(in)
-}
-
-func unquoteSlow(raw []byte) (string, error) {
-	var s string
-	if err := Unmarshal(raw, &s); err != nil {
-		return "", err
-	}
-	return s, nil
 }
 
 func trailing(b []byte, i int) error {
@@ -209,19 +187,6 @@ func trimSpace(b []byte) []byte {
 		j--
 	}
 	return b[i:j]
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, ErrMalformed
 }
 
 // skipValue returns the index after the JSON value starting at b[i].

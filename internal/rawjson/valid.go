@@ -112,40 +112,6 @@ func literal(b []byte, i int, lit string) (int, bool) {
 	return 0, false
 }
 
-// validString checks the string starting at b[i] == '"': no control
-// characters, only JSON's escapes.
-func validString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1, true
-		case c < 0x20:
-			return 0, false
-		case c == '\\':
-			j++
-			if j >= len(b) {
-				return 0, false
-			}
-			switch b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if len(b)-j <= 4 {
-					return 0, false
-				}
-				for _, h := range b[j+1 : j+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return 0, false
-					}
-				}
-				j += 4
-			default:
-				return 0, false
-			}
-		}
-	}
-	return 0, false
-}
-
 // validNumber checks the number starting at b[i]:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func validNumber(b []byte, i int) (int, bool) {

@@ -1,0 +1,100 @@
+package rawjson
+
+import (
+	stdjson "encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzString checks String against encoding/json: the same string, or an
+// error where encoding/json has one (String takes empty input for null).
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"tab\tnl\n\u00e9 \"q\" \\ \/"`, `"\ud83d\ude00"`, `"\ud83dx"`, `"\ude00\ud83d"`,
+		`"\ud83d\u0041"`, `"\ud83d\ud83d\ude00"`, "\"bad \xff\xfe utf8 \xe2\x82\"", "\"ctl \x01\"", `"bad \x"`, `"\u12"`,
+		`"q"q"`, `"end\"`, ` "sp" `, `null`, `5`, `"` + strings.Repeat(`long line \"quoted\"\n`, 40) + `"`, "\"é ✓ 😀 \u2028\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if IsNull(b) && !isNullLiteral(b) {
+			return // empty input is null here, an error there
+		}
+		got, err := String(b)
+		var want string
+		werr := stdjson.Unmarshal(b, &want)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("String(%q) = %q, %v; encoding/json %q, %v", b, got, err, want, werr)
+		}
+		if err == nil && got != want {
+			t.Fatalf("String(%q) = %q, want %q", b, got, want)
+		}
+	})
+}
+
+func isNullLiteral(b []byte) bool { return string(trimSpace(b)) == "null" }
+
+// FuzzSkipString checks that EachElement splits an array of strings where
+// encoding/json does.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`["a","b\"","c\\","d\\\"e"]`, `["\\\\"]`, `["x\"]`, `[""]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want []stdjson.RawMessage
+		if stdjson.Unmarshal(b, &want) != nil {
+			return
+		}
+		var got []string
+		if err := EachElement(b, func(e []byte) error { got = append(got, string(e)); return nil }); err != nil {
+			t.Fatalf("EachElement(%q): %v", b, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("EachElement(%q) = %d elements, want %d", b, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != strings.TrimSpace(string(want[i])) {
+				t.Fatalf("EachElement(%q)[%d] = %s, want %s", b, i, got[i], want[i])
+			}
+		}
+	})
+}
+
+func BenchmarkString(b *testing.B) {
+	v := []byte(`"` + strings.Repeat("func main() {\\n\\tfmt.Println(\\\"héllo\\\")\\n}\\n// a plain comment line of code\\n", 2000) + `"`)
+	b.SetBytes(int64(len(v)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := String(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValidString(b *testing.B) {
+	v := []byte(`"` + strings.Repeat("func main() {\\n\\tfmt.Println(\\\"héllo\\\")\\n}\\n// a plain comment line of code\\n", 2000) + `"`)
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		if !Valid(v) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+func BenchmarkStringLibrary(b *testing.B) {
+	v := []byte(`"` + strings.Repeat("func main() {\\n\\tfmt.Println(\\\"héllo\\\")\\n}\\n// a plain comment line of code\\n", 2000) + `"`)
+	b.SetBytes(int64(len(v)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var s string
+		if err := Unmarshal(v, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSkipStringEnds(t *testing.T) {
+	for _, bad := range []string{`["\`, `["a\`, `["a\"`, `["12345678\`, `["1234567\`} {
+		if err := EachElement([]byte(bad), func([]byte) error { return nil }); err == nil {
+			t.Errorf("EachElement(%s) = nil, want an error", bad)
+		}
+	}
+}
