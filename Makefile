@@ -18,9 +18,17 @@ gotest:
 build:
 	$(GO) build -o bin/llmguard ./cmd/llmguard
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./cmd/llmguard bench chaos --out bench-out
+# make bench: the micro-benchmarks (a short -benchtime: the machine is
+# shared), then the scorecards on 127.0.0.1, each bounded in time: the
+# scaling table (issue 19) and the overhead scorecard (issue 18), both
+# beside a plain httputil.ReverseProxy measured in the same run, and the
+# chaos scorecard (issue 18).
+BENCHTIME ?= 100ms
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	bin/llmguard bench scaling
+	bin/llmguard bench overhead --duration 10s
+	bin/llmguard bench chaos --out bench-out
 
 fmt:
 	gofmt -w .

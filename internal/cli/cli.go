@@ -28,7 +28,7 @@ type command struct {
 
 // commands lists every subcommand; each file adds its own entry here.
 var commands = map[string]command{
-	"bench":   {"run a scorecard on 127.0.0.1 (chaos: failure scenarios x client strategies), bounded in time", runBench},
+	"bench":   {"run a scorecard on 127.0.0.1, bounded in time: overhead beside a plain reverse proxy, scaling with the work, chaos (failure scenarios x client strategies)", runBench},
 	"batch":   {"run a JSON Lines file of prompts (llmguard's, OpenAI Batch API or Anthropic Message Batches) through the engine, resumably", runBatch},
 	"decode":  {"classify a provider error response (status, headers, body)", runDecode},
 	"doctor":  {"check the config, every provider key (cheap model listing), key shapes, reachability and clock skew", runDoctor},

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package overhead
+
+import "time"
+
+// processCPU is unknown here (0): the report's CPU columns read 0.
+func processCPU() time.Duration { return 0 }
+
+// peakRSS is unknown here (0).
+func peakRSS() uint64 { return 0 }

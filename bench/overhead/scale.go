@@ -1,0 +1,146 @@
+package overhead
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/llmguard/llmguard/mock"
+)
+
+// This file: the scaling table — what each path costs as the work grows:
+// longer prompts, longer streams, more connections.
+
+// Groups of the scaling table, in order.
+const (
+	GroupBody   = "body"   // request bodies of 1 KB to 512 KB, same dialect and across
+	GroupStream = "stream" // streams of 10 to 1,000 chunks
+	GroupConns  = "conns"  // 1 to 256 concurrent connections
+)
+
+// ScaleConfig is one scaling run; the zero value runs every row for 1.5s.
+type ScaleConfig struct {
+	// Duration is each row's measurement, the three paths together
+	// (0 = 1.5s; a row also warms up for 0.3s).
+	Duration time.Duration
+	// Groups lists the groups to run (nil: all).
+	Groups []string
+	// Progress, when set, gets a line as each row starts.
+	Progress io.Writer
+}
+
+// Row is one line of the scaling table.
+type Row struct {
+	Group string
+	// Case names the row ("128 KB, anthropic → openai").
+	Case string
+	// BodyBytes is the request body's size; Concurrency the clients.
+	BodyBytes, Concurrency int
+	Result
+}
+
+// Scaling is a scaling run's rows.
+type Scaling struct {
+	Machine Machine
+	Rows    []Row
+	Elapsed time.Duration
+}
+
+// rowSpec is a row to measure: its load and the upstream it runs on.
+type rowSpec struct {
+	group, name string
+	conns       int
+	work        *workload
+	upstream    func() http.Handler
+}
+
+func healthyMock() http.Handler { return mock.New(&mock.Config{MaxRequests: 100}) }
+
+// rows lists every row of the table.
+func rows() []rowSpec {
+	var out []rowSpec
+	for _, kb := range []int{1, 32, 128, 512} {
+		for _, v := range []struct{ from, to, route string }{
+			{"openai", "openai", "default"}, {"anthropic", "anthropic", "claude"}, {"anthropic", "openai", "default"},
+		} {
+			w := &workload{urlPath: "/v1/chat/completions"}
+			model := "gpt-4o"
+			if v.from == "anthropic" {
+				w.urlPath, model = "/v1/messages", "claude-sonnet-4-5"
+			}
+			w.body[direct] = conversation(v.from, model, kb<<10)
+			w.body[proxy] = w.body[direct]
+			w.body[guard] = conversation(v.from, v.route, kb<<10)
+			out = append(out, rowSpec{group: GroupBody, name: fmt.Sprintf("%d KB, %s → %s", kb, v.from, v.to), conns: 2,
+				work: w, upstream: healthyMock})
+		}
+	}
+	for _, n := range []int{10, 100, 1000} {
+		out = append(out, rowSpec{group: GroupStream, name: fmt.Sprintf("%d chunks", n), conns: 2, work: chat(true),
+			upstream: func() http.Handler { return chunked(n) }})
+	}
+	for _, c := range []int{1, 16, 64, 256} {
+		out = append(out, rowSpec{group: GroupConns, name: fmt.Sprintf("%d connections", c), conns: c, work: chat(false),
+			upstream: healthyMock})
+	}
+	return out
+}
+
+// Scale measures every row of the scaling table on the three paths,
+// interleaved in two rounds, each row on a fresh stack on 127.0.0.1. It
+// returns the rows measured and an error joining those whose requests
+// failed.
+func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
+	var cfg ScaleConfig
+	if c != nil {
+		cfg = *c
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 1500 * time.Millisecond
+	}
+	t0 := time.Now()
+	out := &Scaling{Machine: thisMachine()}
+	var errs []error
+	for _, r := range rows() {
+		if cfg.Groups != nil && !slices.Contains(cfg.Groups, r.group) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "scaling: %s\n", r.name)
+		}
+		row, err := measureRow(ctx, &r, cfg.Duration)
+		if row != nil {
+			out.Rows = append(out.Rows, *row)
+		}
+		errs = append(errs, err)
+	}
+	out.Elapsed = time.Since(t0)
+	return out, errors.Join(errs...)
+}
+
+func measureRow(ctx context.Context, r *rowSpec, d time.Duration) (*Row, error) {
+	st, err := newStack(r.upstream())
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	warm(ctx, st, r.work, r.conns)
+	const rounds = 2
+	t := interleave(rounds, d/(rounds*time.Duration(npaths)), nil, func(p path, d time.Duration) *tally {
+		return measure(st, func() *tally { return closed(ctx, st, r.work, p, r.conns, d) })
+	})
+	var errs []error
+	for p := range npaths {
+		errs = append(errs, t[p].err(r.name, p))
+	}
+	return &Row{Group: r.group, Case: r.name, BodyBytes: len(r.work.body[direct]), Concurrency: r.conns, Result: result(t)},
+		errors.Join(errs...)
+}

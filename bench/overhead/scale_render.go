@@ -1,0 +1,63 @@
+package overhead
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// groupTitles introduce each group's table.
+var groupTitles = map[string]string{
+	GroupBody: "**Request bodies** (2 clients; a conversation whose text has newlines, quotes and non-ASCII; " +
+		"same dialect, and Anthropic in → OpenAI out; the proxy forwards the same body as is)",
+	GroupStream: "**Streams** (2 clients; an OpenAI stream of N chunks from a zero-latency upstream that flushes each, as providers do)",
+	GroupConns:  "**Connections** (N clients, a short OpenAI chat completion; *new conns/s*: connections opened to the upstream)",
+}
+
+// Markdown writes the scaling table, one table per group.
+func (s *Scaling) Markdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("### Scaling: costs that grow with the work\n\n")
+	b.WriteString(s.Machine.describe())
+	b.WriteString("Each row runs on a fresh stack on 127.0.0.1: the client straight to the upstream (the calibration), through " +
+		"`httputil.ReverseProxy` and through the gateway, taking turns in two rounds. *CPU* and *allocated* are the process's " +
+		"CPU time and heap allocation per request less the calibration's: what the proxy or the gateway adds (CPU time is " +
+		"the steadiest figure on a shared machine; throughput is not).\n\n")
+	for _, g := range []string{GroupBody, GroupStream, GroupConns} {
+		var t table
+		for _, r := range s.Rows {
+			if r.Group != g {
+				continue
+			}
+			if t.b.Len() == 0 {
+				b.WriteString(groupTitles[g] + "\n\n")
+				head := []string{"case", "proxy CPU", "llmguard CPU", "×", "proxy allocs", "llmguard allocs",
+					"proxy allocated", "llmguard allocated", "proxy req/s", "llmguard req/s", "×"}
+				switch g {
+				case GroupBody:
+					head = append(head, "llmguard allocated ÷ body")
+				case GroupConns:
+					head = append(head, "proxy new conns/s", "llmguard new conns/s")
+				}
+				t.head(head...)
+			}
+			px, gw := r.Added(r.Proxy), r.Added(r.Gateway)
+			cells := []string{r.Case, dur(px.CPU), dur(gw.CPU), ratio(float64(gw.CPU), float64(px.CPU)),
+				fmt.Sprintf("%.0f", px.Allocs), fmt.Sprintf("%.0f", gw.Allocs), size(px.AllocBytes), size(gw.AllocBytes),
+				fmt.Sprintf("%.0f", px.Rate), fmt.Sprintf("%.0f", gw.Rate), ratio(gw.Rate, px.Rate)}
+			switch g {
+			case GroupBody:
+				cells = append(cells, fmt.Sprintf("%.1f", gw.AllocBytes/float64(r.BodyBytes)))
+			case GroupConns:
+				cells = append(cells, fmt.Sprintf("%.0f", px.Conns), fmt.Sprintf("%.0f", gw.Conns))
+			}
+			t.row(cells...)
+		}
+		if t.b.Len() > 0 {
+			b.WriteString(t.String())
+		}
+	}
+	fmt.Fprintf(&b, "The run took %.0f s.\n", s.Elapsed.Seconds())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
