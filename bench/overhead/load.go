@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,20 +26,23 @@ const (
 
 // workload is one kind of request, as each path is sent it.
 type workload struct {
-	urlPath string
+	urlPath [npaths]string
 	body    [npaths][]byte // the gateway is sent a route's name as the model, the others the upstream's
 	stream  bool
 }
+
+// forPaths is v for the calibration and the proxy, g for the gateway.
+func forPaths[T any](v, g T) [npaths]T { return [npaths]T{v, v, g} }
 
 // call sends one request on p and reads the whole answer. firstByte is
 // when the answer's first body byte arrived.
 func (w *workload) call(ctx context.Context, st *stack, p path) (firstByte time.Time, err error) {
 	defer func() {
-		if l := st.proxyLog.String(); err != nil && p == proxy && l != "" {
-			err = fmt.Errorf("%w (the proxy logged: %s)", err, l)
+		if c := st.children[p]; err != nil && c != nil && c.stderr.String() != "" {
+			err = fmt.Errorf("%w (its process logged: %s)", err, c.stderr.String())
 		}
 	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.base[p]+w.urlPath, bytes.NewReader(w.body[p]))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.base[p]+w.urlPath[p], bytes.NewReader(w.body[p]))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -211,15 +213,22 @@ func closed(ctx context.Context, st *stack, w *workload, p path, conns int, d ti
 	return t
 }
 
-// measure runs one phase on p and adds what the process spent during it
-// and the connections opened to the upstream. A GC first, so one phase's
-// garbage is not collected on the next one's account.
-func measure(st *stack, run func() *tally) *tally {
-	runtime.GC()
-	before, conns := read(), st.upstream.accepted.Load()
+// measure runs one phase on p and adds what p spent during it (see
+// stack.counters) and the connections opened to the upstream.
+func measure(st *stack, p path, run func() *tally) *tally {
+	before, berr := st.counters(p, true)
+	conns := st.upstream.accepted.Load()
 	t := run()
-	t.counters = read().minus(before)
 	t.conns = st.upstream.accepted.Load() - conns
+	after, aerr := st.counters(p, false)
+	if err := errors.Join(berr, aerr); err != nil {
+		t.errors++
+		if t.firstErr == nil {
+			t.firstErr = fmt.Errorf("reading %s's counters: %w", pathNames[p], err)
+		}
+		return t
+	}
+	t.counters = after.minus(before)
 	return t
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/llmguard/llmguard/mock"
 )
 
 // Config is one overhead run. The zero value measures everything with
@@ -31,6 +29,8 @@ type Config struct {
 	NoSearch bool
 	// Progress, when set, gets a line as each measurement starts.
 	Progress io.Writer
+	// Spawn starts the proxy's and the gateway's processes (nil: SpawnSelf).
+	Spawn Spawn
 }
 
 // SustainP99 is what a path must keep to sustain a rate: every request
@@ -56,11 +56,10 @@ type Report struct {
 	// measured).
 	Concurrency int
 	Throughput  *Result
-	// PeakRSS is the whole bench process's peak resident set (load
-	// generator, mock, proxy and gateway together): an upper bound of the
-	// gateway's own.
-	PeakRSS uint64
-	Elapsed time.Duration
+	// ProxyRSS and GatewayRSS are the peak resident sets of the proxy's
+	// and the gateway's processes over the run.
+	ProxyRSS, GatewayRSS uint64
+	Elapsed              time.Duration
 }
 
 // Step is one rate's measurement.
@@ -108,17 +107,22 @@ func (c *Config) withDefaults() Config {
 	return d
 }
 
-// chat is the scorecard's request: a short OpenAI chat completion.
-func chat(stream bool) *workload {
+// chat is the scorecard's request: a short OpenAI chat completion, from
+// the mock or, with chunks, a stream of that many chunks.
+func chat(stream bool, chunks int) *workload {
 	const body = `{"model":%q,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarise the benefits of circuit breakers in two sentences"}],"max_tokens":128,"temperature":0.2%s}`
 	extra := ""
 	if stream {
 		extra = `,"stream":true`
 	}
-	w := &workload{urlPath: "/v1/chat/completions", stream: stream}
-	w.body[direct] = fmt.Appendf(nil, body, "gpt-4o", extra)
-	w.body[proxy] = w.body[direct]
-	w.body[guard] = fmt.Appendf(nil, body, "default", extra)
+	const api = "/v1/chat/completions"
+	w := &workload{urlPath: forPaths(api, api), stream: stream,
+		body: forPaths(fmt.Appendf(nil, body, "gpt-4o", extra), fmt.Appendf(nil, body, "default", extra))}
+	if chunks > 0 {
+		w.urlPath[direct] = fmt.Sprintf("/chunks/%d%s", chunks, api)
+		w.urlPath[proxy] = w.urlPath[direct]
+		w.body[guard] = fmt.Appendf(nil, body, fmt.Sprintf("chunks-%d", chunks), extra)
+	}
 	return w
 }
 
@@ -130,12 +134,12 @@ func chat(stream bool) *workload {
 func Run(ctx context.Context, c *Config) (*Report, error) {
 	cfg := c.withDefaults()
 	t0 := time.Now()
-	st, err := newStack(mock.New(&mock.Config{MaxRequests: 1000}))
+	st, err := newStack(spawner(cfg.Spawn))
 	if err != nil {
 		return nil, err
 	}
 	defer st.close()
-	w := chat(cfg.Stream)
+	w := chat(cfg.Stream, 0)
 	rep := &Report{Machine: thisMachine(), Stream: cfg.Stream,
 		Request: fmt.Sprintf("an OpenAI chat completion (%d-byte body), answered in full by the mock", len(w.body[direct]))}
 	if cfg.Stream {
@@ -152,7 +156,7 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 		say("%g QPS for %s, the three paths in turns", cfg.Rate, cfg.Duration)
 		rounds := max(1, int(cfg.Duration/(3*time.Second)))
 		t := interleave(rounds, cfg.Duration/time.Duration(3*rounds), nil, func(p path, d time.Duration) *tally {
-			return measure(st, func() *tally { return paced(ctx, st, w, p, cfg.Rate, d) })
+			return measure(st, p, func() *tally { return paced(ctx, st, w, p, cfg.Rate, d) })
 		})
 		rep.Fixed = &Step{Rate: cfg.Rate, Result: result(t)}
 		for p := range npaths {
@@ -171,7 +175,7 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 		say("%d connections for %s", cfg.Concurrency, d)
 		rounds := max(1, int(d/(3*time.Second)))
 		t := interleave(rounds, d/time.Duration(3*rounds), nil, func(p path, d time.Duration) *tally {
-			return measure(st, func() *tally { return closed(ctx, st, w, p, cfg.Concurrency, d) })
+			return measure(st, p, func() *tally { return closed(ctx, st, w, p, cfg.Concurrency, d) })
 		})
 		r := result(t)
 		rep.Concurrency, rep.Throughput = cfg.Concurrency, &r
@@ -179,12 +183,19 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 			errs = append(errs, t[p].err(fmt.Sprintf("%d connections", cfg.Concurrency), p))
 		}
 	}
-	rep.PeakRSS = peakRSS()
+	rep.ProxyRSS, rep.GatewayRSS = st.peakRSS(proxy), st.peakRSS(guard)
 	rep.Elapsed = time.Since(t0)
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)
+}
+
+func spawner(s Spawn) Spawn {
+	if s == nil {
+		return SpawnSelf
+	}
+	return s
 }
 
 // warm opens each path's connections and runs its first requests.
@@ -207,7 +218,7 @@ func search(ctx context.Context, st *stack, w *workload, from float64, step time
 			break
 		}
 		t := interleave(1, step, func(p path) bool { return failed[p] }, func(p path, d time.Duration) *tally {
-			return measure(st, func() *tally { return paced(ctx, st, w, p, rate, d) })
+			return measure(st, p, func() *tally { return paced(ctx, st, w, p, rate, d) })
 		})
 		s := Step{Rate: rate, Result: result(t)}
 		for p, ps := range []Stats{s.Calibration, s.Proxy, s.Gateway} {

@@ -81,9 +81,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("### Overhead: llmguard beside a plain reverse proxy\n\n")
 	b.WriteString(r.Machine.describe())
-	fmt.Fprintf(&b, "Every path is sent %s. The client, the mock, `httputil.ReverseProxy` and the gateway run in one process "+
-		"on 127.0.0.1; the three paths take turns in rounds, so they share the machine's varying load. "+
-		"*Added* is a path's figure less the calibration's (the client straight to the mock).\n\n", r.Request)
+	fmt.Fprintf(&b, "Every path is sent %s. The client and the mock run in the bench's process, `httputil.ReverseProxy` and "+
+		"the gateway each in a process of its own, all on 127.0.0.1; the three paths take turns in rounds, so they share the "+
+		"machine's varying load. *Added* latency is a path's less the calibration's (the client straight to the mock).\n\n", r.Request)
 	if r.Fixed != nil {
 		fmt.Fprintf(&b, "**Latency at %g QPS** (open loop: each request timed from when it was due, so a stall cannot hide)\n\n", r.Fixed.Rate)
 		b.WriteString(r.latencyTable())
@@ -186,8 +186,8 @@ func (r *Report) throughputTable() string {
 // costTable: what the proxy and the gateway add per request.
 func (r *Report) costTable() string {
 	var b strings.Builder
-	b.WriteString("**Cost per request** (the process's CPU time and heap allocations per request, less the calibration's: " +
-		"what the proxy or the gateway adds)\n\n")
+	b.WriteString("**Cost per request** (CPU time, user and system, and heap allocations per request of the proxy's and the " +
+		"gateway's own processes)\n\n")
 	var t table
 	t.head("load", "path", "CPU", "× proxy", "allocations", "allocated")
 	add := func(load string, res *Result) {
@@ -202,7 +202,7 @@ func (r *Report) costTable() string {
 		add(fmt.Sprintf("%d connections", r.Concurrency), r.Throughput)
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(&b, "Peak RSS of the whole bench process (load generator, mock, proxy and gateway): %s.\n\n", size(float64(r.PeakRSS)))
+	fmt.Fprintf(&b, "Peak RSS over the run: proxy %s, llmguard %s.\n\n", size(float64(r.ProxyRSS)), size(float64(r.GatewayRSS)))
 	return b.String()
 }
 
@@ -229,8 +229,8 @@ func (r *Report) targetsTable() string {
 		x := r.Throughput.Gateway.Rate / r.Throughput.Proxy.Rate
 		t.row(fmt.Sprintf("throughput ≥ 1.0× the proxy's (%d connections)", r.Concurrency), fmt.Sprintf("%.2f×", x), verdict(x >= 1))
 	}
-	if r.PeakRSS > 0 {
-		t.row("peak RSS < 50 MiB", size(float64(r.PeakRSS))+" (the whole process: an upper bound)", verdict(r.PeakRSS < 50<<20))
+	if r.GatewayRSS > 0 {
+		t.row("llmguard's peak RSS < 50 MiB", size(float64(r.GatewayRSS)), verdict(r.GatewayRSS < 50<<20))
 	}
 	return "**Targets** (issue 18)\n\n" + t.String()
 }

@@ -17,10 +17,10 @@ type Stats struct {
 	FirstP50, FirstP99 time.Duration
 	// Rate is the requests sent per second of the path's phases.
 	Rate float64
-	// CPU (user and system), Allocs and AllocBytes are what the whole
-	// process spent per request during the path's phases: for the
-	// calibration the load generator and the upstream; for the others those
-	// and the proxy or the gateway (Result.Added subtracts the calibration).
+	// CPU (user and system), Allocs and AllocBytes are what the path's
+	// process spent per request during its phases: the proxy's or the
+	// gateway's own process; for the calibration, the bench's (the client
+	// and the upstream).
 	CPU                time.Duration
 	Allocs, AllocBytes float64
 	// Conns is the connections opened to the upstream per second: the
@@ -59,16 +59,13 @@ func result(t [npaths]*tally) Result {
 	return Result{Calibration: stats(t[direct]), Proxy: stats(t[proxy]), Gateway: stats(t[guard])}
 }
 
-// Added is what s (the Proxy's or the Gateway's) costs beyond the
-// calibration: its latencies, CPU and allocations per request less the
-// calibration's. Requests, errors, rates and connections are s's own.
+// Added is s (the Proxy's or the Gateway's) with its latencies less the
+// calibration's: the latency it adds. Its other figures are its own
+// already.
 func (r *Result) Added(s Stats) Stats {
 	c := r.Calibration
 	s.P50, s.P90, s.P99 = s.P50-c.P50, s.P90-c.P90, s.P99-c.P99
 	s.FirstP50, s.FirstP99 = s.FirstP50-c.FirstP50, s.FirstP99-c.FirstP99
-	s.CPU -= c.CPU
-	s.Allocs -= c.Allocs
-	s.AllocBytes -= c.AllocBytes
 	return s
 }
 

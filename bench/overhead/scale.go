@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"time"
-
-	"github.com/llmguard/llmguard/mock"
 )
 
 // This file: the scaling table — what each path costs as the work grows:
@@ -25,12 +22,14 @@ const (
 // ScaleConfig is one scaling run; the zero value runs every row for 1.5s.
 type ScaleConfig struct {
 	// Duration is each row's measurement, the three paths together
-	// (0 = 1.5s; a row also warms up for 0.3s).
+	// (0 = 1.5s; a row also warms up for 0.3s, and the run starts the proxy's and the gateway's processes once).
 	Duration time.Duration
 	// Groups lists the groups to run (nil: all).
 	Groups []string
 	// Progress, when set, gets a line as each row starts.
 	Progress io.Writer
+	// Spawn starts the proxy's and the gateway's processes (nil: SpawnSelf).
+	Spawn Spawn
 }
 
 // Row is one line of the scaling table.
@@ -50,15 +49,12 @@ type Scaling struct {
 	Elapsed time.Duration
 }
 
-// rowSpec is a row to measure: its load and the upstream it runs on.
+// rowSpec is a row to measure: its load.
 type rowSpec struct {
 	group, name string
 	conns       int
 	work        *workload
-	upstream    func() http.Handler
 }
-
-func healthyMock() http.Handler { return mock.New(&mock.Config{MaxRequests: 100}) }
 
 // rows lists every row of the table.
 func rows() []rowSpec {
@@ -67,33 +63,28 @@ func rows() []rowSpec {
 		for _, v := range []struct{ from, to, route string }{
 			{"openai", "openai", "default"}, {"anthropic", "anthropic", "claude"}, {"anthropic", "openai", "default"},
 		} {
-			w := &workload{urlPath: "/v1/chat/completions"}
-			model := "gpt-4o"
+			api, model := "/v1/chat/completions", "gpt-4o"
 			if v.from == "anthropic" {
-				w.urlPath, model = "/v1/messages", "claude-sonnet-4-5"
+				api, model = "/v1/messages", "claude-sonnet-4-5"
 			}
-			w.body[direct] = conversation(v.from, model, kb<<10)
-			w.body[proxy] = w.body[direct]
-			w.body[guard] = conversation(v.from, v.route, kb<<10)
-			out = append(out, rowSpec{group: GroupBody, name: fmt.Sprintf("%d KB, %s → %s", kb, v.from, v.to), conns: 2,
-				work: w, upstream: healthyMock})
+			w := &workload{urlPath: forPaths(api, api),
+				body: forPaths(conversation(v.from, model, kb<<10), conversation(v.from, v.route, kb<<10))}
+			out = append(out, rowSpec{group: GroupBody, name: fmt.Sprintf("%d KB, %s → %s", kb, v.from, v.to), conns: 2, work: w})
 		}
 	}
-	for _, n := range []int{10, 100, 1000} {
-		out = append(out, rowSpec{group: GroupStream, name: fmt.Sprintf("%d chunks", n), conns: 2, work: chat(true),
-			upstream: func() http.Handler { return chunked(n) }})
+	for _, n := range chunkCounts {
+		out = append(out, rowSpec{group: GroupStream, name: fmt.Sprintf("%d chunks", n), conns: 2, work: chat(true, n)})
 	}
 	for _, c := range []int{1, 16, 64, 256} {
-		out = append(out, rowSpec{group: GroupConns, name: fmt.Sprintf("%d connections", c), conns: c, work: chat(false),
-			upstream: healthyMock})
+		out = append(out, rowSpec{group: GroupConns, name: fmt.Sprintf("%d connections", c), conns: c, work: chat(false, 0)})
 	}
 	return out
 }
 
 // Scale measures every row of the scaling table on the three paths,
-// interleaved in two rounds, each row on a fresh stack on 127.0.0.1. It
-// returns the rows measured and an error joining those whose requests
-// failed.
+// interleaved in two rounds, all on one stack on 127.0.0.1 (the rows in
+// order: the pools the 256 connections leave behind come last). It returns
+// the rows measured and an error joining those whose requests failed.
 func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
 	var cfg ScaleConfig
 	if c != nil {
@@ -104,6 +95,11 @@ func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
 	}
 	t0 := time.Now()
 	out := &Scaling{Machine: thisMachine()}
+	st, err := newStack(spawner(cfg.Spawn))
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
 	var errs []error
 	for _, r := range rows() {
 		if cfg.Groups != nil && !slices.Contains(cfg.Groups, r.group) {
@@ -116,26 +112,19 @@ func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "scaling: %s\n", r.name)
 		}
-		row, err := measureRow(ctx, &r, cfg.Duration)
-		if row != nil {
-			out.Rows = append(out.Rows, *row)
-		}
+		row, err := measureRow(ctx, st, &r, cfg.Duration)
+		out.Rows = append(out.Rows, *row)
 		errs = append(errs, err)
 	}
 	out.Elapsed = time.Since(t0)
 	return out, errors.Join(errs...)
 }
 
-func measureRow(ctx context.Context, r *rowSpec, d time.Duration) (*Row, error) {
-	st, err := newStack(r.upstream())
-	if err != nil {
-		return nil, err
-	}
-	defer st.close()
+func measureRow(ctx context.Context, st *stack, r *rowSpec, d time.Duration) (*Row, error) {
 	warm(ctx, st, r.work, r.conns)
 	const rounds = 2
 	t := interleave(rounds, d/(rounds*time.Duration(npaths)), nil, func(p path, d time.Duration) *tally {
-		return measure(st, func() *tally { return closed(ctx, st, r.work, p, r.conns, d) })
+		return measure(st, p, func() *tally { return closed(ctx, st, r.work, p, r.conns, d) })
 	})
 	var errs []error
 	for p := range npaths {

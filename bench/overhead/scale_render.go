@@ -19,10 +19,10 @@ func (s *Scaling) Markdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("### Scaling: costs that grow with the work\n\n")
 	b.WriteString(s.Machine.describe())
-	b.WriteString("Each row runs on a fresh stack on 127.0.0.1: the client straight to the upstream (the calibration), through " +
-		"`httputil.ReverseProxy` and through the gateway, taking turns in two rounds. *CPU* and *allocated* are the process's " +
-		"CPU time and heap allocation per request less the calibration's: what the proxy or the gateway adds (CPU time is " +
-		"the steadiest figure on a shared machine; throughput is not).\n\n")
+	b.WriteString("The rows run in order on one stack on 127.0.0.1: the client straight to the upstream (the calibration), through " +
+		"`httputil.ReverseProxy` and through the gateway (each in a process of its own), taking turns in two rounds. *CPU* " +
+		"(user and system) and *allocs*/*allocated* (heap) are per request, of the proxy's and the gateway's own processes: " +
+		"CPU time is the steadiest figure on a shared machine; throughput is not.\n\n")
 	for _, g := range []string{GroupBody, GroupStream, GroupConns} {
 		var t table
 		for _, r := range s.Rows {

@@ -1,16 +1,12 @@
 package overhead
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +14,7 @@ import (
 
 	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/gateway"
+	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
@@ -28,7 +25,8 @@ import (
 // This file: the three paths to one upstream, each on a loopback listener
 // of its own — the upstream itself (the calibration), a plain
 // httputil.ReverseProxy in front of it, and the gateway in front of it,
-// built as llmguard serve builds it.
+// built as llmguard serve builds it (the last two in child processes: see
+// child.go).
 
 // path is one way to the upstream.
 type path int
@@ -66,17 +64,19 @@ func loopback() (*listener, error) {
 	return &listener{Listener: ln}, nil
 }
 
-// stack is an upstream and the proxy and the gateway in front of it, and
-// the client that calls all three.
+// stack is an upstream in this process, the proxy and the gateway in
+// front of it, each in a child process, and the client that calls all
+// three.
 type stack struct {
 	base     [npaths]string // base URL of each path
 	upstream *listener      // counts the connections the path under test opened to the upstream
+	children [npaths]*child // proxy's and gateway's
 	client   *http.Client
-	proxyLog firstLine // the proxy's first error, to explain a failure
 	closers  []func()
 }
 
-// firstLine keeps the first line written to it.
+// firstLine keeps the first line written to it (a child's stderr, to
+// explain a failure).
 type firstLine struct {
 	mu   sync.Mutex
 	line string
@@ -86,7 +86,7 @@ func (f *firstLine) Write(b []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.line == "" {
-		f.line = strings.TrimSpace(string(b))
+		f.line, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 	}
 	return len(b), nil
 }
@@ -101,20 +101,40 @@ func (f *firstLine) String() string {
 // access log's cost is measured) and writes them nowhere.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// gatewayYAML routes "default" to the OpenAI dialect and "claude" to the
-// Anthropic one, both at the upstream; %[1]s is its base URL.
-const gatewayYAML = `providers:
-  openai: {base_url: "%[1]s/v1", api_key: bench-key}
-  anthropic: {base_url: "%[1]s", api_key: bench-key}
-routes:
-  default:
-    targets: [openai/gpt-4o]
-  claude:
-    targets: [anthropic/claude-sonnet-4-5]
-`
+// chunkCounts are the stream lengths the upstream serves at
+// /chunks/N/v1/chat/completions, and the gateway routes as chunks-N.
+var chunkCounts = []int{10, 100, 1000}
 
-// newStack serves upstream and puts the proxy and the gateway in front of it.
-func newStack(upstream http.Handler) (st *stack, err error) {
+// gatewayConfig routes "default" to the OpenAI dialect and "claude" to the
+// Anthropic one, both at the mock at base, and "chunks-N" to the upstream's
+// streams of N chunks.
+func gatewayConfig(base string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "providers:\n  openai: {base_url: \"%[1]s/v1\", api_key: bench-key}\n  anthropic: {base_url: \"%[1]s\", api_key: bench-key}\n", base)
+	for _, n := range chunkCounts {
+		fmt.Fprintf(&b, "  chunks%[2]d: {type: openai-compatible, base_url: \"%[1]s/chunks/%[2]d/v1\", api_key: bench-key}\n", base, n)
+	}
+	b.WriteString("routes:\n  default:\n    targets: [openai/gpt-4o]\n  claude:\n    targets: [anthropic/claude-sonnet-4-5]\n")
+	for _, n := range chunkCounts {
+		fmt.Fprintf(&b, "  chunks-%[1]d:\n    targets: [chunks%[1]d/gpt-4o]\n", n)
+	}
+	return []byte(b.String())
+}
+
+// upstream is what every path calls: the healthy mock, and the streams of
+// N chunks under /chunks/N/.
+func upstream() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", mock.New(&mock.Config{MaxRequests: 100}))
+	for _, n := range chunkCounts {
+		mux.Handle(fmt.Sprintf("/chunks/%d/", n), chunked(n))
+	}
+	return mux
+}
+
+// newStack serves the upstream here and starts the proxy and the gateway
+// in front of it, each a child started by start.
+func newStack(start Spawn) (st *stack, err error) {
 	st = &stack{}
 	defer func() {
 		if err != nil {
@@ -127,38 +147,17 @@ func newStack(upstream http.Handler) (st *stack, err error) {
 	}
 	st.upstream = up
 	st.base[direct] = "http://" + up.Addr().String()
-	st.serve(up, upstream)
-
-	u, _ := url.Parse(st.base[direct])
-	rp := &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(u) },
-		Transport: proxyTransport(),
-		ErrorLog:  log.New(&st.proxyLog, "", 0),
+	srv := &http.Server{Handler: upstream(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(up) }()
+	st.closers = append(st.closers, func() { srv.Close() })
+	for _, p := range []path{proxy, guard} {
+		c, err := spawn(start, p, st.base[direct])
+		if err != nil {
+			return nil, err
+		}
+		st.children[p], st.base[p] = c, c.base
+		st.closers = append(st.closers, c.close)
 	}
-	pl, err := loopback()
-	if err != nil {
-		return nil, err
-	}
-	st.base[proxy] = "http://" + pl.Addr().String()
-	st.serve(pl, rp)
-
-	gw, err := newGateway(st.base[direct])
-	if err != nil {
-		return nil, err
-	}
-	gl, err := loopback()
-	if err != nil {
-		return nil, err
-	}
-	st.base[guard] = "http://" + gl.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = gw.Run(ctx, gl, nil)
-	}()
-	st.closers = append(st.closers, func() { cancel(); <-done })
-
 	st.client = &http.Client{Transport: &http.Transport{
 		MaxIdleConns: 4 * maxInFlight, MaxIdleConnsPerHost: maxInFlight, IdleConnTimeout: time.Minute,
 	}}
@@ -166,18 +165,32 @@ func newStack(upstream http.Handler) (st *stack, err error) {
 	return st, nil
 }
 
-// serve serves h on ln until the stack closes.
-func (st *stack) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			quiet.Error("bench server", "err", err)
-		}
-	}()
-	st.closers = append(st.closers, func() { srv.Close() })
+// counters reads what p has spent: this process's counters for the
+// calibration (the client and the upstream), the child's otherwise. gc
+// collects garbage first, so one phase's garbage is not collected on the
+// next one's account.
+func (st *stack) counters(p path, gc bool) (counters, error) {
+	if c := st.children[p]; c != nil {
+		n, _, err := c.read(gc)
+		return n, err
+	}
+	if gc {
+		runtime.GC()
+	}
+	return read(), nil
 }
 
-// close stops the servers, the client's connections last.
+// peakRSS is the peak resident set of p's child (0 for the calibration).
+func (st *stack) peakRSS(p path) uint64 {
+	if c := st.children[p]; c != nil {
+		if _, rss, err := c.read(false); err == nil {
+			return rss
+		}
+	}
+	return 0
+}
+
+// close stops the servers and the children, the client's connections last.
 func (st *stack) close() {
 	for i := len(st.closers) - 1; i >= 0; i-- {
 		st.closers[i]()
@@ -198,7 +211,7 @@ func proxyTransport() *http.Transport {
 // engine with the config's defaults, metrics and the dashboard's live feed
 // fed the engine's events, and an access log at info level.
 func newGateway(base string) (*gateway.Server, error) {
-	cfg, err := config.Parse("bench.yaml", fmt.Appendf(nil, gatewayYAML, base), nil)
+	cfg, err := config.Parse("bench.yaml", gatewayConfig(base), nil)
 	if err == nil {
 		err = cfg.Validate()
 	}

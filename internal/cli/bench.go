@@ -43,6 +43,12 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 		return runBenchScaling(ctx, env, args[1:])
 	case "chaos":
 		return runBenchChaos(ctx, env, args[1:])
+	case "child": // not for people: the proxy's or the gateway's process of a scorecard
+		if err := overhead.ServeChild(ctx, args[1:], env.Stdin, env.Stdout); err != nil {
+			fmt.Fprintf(env.Stderr, "llmguard bench child: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	fmt.Fprintf(env.Stderr, "llmguard bench: unknown scorecard %q (want overhead, scaling or chaos)\n", args[0])
 	return 2

@@ -3,9 +3,21 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/llmguard/llmguard/bench/overhead"
 )
+
+// TestMain runs this test binary as a bench's child when a bench started
+// it (overhead.SpawnSelf: "cli.test bench child ARGS").
+func TestMain(m *testing.M) {
+	if os.Getenv(overhead.ChildEnv) != "" {
+		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 func runBenchArgs(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
