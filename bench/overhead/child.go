@@ -88,7 +88,12 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout io.W
 	var serve func() error
 	switch *which {
 	case "proxy":
-		rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, Transport: proxyTransport()}
+		rp := &httputil.ReverseProxy{Transport: proxyTransport(), Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			if r.Out.Body != nil && r.Out.Body != http.NoBody {
+				r.Out.Body = eofAfterClose{r.Out.Body}
+			}
+		}}
 		srv := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
 		go func() { <-ctx.Done(); srv.Close() }()
 		serve = func() error { return ignoreClosed(srv.Serve(ln)) }
@@ -108,6 +113,22 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout io.W
 		return err
 	}
 	return serve()
+}
+
+// eofAfterClose is a proxied request body that reads as ended once the
+// server closed it. Without it a zero-latency upstream breaks about one
+// stream in a hundred through httputil.ReverseProxy (golang/go#40747):
+// the upstream answers before the transport has made its last read of the
+// request body, writing the answer's headers closes that body, the read
+// fails and the transport drops the upstream connection mid-answer.
+type eofAfterClose struct{ io.ReadCloser }
+
+func (b eofAfterClose) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, http.ErrBodyReadAfterClose) {
+		err = io.EOF
+	}
+	return n, err
 }
 
 func ignoreClosed(err error) error {
