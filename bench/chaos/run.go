@@ -18,8 +18,8 @@ import (
 const (
 	DefaultSeed     = 1
 	DefaultRequests = 1000
-	DefaultWindow   = 3 * time.Second
-	DefaultParallel = 3
+	DefaultWindow   = 4 * time.Second
+	DefaultParallel = 1
 )
 
 // Options configures Run. The zero value (and nil) runs the whole

@@ -103,7 +103,7 @@ func benchRoute() resilience.Route {
 		Targets: []resilience.Target{{Name: Primary}, {Name: Fallback}},
 		Timeout: Deadline,
 		Retry:   resilience.Retry{MaxAttempts: Attempts, BaseDelay: BaseDelay, MaxDelay: MaxDelay, MaxWait: Deadline / 2},
-		Stream: resilience.Timeouts{HeaderTimeout: HeaderTimeout, FirstTokenTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second,
+		Stream: resilience.Timeouts{HeaderTimeout: HeaderTimeout, FirstTokenTimeout: Deadline / 2, IdleTimeout: Deadline / 2,
 			SilentAfter: HeaderTimeout / 2},
 		Hedge: resilience.Hedge{FirstTokenAfter: &hedge},
 	}
