@@ -31,7 +31,7 @@ func (s *Scorecard) SVG(w io.Writer) error {
 	width := left + len(s.Scenarios)*groupW + 24
 	top1 := legendTop + 40
 	top2 := top1 + panelH + panelGap
-	height := top2 + panelH + panelGap - 20
+	height := top2 + panelH + 90
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n",
 		width, height, width, height)
@@ -46,11 +46,11 @@ func (s *Scorecard) SVG(w io.Writer) error {
 	for _, c := range s.Cells {
 		maxAtt = math.Max(maxAtt, c.AttemptsPerRequest)
 	}
-	maxAtt = math.Ceil(maxAtt)
+	maxAtt = 4 * math.Ceil(maxAtt/4) // whole numbers on the grid's five lines
 	s.panel(&b, top1, groupW, "full answers", 1, func(c *Cell) float64 { return c.Success },
 		func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) })
 	s.panel(&b, top2, groupW, "upstream attempts per request", maxAtt, func(c *Cell) float64 { return c.AttemptsPerRequest },
-		func(v float64) string { return fmt.Sprintf("%.1f", v) })
+		func(v float64) string { return fmt.Sprintf("%g", v) })
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
