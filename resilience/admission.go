@@ -22,6 +22,8 @@ import (
 type grant struct {
 	keyProbe, targetProbe bool
 	keyGen, targetGen     uint64
+	// paced: the target's record holds a pacing bucket in force (see pacer.apply).
+	paced bool
 }
 
 // refusal is why admission turned a target away: reason (empty when it
@@ -70,7 +72,7 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 		why.hold = !strings.HasPrefix(why.reason, storePrefix)
 		return grant{}, why
 	}
-	g.targetProbe, g.targetGen = probe, tb.Generation
+	g.targetProbe, g.targetGen, g.paced = probe, tb.Generation, paceInForce(&tb.Pace, now)
 	return g, refusal{}
 }
 

@@ -52,14 +52,14 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 		res.skip = why
 		return res
 	}
-	if why := cs.paceTurn(ctx, t, left); why.reason != "" {
+	if why := cs.paceTurn(ctx, t, g, left); why.reason != "" {
 		e.release(t, g)
 		res.skip, res.skipUntil = why.reason, why.until
 		return res
 	}
 	release, refused := cs.acquireSlot(ctx, t, left)
 	if refused != "" {
-		t.rt.pace.cancel(true)
+		t.rt.pace.cancel(true, g.paced)
 		e.release(t, g)
 		res.skip = refused
 		return res

@@ -20,6 +20,23 @@ import (
 // providers are set to anthropic, openai and gemini on the mock.
 func mockStack(t *testing.T, mc *mock.Config, cfg *config.Config, mutate func(*resilience.Options)) (*mock.Server, *resilience.Engine) {
 	t.Helper()
+	srv, adapters := mockAdapters(t, mc, cfg)
+	opts := cfg.EngineOptions()
+	opts.Adapters = adapters
+	if mutate != nil {
+		mutate(opts)
+	}
+	eng, err := resilience.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, eng
+}
+
+// mockAdapters starts a mock of mc and returns it with adapters for it,
+// setting cfg's providers (see mockStack).
+func mockAdapters(t *testing.T, mc *mock.Config, cfg *config.Config) (*mock.Server, map[string]provider.Adapter) {
+	t.Helper()
 	srv := mock.New(mc)
 	ts := pipenet.NewServer(srv)
 	t.Cleanup(func() { srv.Close(); ts.Close() })
@@ -36,16 +53,7 @@ func mockStack(t *testing.T, mc *mock.Config, cfg *config.Config, mutate func(*r
 		}
 		adapters[name] = a
 	}
-	opts := cfg.EngineOptions()
-	opts.Adapters = adapters
-	if mutate != nil {
-		mutate(opts)
-	}
-	eng, err := resilience.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, eng
+	return srv, adapters
 }
 
 // routes is a config of the one route "default".

@@ -11,7 +11,7 @@ func TestPacer(t *testing.T) {
 	now := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 	var p pacer
 	for range 5 { // knowing nothing, it lets every call through
-		if d, ok, _ := p.reserve(now, 0); !ok || d != 0 {
+		if d, ok, _ := p.reserve(now, 0, false); !ok || d != 0 {
 			t.Fatalf("unknown pacer: wait %v ok %v", d, ok)
 		}
 	}
@@ -22,50 +22,69 @@ func TestPacer(t *testing.T) {
 	// The fifth call is still in flight: it is not counted in the 2.
 	p.done(&provider.RateLimit{Requests: provider.Quota{Limit: 10, Remaining: 2, Known: true, Reset: now.Add(8 * time.Second)}}, now)
 	for i, want := range []time.Duration{0, 0, time.Second, 2 * time.Second} {
-		d, ok, _ := p.reserve(now, 5*time.Second)
+		d, ok, _ := p.reserve(now, 5*time.Second, false)
 		if !ok || d != want {
 			t.Errorf("call %d: wait %v ok %v, want %v", i, d, ok, want)
 		}
 	}
-	if _, ok, next := p.reserve(now, 2500*time.Millisecond); ok || !next.Equal(now.Add(3*time.Second)) {
+	if _, ok, next := p.reserve(now, 2500*time.Millisecond, false); ok || !next.Equal(now.Add(3*time.Second)) {
 		t.Errorf("a turn 3 s away within 2.5 s: ok %v next %v", ok, next)
 	}
 	p.started()
-	p.cancel(false) // one waiting call gives up: its turn goes to the next
-	if d, ok, _ := p.reserve(now, 5*time.Second); !ok || d != 2*time.Second {
+	p.cancel(false, false) // one waiting call gives up: its turn goes to the next
+	if d, ok, _ := p.reserve(now, 5*time.Second, false); !ok || d != 2*time.Second {
 		t.Errorf("after a cancel: wait %v ok %v, want 2s", d, ok)
 	}
 	// An announcement of more than the pacer allows does not raise it.
 	p.done(&provider.RateLimit{Requests: provider.Quota{Limit: 10, Remaining: 9, Known: true, Reset: now.Add(time.Second)}}, now)
-	if d, _, _ := p.reserve(now, 5*time.Second); d == 0 {
+	if d, _, _ := p.reserve(now, 5*time.Second, false); d == 0 {
 		t.Error("an announcement raised what the pacer allows")
 	}
 
 	// The token limit spent until a reset: every call waits for it.
 	var q pacer
-	q.reserve(now, 0)
+	q.reserve(now, 0, false)
 	q.done(&provider.RateLimit{Tokens: provider.Quota{Remaining: 0, Known: true, Reset: now.Add(3 * time.Second)}}, now)
-	if _, ok, next := q.reserve(now, time.Second); ok || !next.Equal(now.Add(3*time.Second)) {
+	if _, ok, next := q.reserve(now, time.Second, false); ok || !next.Equal(now.Add(3*time.Second)) {
 		t.Errorf("tokens spent, 1 s max wait: ok %v next %v", ok, next)
 	}
-	if d, ok, _ := q.reserve(now, 5*time.Second); !ok || d != 3*time.Second {
+	if d, ok, _ := q.reserve(now, 5*time.Second, false); !ok || d != 3*time.Second {
 		t.Errorf("tokens spent, 5 s max wait: wait %v ok %v", d, ok)
 	}
-	if d, ok, _ := q.reserve(now.Add(4*time.Second), 0); !ok || d != 0 {
+	if d, ok, _ := q.reserve(now.Add(4*time.Second), 0, false); !ok || d != 0 {
 		t.Errorf("after the reset: wait %v ok %v", d, ok)
 	}
 
 	// Azure announces only what is left: none left, no limit, no reset.
 	// One request comes back a second (defaultPaceRate).
 	var az pacer
-	az.reserve(now, 0)
+	az.reserve(now, 0, false)
 	az.done(&provider.RateLimit{Requests: provider.Quota{Remaining: 0, Known: true}}, now)
-	if d, ok, _ := az.reserve(now, 5*time.Second); !ok || d != time.Second {
+	if d, ok, _ := az.reserve(now, 5*time.Second, false); !ok || d != time.Second {
 		t.Errorf("none left, nothing else said: wait %v ok %v, want 1s", d, ok)
 	}
 	az.started()
 	az.done(nil, now.Add(time.Second))
-	if d, ok, _ := az.reserve(now.Add(10*time.Second), 0); !ok || d != 0 {
+	if d, ok, _ := az.reserve(now.Add(10*time.Second), 0, false); !ok || d != 0 {
 		t.Errorf("10 s later: wait %v ok %v, want a turn now", d, ok)
+	}
+}
+
+// TestPacerWholeOnce: the bucket is whole again at the announced reset,
+// once: a burst after it gets the limit's requests, not one each (every
+// turn took a bucket filled anew until an answer announced a new reset).
+func TestPacerWholeOnce(t *testing.T) {
+	now := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	var w pacer
+	w.reserve(now, 0, false)
+	w.done(&provider.RateLimit{Requests: provider.Quota{Limit: 3, Remaining: 0, Known: true, Reset: now.Add(time.Second)}}, now)
+	later, now3 := now.Add(2*time.Second), 0
+	for range 10 {
+		if d, ok, _ := w.reserve(later, 0, false); ok && d == 0 {
+			now3++
+		}
+	}
+	if now3 != 3 {
+		t.Errorf("a burst after the reset: %d sent at once, want the limit's 3", now3)
 	}
 }

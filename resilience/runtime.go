@@ -80,6 +80,12 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 		rt = &targetRuntime{name: name}
 		rt.used.Store(now.UnixNano())
 		rt.done = func() { rt.inFlight.Add(-1) }
+		if e.sharePace {
+			key := targetKey(name)
+			rt.pace.share = func(fn func(b *state.Pace) bool) {
+				_, _ = e.store.UpdateBreaker(storeCtx(), key, func(b *state.Breaker) bool { return fn(&b.Pace) })
+			}
+		}
 		if maxc > 0 {
 			sem := semaphore.NewWeighted(int64(maxc))
 			rt.sem, rt.limit = sem, maxc

@@ -61,11 +61,38 @@ type Breaker struct {
 	Generation uint64 `json:"generation,omitempty"`
 	// Reason is the last failure that changed the state (one redacted line).
 	Reason string `json:"reason,omitempty"`
+	// Pace is the target's pacing bucket, set by the rate limits its
+	// answers announce (every engine sharing the store paces by it).
+	Pace Pace `json:"pace,omitzero"`
 	// Fault is the failure that opened the breaker when it blames the key
 	// or account itself (an invalid key, no credit, billing): while the
 	// breaker refuses calls, callers are told this failure rather than an
 	// outage. The zero Fault means the opening was for ill health.
 	Fault Fault `json:"fault,omitzero"`
+}
+
+// Pace is a token bucket of requests set by what a target's answers
+// announce of the caller's rate limits (x-ratelimit-*,
+// anthropic-ratelimit-*): plain data, so engines sharing a store pace by
+// one bucket. The zero value knows nothing and lets every call through.
+type Pace struct {
+	// Known: an announcement is in force.
+	Known bool `json:"known,omitempty"`
+	// Tokens are the requests that may start at At, less those reserved
+	// by calls waiting for their turn (negative while calls wait).
+	Tokens float64   `json:"tokens,omitempty"`
+	At     time.Time `json:"at,omitzero"`
+	// Size is the bucket (the announced limit, else the most announced
+	// left), Rate the requests regained per second (0: a default).
+	Size float64 `json:"size,omitempty"`
+	Rate float64 `json:"rate,omitempty"`
+	// Full is when the announced limit is whole again (zero: unknown).
+	Full time.Time `json:"full,omitzero"`
+	// Spent: the announced token limit is used up until then.
+	Spent time.Time `json:"spent,omitzero"`
+	// Turn is the latest turn granted to a call that waits for it: until
+	// then calls wait on the bucket, and it is not whole again at Full.
+	Turn time.Time `json:"turn,omitzero"`
 }
 
 // Fault is a terminal provider failure as a Breaker record keeps it: plain
