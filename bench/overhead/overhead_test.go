@@ -78,7 +78,7 @@ func TestScaleShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"**Request bodies**", "| 512 KB, anthropic → anthropic |", "**Streams**", "| 1000 chunks |",
-		"**Connections**", "| 256 connections |", "new conns/s"} {
+		"**Connections**", "| 256 connections |", "new conns/s", "**Targets**", "| 512 KB, anthropic → openai: CPU ≤ 3.0× the proxy's |", "| 1000 chunks: stream throughput ≥ 1.0× the proxy's |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -57,7 +57,42 @@ func (s *Scaling) Markdown(w io.Writer) error {
 			b.WriteString(t.String())
 		}
 	}
+	b.WriteString(s.targets())
 	fmt.Fprintf(&b, "The run took %.0f s.\n", s.Elapsed.Seconds())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// targets checks issue 19's targets against the rows measured.
+func (s *Scaling) targets() string {
+	var t table
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**not met**"
+	}
+	for _, r := range s.Rows {
+		px, gw := r.Added(r.Proxy), r.Added(r.Gateway)
+		switch {
+		case r.Group == GroupBody && strings.HasPrefix(r.Case, "512 KB"):
+			limit := 1.5
+			if from, to, _ := strings.Cut(strings.TrimPrefix(r.Case, "512 KB, "), " → "); from != to {
+				limit = 3
+			}
+			x := float64(gw.CPU) / float64(px.CPU)
+			t.row(fmt.Sprintf("%s: CPU ≤ %.1f× the proxy's", r.Case, limit), fmt.Sprintf("%.2f×", x), verdict(x <= limit))
+			a := gw.AllocBytes / float64(r.BodyBytes)
+			t.row(r.Case+": allocated ≤ 2× the body", fmt.Sprintf("%.1f×", a), verdict(a <= 2))
+		case r.Group == GroupStream:
+			x := gw.Rate / px.Rate
+			t.row(r.Case+": stream throughput ≥ 1.0× the proxy's", fmt.Sprintf("%.2f×", x), verdict(x >= 1))
+		}
+	}
+	if t.b.Len() == 0 {
+		return ""
+	}
+	var b table
+	b.head("target (issue 19)", "measured", "")
+	return "**Targets**\n\n" + b.b.String() + t.String()
 }
