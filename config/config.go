@@ -79,6 +79,10 @@ type Route struct {
 	Breaker Breaker       `yaml:"breaker"`
 	// MaxConcurrency caps in-flight calls per target (0 = unlimited).
 	MaxConcurrency int `yaml:"max_concurrency"`
+	// MaxIdleConns is how many idle upstream connections are kept for
+	// each target, for its next calls (0 = its max_concurrency, or
+	// DefaultIdleConns when that is unlimited). See Config.Transport.
+	MaxIdleConns int `yaml:"max_idle_conns"`
 	// QueueTimeout bounds the wait for a concurrency slot, and for a
 	// pacing turn when the target's announced rate limit is spent (default 5s).
 	QueueTimeout time.Duration `yaml:"queue_timeout"`
@@ -127,6 +131,8 @@ type Target struct {
 	Breaker *Breaker `yaml:"breaker"`
 	// MaxConcurrency, when non-zero, overrides the route's.
 	MaxConcurrency int `yaml:"max_concurrency"`
+	// MaxIdleConns, when non-zero, overrides the route's.
+	MaxIdleConns int `yaml:"max_idle_conns"`
 	// Retry fields that are non-zero override the route's retry policy.
 	Retry *Retry `yaml:"retry"`
 

@@ -247,6 +247,9 @@ func (v *validator) route(path string, r *Route) {
 	if r.MaxConcurrency < 0 {
 		v.add(path+".max_concurrency", "must not be negative")
 	}
+	if r.MaxIdleConns < 0 {
+		v.add(path+".max_idle_conns", "must not be negative")
+	}
 	v.nonNeg(path+".queue_timeout", r.QueueTimeout)
 	v.nonNeg(path+".hedge_after", r.HedgeAfter)
 	v.nonNeg(path+".hedge.first_token_after", deref(r.Hedge.FirstTokenAfter))
@@ -300,6 +303,9 @@ func (v *validator) route(path string, r *Route) {
 		_ = model
 		if t.MaxConcurrency < 0 {
 			v.add(tp+".max_concurrency", "must not be negative")
+		}
+		if t.MaxIdleConns < 0 {
+			v.add(tp+".max_idle_conns", "must not be negative")
 		}
 		pol := r.TargetPolicy(i)
 		if t.Retry != nil {

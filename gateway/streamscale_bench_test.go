@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/config"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -33,10 +34,11 @@ import (
 //	go test -run '^$' -bench 'StreamChunks|Conns' -benchtime 20x ./gateway/
 
 // scaleUpstream answers OpenAI chat completions cheaply: a stream of as
-// many content chunks as the request's max_tokens (or max_completion_tokens) (each event flushed, as a
-// model server sends tokens), then the finish chunk, the usage chunk and
-// [DONE]; or, not streaming, a fixed completion. It counts the connections
-// it accepts.
+// many content chunks as the prompt's "chunks=N" says (9 without one, the
+// words of the plain answer: the gateway streams a plain call upstream),
+// each event flushed as a model server sends tokens, then the finish
+// chunk, the usage chunk and [DONE]; or, not streaming, a fixed
+// completion. It counts the connections it accepts.
 type scaleUpstream struct {
 	*httptest.Server
 	conns atomic.Int64
@@ -69,13 +71,11 @@ func (u *scaleUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, scaleAnswer)
 		return
 	}
-	n := 10
-	for _, k := range []string{`"max_tokens":`, `"max_completion_tokens":`} {
-		if _, rest, ok := bytes.Cut(body, []byte(k)); ok {
-			end := bytes.IndexAny(rest, ",}")
-			if v, err := strconv.Atoi(string(rest[:max(end, 0)])); err == nil {
-				n = v
-			}
+	n := 9 // the words of scaleAnswer: what a streamed answer to a plain call says
+	if _, rest, ok := bytes.Cut(body, []byte("chunks=")); ok {
+		end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+		if v, err := strconv.Atoi(string(rest[:max(end, 0)])); err == nil {
+			n = v
 		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -129,7 +129,8 @@ type scaleSetup struct {
 
 // newScale builds the three paths to one scaleUpstream, for clients
 // concurrent callers. The proxy and the gateway reach the upstream over
-// transports built as llmguard builds its own (provider.NewTransport).
+// transports built as llmguard builds its own (provider.NewTransport; the
+// gateway's sized by its configuration, as llmguard serve does).
 func newScale(tb testing.TB, clients int) *scaleSetup {
 	tb.Helper()
 	quiet := slog.New(slog.DiscardHandler)
@@ -156,7 +157,11 @@ func newScale(tb testing.TB, clients int) *scaleSetup {
 	ps, pw := serve(rp)
 	yaml := "providers:\n  openai: {base_url: " + up.URL + "/v1, api_key: bench-key}\n" +
 		"routes:\n  default:\n    targets: [openai/gpt-4o]\n"
-	srv, _ := newGateway(tb, yaml, nil, nil, nil)
+	cfg, err := config.Parse("bench.yaml", []byte(yaml), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, _ := newGateway(tb, yaml, provider.NewHTTPClient(cfg.Transport()), nil, nil)
 	gs, gw := serve(srv.Handler())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 3 * clients, MaxIdleConnsPerHost: clients, IdleConnTimeout: time.Minute}}
 	return &scaleSetup{up: up, client: client,
@@ -178,7 +183,8 @@ func newScale(tb testing.TB, clients int) *scaleSetup {
 func (s *scaleSetup) call(p scalePath, chunks int) error {
 	body := `{"model":"` + p.model + `","messages":[{"role":"user","content":"Summarise the benefits of circuit breakers"}],"max_tokens":128}`
 	if chunks > 0 {
-		body = `{"model":"` + p.model + `","messages":[{"role":"user","content":"Summarise the benefits of circuit breakers"}],"stream":true,"max_tokens":` + strconv.Itoa(chunks) + `}`
+		body = `{"model":"` + p.model + `","messages":[{"role":"user","content":"Summarise the benefits of circuit breakers (chunks=` +
+			strconv.Itoa(chunks) + `)"}],"stream":true,"max_tokens":2048}`
 	}
 	req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -23,11 +23,20 @@ type TransportConfig struct {
 	ResponseHeaderTimeout time.Duration
 	// IdleConnTimeout closes pooled idle connections after this long (default 90s).
 	IdleConnTimeout time.Duration
-	// MaxIdleConnsPerHost is the keep-alive pool size per host (default 64).
+	// MaxIdleConnsPerHost is the keep-alive pool size per host (default
+	// DefaultIdleConnsPerHost). Over HTTP/1 every call in flight holds a
+	// connection of its own: with more concurrent calls to a host than
+	// this, the connections beyond it are closed as their calls end and
+	// the next calls open new ones. The pool never holds more than were
+	// in use at once, so a generous bound costs nothing while unused.
 	MaxIdleConnsPerHost int
-	// MaxIdleConns is the keep-alive pool size over all hosts (default 512).
+	// MaxIdleConns is the keep-alive pool size over all hosts (default
+	// 4 × DefaultIdleConnsPerHost).
 	MaxIdleConns int
 }
+
+// DefaultIdleConnsPerHost is the default keep-alive pool size per host.
+const DefaultIdleConnsPerHost = 256
 
 func (c *TransportConfig) withDefaults() TransportConfig {
 	var d TransportConfig
@@ -45,11 +54,12 @@ func (c *TransportConfig) withDefaults() TransportConfig {
 	def(&d.ResponseHeaderTimeout, 10*time.Minute)
 	def(&d.IdleConnTimeout, 90*time.Second)
 	if d.MaxIdleConnsPerHost <= 0 {
-		d.MaxIdleConnsPerHost = 64
+		d.MaxIdleConnsPerHost = DefaultIdleConnsPerHost
 	}
 	if d.MaxIdleConns <= 0 {
-		d.MaxIdleConns = 512
+		d.MaxIdleConns = 4 * DefaultIdleConnsPerHost
 	}
+	d.MaxIdleConns = max(d.MaxIdleConns, d.MaxIdleConnsPerHost)
 	return d
 }
 

@@ -52,7 +52,7 @@ func TestTransport(t *testing.T) {
 
 	d := provider.NewTransport(nil)
 	if !d.ForceAttemptHTTP2 || d.TLSHandshakeTimeout != 10*time.Second || d.ResponseHeaderTimeout != 10*time.Minute ||
-		d.MaxIdleConnsPerHost != 64 || d.IdleConnTimeout != 90*time.Second || d.Proxy == nil {
+		d.MaxIdleConnsPerHost != provider.DefaultIdleConnsPerHost || d.MaxIdleConns != 4*provider.DefaultIdleConnsPerHost || d.IdleConnTimeout != 90*time.Second || d.Proxy == nil {
 		t.Errorf("defaults: %+v", d)
 	}
 	if c := provider.NewHTTPClient(nil); c.Timeout != 0 {

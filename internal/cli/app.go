@@ -91,7 +91,7 @@ func loadAppWith(ctx context.Context, env *Env, configPath string, opts *resilie
 		defer cancel()
 		_ = shutdown(ctx)
 	})
-	client := provider.NewHTTPClient(nil)
+	client := provider.NewHTTPClient(cfg.Transport()) // pools sized by the targets' max_idle_conns
 	client.Transport = tracer.Transport(client.Transport)
 	real := cfg.ProviderSettings()
 	for name, p := range cfg.Providers {
