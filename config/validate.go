@@ -244,12 +244,8 @@ func (v *validator) route(path string, r *Route) {
 	v.nonNeg(path+".stream.header_timeout", r.Stream.HeaderTimeout)
 	v.nonNeg(path+".stream.silent_after", r.Stream.SilentAfter)
 	v.breaker(path+".breaker", r.Breaker)
-	if r.MaxConcurrency < 0 {
-		v.add(path+".max_concurrency", "must not be negative")
-	}
-	if r.MaxIdleConns < 0 {
-		v.add(path+".max_idle_conns", "must not be negative")
-	}
+	v.nonNegInt(path+".max_concurrency", r.MaxConcurrency)
+	v.nonNegInt(path+".max_idle_conns", r.MaxIdleConns)
 	v.nonNeg(path+".queue_timeout", r.QueueTimeout)
 	v.nonNeg(path+".hedge_after", r.HedgeAfter)
 	v.nonNeg(path+".hedge.first_token_after", deref(r.Hedge.FirstTokenAfter))
@@ -301,12 +297,8 @@ func (v *validator) route(path string, r *Route) {
 			seen[t.Target] = tp
 		}
 		_ = model
-		if t.MaxConcurrency < 0 {
-			v.add(tp+".max_concurrency", "must not be negative")
-		}
-		if t.MaxIdleConns < 0 {
-			v.add(tp+".max_idle_conns", "must not be negative")
-		}
+		v.nonNegInt(tp+".max_concurrency", t.MaxConcurrency)
+		v.nonNegInt(tp+".max_idle_conns", t.MaxIdleConns)
 		pol := r.TargetPolicy(i)
 		if t.Retry != nil {
 			v.retry(tp+".retry", pol.Retry)
@@ -320,6 +312,12 @@ func (v *validator) route(path string, r *Route) {
 func (v *validator) positive(path string, d time.Duration) {
 	if d <= 0 {
 		v.add(path, "must be positive")
+	}
+}
+
+func (v *validator) nonNegInt(path string, n int) {
+	if n < 0 {
+		v.add(path, "must not be negative")
 	}
 }
 
