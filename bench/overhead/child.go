@@ -55,7 +55,8 @@ type childStats struct {
 
 // ServeChild is a child: with args --path proxy|gateway --upstream URL it
 // serves that path in front of the upstream on a loopback listener and
-// its counters on another (GET /stats, ?gc=1 to collect garbage first),
+// its counters on another (GET /stats; ?gc=1 collects garbage first and
+// starts the peak RSS count again),
 // writes the two URLs on one line to stdout, and serves until stdin ends
 // (the parent closed it or died) or ctx is done.
 func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
@@ -141,6 +142,7 @@ func ignoreClosed(err error) error {
 func serveStats(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") != "" {
 		runtime.GC()
+		resetPeakRSS()
 	}
 	c := read()
 	w.Header().Set("Content-Type", "application/json")
@@ -196,22 +198,23 @@ func spawn(start Spawn, p path, upstream string) (*child, error) {
 	return c, nil
 }
 
-// read returns the child's counters, after a GC when gc is set.
-func (c *child) read(gc bool) (counters, uint64, error) {
+// read returns the child's counters, after a GC (and a new start of its
+// peak RSS count) when gc is set.
+func (c *child) read(gc bool) (counters, error) {
 	u := c.stats + "/stats"
 	if gc {
 		u += "?gc=1"
 	}
 	res, err := http.Get(u)
 	if err != nil {
-		return counters{}, 0, err
+		return counters{}, err
 	}
 	defer res.Body.Close()
 	var s childStats
 	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
-		return counters{}, 0, err
+		return counters{}, err
 	}
-	return counters{cpu: time.Duration(s.CPU), allocs: s.Allocs, allocBytes: s.AllocBytes}, s.PeakRSS, nil
+	return counters{cpu: time.Duration(s.CPU), allocs: s.Allocs, allocBytes: s.AllocBytes, peakRSS: s.PeakRSS}, nil
 }
 
 // close ends the child's input, which ends it, and kills it if it is

@@ -109,6 +109,7 @@ func (t *tally) add(o *tally) {
 	t.cpu += o.cpu
 	t.allocs += o.allocs
 	t.allocBytes += o.allocBytes
+	t.peakRSS = max(t.peakRSS, o.peakRSS)
 	t.conns += o.conns
 }
 

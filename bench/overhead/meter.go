@@ -11,6 +11,7 @@ type counters struct {
 	cpu        time.Duration
 	allocs     uint64
 	allocBytes uint64
+	peakRSS    uint64 // bytes, a child's, since its count last started (0: not known)
 }
 
 var allocSamples = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
@@ -31,5 +32,5 @@ func read() counters {
 }
 
 func (c counters) minus(o counters) counters {
-	return counters{cpu: c.cpu - o.cpu, allocs: c.allocs - o.allocs, allocBytes: c.allocBytes - o.allocBytes}
+	return counters{cpu: c.cpu - o.cpu, allocs: c.allocs - o.allocs, allocBytes: c.allocBytes - o.allocBytes, peakRSS: c.peakRSS}
 }

@@ -56,10 +56,7 @@ type Report struct {
 	// measured).
 	Concurrency int
 	Throughput  *Result
-	// ProxyRSS and GatewayRSS are the peak resident sets of the proxy's
-	// and the gateway's processes over the run.
-	ProxyRSS, GatewayRSS uint64
-	Elapsed              time.Duration
+	Elapsed     time.Duration
 }
 
 // Step is one rate's measurement.
@@ -183,7 +180,6 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 			errs = append(errs, t[p].err(fmt.Sprintf("%d connections", cfg.Concurrency), p))
 		}
 	}
-	rep.ProxyRSS, rep.GatewayRSS = st.peakRSS(proxy), st.peakRSS(guard)
 	rep.Elapsed = time.Since(t0)
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)

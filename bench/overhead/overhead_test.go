@@ -37,7 +37,7 @@ func TestRunShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"Machine: ", "**Latency at 200 QPS**", "| llmguard |", "**Throughput at 4 connections**", "Peak RSS", "**Targets**"} {
+	for _, want := range []string{"Machine: ", "**Latency at 200 QPS**", "| llmguard |", "**Throughput at 4 connections**", "| allocated | peak RSS |", "**Targets**"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -23,6 +23,9 @@ type Stats struct {
 	// and the upstream).
 	CPU                time.Duration
 	Allocs, AllocBytes float64
+	// PeakRSS is the highest resident set of the path's process during its
+	// phases (0 for the calibration, or where the system cannot tell).
+	PeakRSS uint64
 	// Conns is the connections opened to the upstream per second: the
 	// client's for the calibration, the proxy's or the gateway's otherwise.
 	Conns float64
@@ -32,7 +35,7 @@ type Stats struct {
 func stats(t *tally) Stats {
 	s := Stats{Requests: t.requests, Errors: t.errors,
 		P50: quantile(t.latency, .50), P90: quantile(t.latency, .90), P99: quantile(t.latency, .99),
-		FirstP50: quantile(t.first, .50), FirstP99: quantile(t.first, .99)}
+		FirstP50: quantile(t.first, .50), FirstP99: quantile(t.first, .99), PeakRSS: t.peakRSS}
 	if sec := t.elapsed.Seconds(); sec > 0 {
 		s.Rate = float64(t.requests) / sec
 		s.Conns = float64(t.conns) / sec

@@ -3,7 +3,10 @@
 package overhead
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -17,8 +20,19 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// peakRSS is the process's peak resident set size in bytes (0: unknown).
+// peakRSS is the process's peak resident set size in bytes since it
+// started or since resetPeakRSS (0: unknown): Linux's VmHWM, else
+// getrusage's (which no reset moves).
 func peakRSS() uint64 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				if kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
@@ -28,3 +42,7 @@ func peakRSS() uint64 {
 	}
 	return uint64(ru.Maxrss) << 10
 }
+
+// resetPeakRSS starts the peak resident set count again from the current
+// resident set, where Linux allows it.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }

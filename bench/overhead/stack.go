@@ -171,23 +171,12 @@ func newStack(start Spawn) (st *stack, err error) {
 // next one's account.
 func (st *stack) counters(p path, gc bool) (counters, error) {
 	if c := st.children[p]; c != nil {
-		n, _, err := c.read(gc)
-		return n, err
+		return c.read(gc)
 	}
 	if gc {
 		runtime.GC()
 	}
 	return read(), nil
-}
-
-// peakRSS is the peak resident set of p's child (0 for the calibration).
-func (st *stack) peakRSS(p path) uint64 {
-	if c := st.children[p]; c != nil {
-		if _, rss, err := c.read(false); err == nil {
-			return rss
-		}
-	}
-	return 0
 }
 
 // close stops the servers and the children, the client's connections last.
