@@ -13,7 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -141,7 +141,7 @@ func ignoreClosed(err error) error {
 
 func serveStats(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") != "" {
-		runtime.GC()
+		debug.FreeOSMemory() // a GC, and the freed memory back to the system: the peak starts from what is live
 		resetPeakRSS()
 	}
 	c := read()

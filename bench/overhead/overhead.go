@@ -159,10 +159,6 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 		for p := range npaths {
 			errs = append(errs, t[p].err(fmt.Sprintf("%g QPS", cfg.Rate), p))
 		}
-		if !cfg.NoSearch {
-			say("higher rates, until each path fails one")
-			rep.Ladder = search(ctx, st, w, cfg.Rate, min(time.Second, max(200*time.Millisecond, cfg.Duration/20)))
-		}
 	}
 	if cfg.Concurrency > 0 {
 		d := cfg.Duration
@@ -179,6 +175,10 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 		for p := range npaths {
 			errs = append(errs, t[p].err(fmt.Sprintf("%d connections", cfg.Concurrency), p))
 		}
+	}
+	if cfg.Rate > 0 && !cfg.NoSearch { // last: its overloaded steps leave the processes larger
+		say("higher rates, until each path fails one")
+		rep.Ladder = search(ctx, st, w, cfg.Rate, min(time.Second, max(200*time.Millisecond, cfg.Duration/20)))
 	}
 	rep.Elapsed = time.Since(t0)
 	if err := ctx.Err(); err != nil {
