@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/segmentio/encoding/json"
 
@@ -140,30 +141,30 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 		return typeError("", "an array of messages", v)
 	}
 	var msgs []anMessage
-	err := rawjson.EachElement(v, func(el []byte) error {
-		var m anMessage
-		err := eachField(el, func(k string, fv json.RawMessage) error {
-			var err error
-			switch k {
-			case "role":
-				if m.Role, err = rawjson.String(fv); err != nil {
-					return typeError(fmt.Sprintf("[%d].role", len(msgs)), "a string", fv)
-				}
-			case "content":
-				m.Content = fv // decodeANContent copies what it keeps
-			default:
-				if !rawjson.Valid(fv) {
-					return errNotObject
-				}
-				setExtra(&m.Extra, k, fv) // clear_at, output_config...
+	var m anMessage
+	err := rawjson.EachObject(v, func(key, fv []byte) error {
+		var err error
+		switch k := keyString(key); k {
+		case "role":
+			if m.Role, err = rawjson.String(fv); err != nil {
+				return typeError("["+strconv.Itoa(len(msgs))+"].role", "a string", fv)
 			}
-			return nil
-		})
-		if !isObject(el) {
-			err = typeError(fmt.Sprintf("[%d]", len(msgs)), "an object with role and content", el)
+		case "content":
+			m.Content = fv // it points into the request's body, which the request keeps
+		default:
+			if !rawjson.Valid(fv) {
+				return errNotObject
+			}
+			setExtra(&m.Extra, k, fv) // clear_at, output_config...
 		}
+		return nil
+	}, func(i int, el []byte) error {
 		msgs = append(msgs, m)
-		return err
+		m = anMessage{}
+		if !isObject(el) {
+			return typeError("["+strconv.Itoa(i)+"]", "an object with role and content", el)
+		}
+		return nil
 	})
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	}
 	raw := body
 	if routing {
-		raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{
+		raw, err = rawjson.Splice(nil, body, []rawjson.Field{
 			{Key: "fallbacks", Mode: rawjson.Delete}, {Key: "models", Mode: rawjson.Delete}})
 		if err != nil {
 			return decodeFault(body, err)

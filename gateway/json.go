@@ -125,17 +125,29 @@ var errNotObject = errors.New("malformed JSON object")
 // point into raw, validating each.
 func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 	var out []map[string]json.RawMessage
-	err := rawjson.EachElement(raw, func(el []byte) error {
-		obj := make(map[string]json.RawMessage, 4)
-		err := eachField(el, func(k string, v json.RawMessage) error {
-			if !rawjson.Valid(v) {
-				return errNotObject
-			}
-			obj[k] = v
-			return nil
-		})
+	var obj map[string]json.RawMessage
+	err := rawjson.EachObject(raw, func(k, v []byte) error {
+		if !rawjson.Valid(v) {
+			return errNotObject
+		}
+		if obj == nil {
+			obj = make(map[string]json.RawMessage, 4)
+		}
+		obj[keyString(k)] = v
+		return nil
+	}, func(_ int, el []byte) error {
+		if obj == nil {
+			obj = make(map[string]json.RawMessage, 4)
+		}
 		out = append(out, obj)
-		return err
+		obj = nil
+		switch {
+		case rawjson.IsNull(el):
+			return errNotObject
+		case !isObject(el):
+			return rawjson.ErrMalformed
+		}
+		return nil
 	})
 	return out, err
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/segmentio/encoding/json"
@@ -170,44 +171,45 @@ func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 		return typeError("", "an array of messages", v)
 	}
 	var msgs []oaMessage
-	err := rawjson.EachElement(v, func(el []byte) error {
-		var m oaMessage
-		at := fmt.Sprintf("[%d]", len(msgs))
-		err := eachField(el, func(k string, fv json.RawMessage) error {
-			var err error
-			switch k {
-			case "role":
-				if m.Role, err = rawjson.String(fv); err != nil {
-					return typeError(at+".role", "a string", fv)
-				}
-			case "content":
-				m.Content = fv
-			case "tool_calls":
-				if err = rawjson.Unmarshal(fv, &m.ToolCalls); err != nil {
-					return prefixError(at+".tool_calls", err)
-				}
-			case "tool_call_id":
-				if m.ToolCallID, err = rawjson.String(fv); err != nil {
-					return typeError(at+".tool_call_id", "a string", fv)
-				}
-			case "name":
-				if m.Name, err = rawjson.String(fv); err != nil {
-					return typeError(at+".name", "a string", fv)
-				}
-				setExtra(&m.Extra, k, fv)
-			default:
-				if !rawjson.Valid(fv) {
-					return errSyntax
-				}
-				setExtra(&m.Extra, k, fv)
+	var m oaMessage
+	err := rawjson.EachObject(v, func(key, fv []byte) error {
+		k := keyString(key)
+		at := "[" + strconv.Itoa(len(msgs)) + "]"
+		var err error
+		switch k {
+		case "role":
+			if m.Role, err = rawjson.String(fv); err != nil {
+				return typeError(at+".role", "a string", fv)
 			}
-			return nil
-		})
-		if !isObject(el) {
-			err = typeError(at, "an object with role and content", el)
+		case "content":
+			m.Content = fv
+		case "tool_calls":
+			if err = rawjson.Unmarshal(fv, &m.ToolCalls); err != nil {
+				return prefixError(at+".tool_calls", err)
+			}
+		case "tool_call_id":
+			if m.ToolCallID, err = rawjson.String(fv); err != nil {
+				return typeError(at+".tool_call_id", "a string", fv)
+			}
+		case "name":
+			if m.Name, err = rawjson.String(fv); err != nil {
+				return typeError(at+".name", "a string", fv)
+			}
+			setExtra(&m.Extra, k, fv)
+		default:
+			if !rawjson.Valid(fv) {
+				return errSyntax
+			}
+			setExtra(&m.Extra, k, fv)
 		}
+		return nil
+	}, func(i int, el []byte) error {
 		msgs = append(msgs, m)
-		return err
+		m = oaMessage{}
+		if !isObject(el) {
+			return typeError("["+strconv.Itoa(i)+"]", "an object with role and content", el)
+		}
+		return nil
 	})
 	if err != nil {
 		return err

@@ -86,7 +86,7 @@ func decodeResponses(body []byte) (*inbound, error) {
 	r.System = strings.Join(d.system, "\n\n")
 	raw := body // the request owns its body (readBody)
 	if d.routing {
-		if raw, err = rawjson.Splice(make([]byte, 0, len(body)), body, []rawjson.Field{{Key: "fallbacks", Mode: rawjson.Delete}}); err != nil {
+		if raw, err = rawjson.Splice(nil, body, []rawjson.Field{{Key: "fallbacks", Mode: rawjson.Delete}}); err != nil {
 			return nil, badRequest("request body is not a JSON object: %v", err)
 		}
 	}

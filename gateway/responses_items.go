@@ -149,7 +149,7 @@ func (s *Server) resolveRefs(r *http.Request, body []byte) ([]byte, *apiError) {
 		input = append(input, el...)
 	}
 	input = append(input, ']')
-	out, err := rawjson.Splice(make([]byte, 0, len(body)+len(input)), body, []rawjson.Field{{Key: "input", Value: input, Mode: rawjson.Replace}})
+	out, err := rawjson.Splice(nil, body, []rawjson.Field{{Key: "input", Value: input, Mode: rawjson.Replace}})
 	if err != nil {
 		return body, nil // the decoder reports the malformed body
 	}

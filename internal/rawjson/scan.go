@@ -36,67 +36,123 @@ func eachField(obj []byte, fn func(key, val []byte) error, valid bool) error {
 	if i >= len(obj) || obj[i] != '{' {
 		return ErrMalformed
 	}
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return trailing(obj, i+1)
+	end, err := walkObject(obj, i, fn, valid)
+	if err != nil {
+		return err
+	}
+	return trailing(obj, end)
+}
+
+// walkObject calls fn with each key and raw value of the object starting at
+// b[i] == '{' and returns the index after it.
+func walkObject(b []byte, i int, fn func(key, val []byte) error, valid bool) (int, error) {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
 	}
 	for {
-		if i >= len(obj) || obj[i] != '"' {
-			return ErrMalformed
+		if i >= len(b) || b[i] != '"' {
+			return 0, ErrMalformed
 		}
-		var end int
-		var err error
-		if valid {
-			var ok bool
-			if end, ok = validString(obj, i); !ok {
-				return ErrMalformed
-			}
-		} else if end, err = skipString(obj, i); err != nil {
-			return err
+		end, err := stringEnd(b, i, valid)
+		if err != nil {
+			return 0, err
 		}
-		key := obj[i+1 : end-1]
+		key := b[i+1 : end-1]
 		if plainRun(key) != len(key) {
 			s, err := unquote(key)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			key = []byte(s)
 		}
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return ErrMalformed
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return 0, ErrMalformed
 		}
-		i = skipSpace(obj, i+1)
-		var vend int
-		if valid {
-			var ok bool
-			if vend, ok = validValue(obj, i, 1); !ok {
-				return ErrMalformed
-			}
-		} else if vend, err = skipValue(obj, i); err != nil {
-			return err
+		i = skipSpace(b, i+1)
+		vend, err := valueEnd(b, i, valid)
+		if err != nil {
+			return 0, err
 		}
-		if err := fn(key, obj[i:vend]); err != nil {
-			return err
+		if err := fn(key, b[i:vend]); err != nil {
+			return 0, err
 		}
-		i = skipSpace(obj, vend)
-		if i >= len(obj) {
-			return ErrMalformed
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			return 0, ErrMalformed
 		}
-		switch obj[i] {
+		switch b[i] {
 		case ',':
-			i = skipSpace(obj, i+1)
+			i = skipSpace(b, i+1)
 		case '}':
-			return trailing(obj, i+1)
+			return i + 1, nil
 		default:
-			return ErrMalformed
+			return 0, ErrMalformed
 		}
 	}
+}
+
+// stringEnd and valueEnd are skipString and skipValue, or with valid their
+// checking forms.
+func stringEnd(b []byte, i int, valid bool) (int, error) {
+	if !valid {
+		return skipString(b, i)
+	}
+	if end, ok := validString(b, i); ok {
+		return end, nil
+	}
+	return 0, ErrMalformed
+}
+
+func valueEnd(b []byte, i int, valid bool) (int, error) {
+	if !valid {
+		return skipValue(b, i)
+	}
+	if end, ok := validValue(b, i, 1); ok {
+		return end, nil
+	}
+	return 0, ErrMalformed
+}
+
+// EachObject walks the JSON array arr in one pass: for an element that is
+// an object it calls field with each of its keys and raw values (as
+// EachField does), then, for every element, done with its index and raw
+// bytes; an element that is not an object goes to done alone, for the
+// caller to judge. A null arr has no elements.
+func EachObject(arr []byte, field func(key, val []byte) error, done func(i int, elem []byte) error) error {
+	n := 0
+	return eachElement(arr, func(arr []byte, i int) (int, error) {
+		var end int
+		var err error
+		if arr[i] == '{' {
+			end, err = walkObject(arr, i, field, false)
+		} else {
+			end, err = skipValue(arr, i)
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+		return end, done(n-1, arr[i:end])
+	})
 }
 
 // EachElement calls fn with each raw element of the JSON array arr. A null
 // arr has no elements.
 func EachElement(arr []byte, fn func(elem []byte) error) error {
+	return eachElement(arr, func(arr []byte, i int) (int, error) {
+		end, err := skipValue(arr, i)
+		if err != nil {
+			return 0, err
+		}
+		return end, fn(arr[i:end])
+	})
+}
+
+// eachElement calls elem with the index of each element of the JSON array
+// arr; elem returns the index after it.
+func eachElement(arr []byte, elem func(arr []byte, i int) (int, error)) error {
 	i := skipSpace(arr, 0)
 	if IsNull(arr) {
 		return nil
@@ -109,11 +165,11 @@ func EachElement(arr []byte, fn func(elem []byte) error) error {
 		return trailing(arr, i+1)
 	}
 	for {
-		end, err := skipValue(arr, i)
-		if err != nil {
-			return err
+		if i >= len(arr) {
+			return ErrMalformed
 		}
-		if err := fn(arr[i:end]); err != nil {
+		end, err := elem(arr, i)
+		if err != nil {
 			return err
 		}
 		i = skipSpace(arr, end)
@@ -169,6 +225,15 @@ func trailing(b []byte, i int) error {
 	return nil
 }
 
+// scalarEnd reports whether c cannot be part of a number or literal.
+func scalarEnd(c byte) bool {
+	switch c {
+	case ',', '}', ']', ':', '"', '{', '[', ' ', '\n', '\r', '\t':
+		return true
+	}
+	return false
+}
+
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 func skipSpace(b []byte, i int) int {
@@ -219,7 +284,7 @@ func skipValue(b []byte, i int) (int, error) {
 		return 0, ErrMalformed
 	}
 	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ':' && !isSpace(b[j]) {
+	for j < len(b) && !scalarEnd(b[j]) {
 		j++
 	}
 	if j == i {

@@ -91,3 +91,32 @@ func TestScalars(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEachObject checks EachObject against EachElement and EachField: the
+// same fields and elements when both succeed, an error when either fails.
+func FuzzEachObject(f *testing.F) {
+	for _, s := range []string{`[{"role":"user","content":"hi \"x\""},"s",null,{"a":{"b":[1,"]"]}},{}]`, `[{"a" 1}]`, `[{"a":1,}]`,
+		`[{"a":1}}]`, `null`, `[]`, `[{"k\u0065y":true} ,[{}] ]`, `[{"a":"\"}"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want, got []string
+		werr := EachElement(b, func(el []byte) error {
+			if len(el) > 0 && el[0] == '{' {
+				if err := EachField(el, func(k, v []byte) error { want = append(want, string(k)+"="+string(v)); return nil }); err != nil {
+					return err
+				}
+			}
+			want = append(want, "done "+string(el))
+			return nil
+		})
+		gerr := EachObject(b, func(k, v []byte) error { got = append(got, string(k)+"="+string(v)); return nil },
+			func(i int, el []byte) error { got = append(got, "done "+string(el)); return nil })
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: EachObject error %v, EachElement and EachField %v", b, gerr, werr)
+		}
+		if werr == nil && !cmp.Equal(want, got) {
+			t.Fatalf("%q:\n%s", b, cmp.Diff(want, got))
+		}
+	})
+}

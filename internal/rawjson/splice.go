@@ -1,6 +1,10 @@
 package rawjson
 
-import "github.com/segmentio/encoding/json"
+import (
+	"slices"
+
+	"github.com/segmentio/encoding/json"
+)
 
 // SpliceMode says when Splice applies a Field.
 type SpliceMode uint8
@@ -33,6 +37,11 @@ type Field struct {
 func Splice(dst, obj []byte, fields []Field) ([]byte, error) {
 	var seen uint64 // fields found in obj (the first 64)
 	n := 0
+	need := len(obj) + 2
+	for i := range fields {
+		need += len(fields[i].Key) + len(fields[i].Value) + 4 // "key":value,
+	}
+	dst = slices.Grow(dst, need) // one allocation, however many fields are added
 	dst = append(dst, '{')
 	err := EachField(obj, func(k, v []byte) error {
 		out := v

@@ -3,6 +3,7 @@ package rawjson
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -88,4 +89,23 @@ func FuzzSplice(f *testing.F) {
 			t.Fatalf("Splice(%s) = %s, want %v", obj, got, a)
 		}
 	})
+}
+
+// TestSpliceAllocatesOnce: Splice grows dst once, however many fields it
+// appends (a relayed stream's body adds stream and stream_options).
+func TestSpliceAllocatesOnce(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector allocates")
+	}
+	obj := []byte(`{"model":"m","messages":[` + strings.Repeat(`{"role":"user","content":"long \"line\"\n"},`, 2000) + `{"role":"user","content":"x"}]}`)
+	fields := []Field{{Key: "model", Value: []byte(`"gpt-4o-2024-08-06"`)}, {Key: "stream", Value: []byte("true")},
+		{Key: "stream_options", Value: []byte(`{"include_usage":true}`)}, {Key: "max_completion_tokens", Mode: Delete},
+		{Key: "max_tokens", Value: []byte("1024")}}
+	if n := testing.AllocsPerRun(10, func() {
+		if _, err := Splice(nil, obj, fields); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("Splice allocated %v times, want 1", n)
+	}
 }

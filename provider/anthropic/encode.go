@@ -228,7 +228,7 @@ func splice(raw []byte, model string, stream bool) ([]byte, error) {
 		mode = rawjson.Replace // absent means false
 	}
 	m := json.AppendEscape(make([]byte, 0, len(model)+2), model, 0)
-	return rawjson.Splice(make([]byte, 0, len(raw)+32), raw, []rawjson.Field{
+	return rawjson.Splice(nil, raw, []rawjson.Field{
 		{Key: "model", Value: m},
 		{Key: "stream", Value: strconv.AppendBool(nil, stream), Mode: mode},
 		{Key: "max_tokens", Value: strconv.AppendInt(nil, DefaultMaxTokens, 10), Mode: rawjson.Default},

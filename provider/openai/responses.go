@@ -77,7 +77,7 @@ func relayBody(body []byte, model string, stream bool) ([]byte, error) {
 	if stream {
 		fields[1] = rawjson.Field{Key: "stream", Value: []byte("true")}
 	}
-	return rawjson.Splice(make([]byte, 0, len(body)+len(model)+16), body, fields)
+	return rawjson.Splice(nil, body, fields)
 }
 
 func (a *Adapter) chatResponses(ctx context.Context, req *provider.Request) (*provider.Response, error) {

@@ -51,7 +51,7 @@ func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 		dropped = []string{"metadata"}
 	}
 	raw := req.Passthrough.Body
-	body, err := rawjson.Splice(make([]byte, 0, len(raw)+48), raw, fields)
+	body, err := rawjson.Splice(nil, raw, fields)
 	return body, dropped, err
 }
 

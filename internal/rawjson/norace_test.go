@@ -1,0 +1,5 @@
+//go:build !race
+
+package rawjson
+
+const raceOn = false
