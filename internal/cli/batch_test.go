@@ -256,17 +256,7 @@ func TestBatchProgressText(t *testing.T) {
 			[]string{"ETA", "route default", "["}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := progressText(tt.p, tt.bar)
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("%q lacks %q", got, w)
-				}
-			}
-			for _, w := range tt.not {
-				if strings.Contains(got, w) {
-					t.Errorf("%q has %q", got, w)
-				}
-			}
+			checkText(t, "progress", progressText(tt.p, tt.bar), tt.want, tt.not)
 		})
 	}
 }

@@ -55,16 +55,8 @@ func TestConfigCheck(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
 			}
-			for _, s := range tt.stdout {
-				if !strings.Contains(stdout.String(), s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
-				}
-			}
-			for _, s := range tt.stderr {
-				if !strings.Contains(stderr.String(), s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr.String())
-				}
-			}
+			checkText(t, "stdout", stdout.String(), tt.stdout, nil)
+			checkText(t, "stderr", stderr.String(), tt.stderr, nil)
 			if tt.noStdout && stdout.Len() > 0 {
 				t.Errorf("unexpected stdout:\n%s", stdout.String())
 			}

@@ -181,16 +181,7 @@ func TestDoctor(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\n%s", code, tt.code, all)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("output lacks %q:\n%s", w, all)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(all, w) {
-					t.Errorf("output has %q:\n%s", w, all)
-				}
-			}
+			checkText(t, "output", all, tt.want, tt.notWant)
 			for _, k := range []string{goodAnthropic, openaiKey, geminiKey, "GOODGOODGOOD", "OPENAIOPENAI", "GEMINIGEMINI", "abcdefghijklmnop"} {
 				if strings.Contains(all, k) {
 					t.Errorf("output shows a key (%q):\n%s", k, all)

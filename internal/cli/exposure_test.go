@@ -31,11 +31,7 @@ func TestOpenAddressRefused(t *testing.T) {
 			if got != 2 {
 				t.Errorf("exit %d, want 2; stderr %s", got, stderr)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(stderr.String(), w) {
-					t.Errorf("stderr does not say %q: %s", w, stderr)
-				}
-			}
+			checkText(t, "stderr", stderr.String(), tt.want, nil)
 			if strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
 				t.Errorf("want one line, got: %s", stderr)
 			}

@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/mock"
@@ -17,6 +19,37 @@ import (
 
 // lockedBuffer is the goroutine-safe buffer for a command's stderr.
 type lockedBuffer = syncbuf.Buffer
+
+// checkText fails the test for each string of want that got (named what in
+// the messages) lacks and each of not that it has.
+func checkText(t *testing.T, what, got string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(got, w) {
+			t.Errorf("%s has %q:\n%s", what, w, got)
+		}
+	}
+}
+
+// waitLog waits up to 10s for re to match what log holds and returns its
+// first submatch; the test fails, naming what, if it never does.
+func waitLog(t *testing.T, log *lockedBuffer, re *regexp.Regexp, what string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if m := re.FindStringSubmatch(log.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in stderr:\n%s", what, log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // running is a subcommand started by startCommand.
 type running struct {

@@ -102,12 +102,7 @@ func TestMCPWithoutKeyListsToolsAndSaysWhatToSet(t *testing.T) {
 	if !res.Result.IsError || len(res.Result.Content) != 1 {
 		t.Fatalf("want one isError line, got %s", resp[3])
 	}
-	line := res.Result.Content[0].Text
-	for _, want := range []string{"ANTHROPIC_API_KEY", "shell profile", `"env"`} {
-		if !strings.Contains(line, want) {
-			t.Errorf("%q lacks %q", line, want)
-		}
-	}
+	checkText(t, "the error line", res.Result.Content[0].Text, []string{"ANTHROPIC_API_KEY", "shell profile", `"env"`}, nil)
 	if !strings.Contains(stderr, "no provider key") {
 		t.Errorf("stderr does not say why: %s", stderr)
 	}
@@ -151,18 +146,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		}}
 	code := make(chan int, 1)
 	go func() { code <- MainEnv(ctx, []string{"mcp", "--http", ":0"}, env) }()
-	urlRe := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/)`)
-	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == ""; {
-		if m := urlRe.FindStringSubmatch(stderr.String()); m != nil {
-			url = m[1]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no listening url in stderr:\n%s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	url := waitLog(t, &stderr, regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/)`), "listening url")
 	post := func(origin, token string) int {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(mcpInit))
 		req.Header.Set("Content-Type", "application/json")
@@ -239,18 +223,7 @@ func TestMCPMetrics(t *testing.T) {
 				}}
 			code := make(chan int, 1)
 			go func() { code <- MainEnv(ctx, tc.args, env) }()
-			re := regexp.MustCompile(tc.re)
-			var base string
-			for deadline := time.Now().Add(10 * time.Second); base == ""; {
-				if m := re.FindStringSubmatch(stderr.String()); m != nil {
-					base = m[1]
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no url in stderr:\n%s", stderr.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			base := waitLog(t, &stderr, regexp.MustCompile(tc.re), "url")
 			if c, _ := get(t, base+"/metrics", ""); c != http.StatusUnauthorized {
 				t.Errorf("without the token: %d, want 401", c)
 			}

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/llmguard/llmguard/mock"
@@ -38,9 +37,5 @@ func TestMCPBareModelRoute(t *testing.T) {
 	if !bad.Result.IsError || len(bad.Result.Content) != 1 {
 		t.Fatalf("route gpt-5: want one isError line, got %s", resp[3])
 	}
-	for _, want := range []string{`"gpt-5"`, "default", "openai/gpt-5", "default_provider"} {
-		if line := bad.Result.Content[0].Text; !strings.Contains(line, want) {
-			t.Errorf("%q lacks %q", line, want)
-		}
-	}
+	checkText(t, "route gpt-5's error line", bad.Result.Content[0].Text, []string{`"gpt-5"`, "default", "openai/gpt-5", "default_provider"}, nil)
 }
