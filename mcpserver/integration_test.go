@@ -139,10 +139,7 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 func TestAskSuccess(t *testing.T) {
 	r := newRig(t, []string{"anthropic/claude-sonnet-4-5"}, nil, nil)
 	cs := r.connect(t, nil, nil)
-	res := callTool(t, cs, "ask", map[string]any{"prompt": "What is llmguard?", "system": "Be brief.", "max_tokens": 50})
-	if res.IsError {
-		t.Fatalf("ask failed: %s", text(t, res))
-	}
+	res := askOK(t, cs, map[string]any{"prompt": "What is llmguard?", "system": "Be brief.", "max_tokens": 50})
 	if text(t, res) == "" {
 		t.Error("empty answer")
 	}
@@ -451,10 +448,7 @@ func TestSamplingFallback(t *testing.T) {
 			r := newRig(t, targets, extra, nil)
 			var calls atomic.Int32
 			cs := r.connect(t, samplingClient(&calls), &mcp.ClientSessionOptions{ProtocolVersion: proto})
-			res := callTool(t, cs, "ask", map[string]any{"prompt": "ping"})
-			if res.IsError {
-				t.Fatalf("ask failed: %s", text(t, res))
-			}
+			res := askOK(t, cs, map[string]any{"prompt": "ping"})
 			wantAll(t, text(t, res), "answered by the MCP client's own model (client-llm-1)", "client model says: ping")
 			sc := structured(t, res)
 			if sc["model"] != "mcp/client-llm-1" || sc["client_model"] != true || sc["fallbacks"] != 1.0 || sc["attempts"] != 2.0 {
@@ -517,10 +511,7 @@ func TestBrokenStreamContinued(t *testing.T) {
 		}
 		r := newRigScenario(t, sc, []string{"anthropic/claude-sonnet-4-5"}, nil, nil)
 		cs := r.connect(t, nil, nil)
-		res := callTool(t, cs, "ask", map[string]any{"prompt": "one two three four five six"})
-		if res.IsError {
-			t.Fatalf("ask failed: %s", text(t, res))
-		}
+		res := askOK(t, cs, map[string]any{"prompt": "one two three four five six"})
 		if got, want := text(t, res), "Mock answer from claude-sonnet-4-5: one two three four five six"; got != want {
 			t.Errorf("answer %q, want %q", got, want)
 		}
@@ -544,10 +535,7 @@ func TestBrokenStreamContinuedElsewhere(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, []string{"openai/gpt-4.1+fault=midstream:3", "anthropic/claude-sonnet-4-5"}, nil, nil)
 		cs := r.connect(t, nil, nil)
-		res := callTool(t, cs, "ask", map[string]any{"prompt": "one two three four five six"})
-		if res.IsError {
-			t.Fatalf("ask failed: %s", text(t, res))
-		}
+		res := askOK(t, cs, map[string]any{"prompt": "one two three four five six"})
 		if got, want := text(t, res), "Mock answer from claude-sonnet-4-5: one two three four five six"; got != want {
 			t.Errorf("answer %q, want %q", got, want)
 		}

@@ -53,6 +53,16 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.C
 	return res
 }
 
+// askOK calls the ask tool with args and fails the test unless it answered.
+func askOK(t *testing.T, cs *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res := callTool(t, cs, "ask", args)
+	if res.IsError {
+		t.Fatalf("ask failed: %s", text(t, res))
+	}
+	return res
+}
+
 // text returns the result's only text content.
 func text(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()

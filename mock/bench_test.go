@@ -47,14 +47,20 @@ func bareHandler(srv *Server, c call) http.Handler {
 	})
 }
 
+// loopbackClient is a client for b's parallel requests (256 idle
+// connections), closed when b ends, with c's request to url and its body.
+func loopbackClient(b *testing.B, c call, url string) (*http.Client, *http.Request, []byte) {
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
+	b.Cleanup(tr.CloseIdleConnections)
+	proto := c.request(url)
+	body, _ := io.ReadAll(proto.Body)
+	return &http.Client{Transport: tr}, proto, body
+}
+
 func runThroughput(b *testing.B, h http.Handler, c call) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	proto := c.request(ts.URL)
-	body, _ := io.ReadAll(proto.Body)
+	client, proto, body := loopbackClient(b, c, ts.URL)
 	b.SetParallelism(4)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -123,11 +129,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	defer bareTS.Close()
 	mockTS := httptest.NewServer(srv)
 	defer mockTS.Close()
-	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	proto := c.request(mockTS.URL)
-	body, _ := io.ReadAll(proto.Body)
+	client, proto, body := loopbackClient(b, c, mockTS.URL)
 	var bareNS, mockNS atomic.Int64
 	send := func(url string) time.Duration {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))

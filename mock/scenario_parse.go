@@ -188,28 +188,24 @@ func oneStep(v any, at string) (Step, error) {
 }
 
 func stepList(v any, at string) ([]Step, error) {
+	var items []any
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case []any:
-		steps := make([]Step, 0, len(x))
-		for i, e := range x {
-			st, err := oneStep(e, fmt.Sprintf("%s[%d]", at, i))
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, st)
+		items = x
+	default:
+		s, ok := scalarString(v)
+		if !ok {
+			return nil, fmt.Errorf("%s: want a list or a comma-separated string of steps", at)
 		}
-		return steps, nil
+		for _, p := range strings.Split(s, ",") {
+			items = append(items, p)
+		}
 	}
-	s, ok := scalarString(v)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a list or a comma-separated string of steps", at)
-	}
-	parts := strings.Split(s, ",")
-	steps := make([]Step, 0, len(parts))
-	for i, p := range parts {
-		st, err := oneStep(p, fmt.Sprintf("%s[%d]", at, i))
+	steps := make([]Step, 0, len(items))
+	for i, e := range items {
+		st, err := oneStep(e, fmt.Sprintf("%s[%d]", at, i))
 		if err != nil {
 			return nil, err
 		}
