@@ -75,15 +75,7 @@ func TestBatchSummarizeList(t *testing.T) {
 		{"text": "The second one says it worked."},
 		{"id": "c", "text": "The third says nothing at all."},
 	}, "bullets": 3}
-	params := &mcp.CallToolParams{Name: "batch_summarize", Arguments: args}
-	params.SetProgressToken("batch-1")
-	res, err := cs.CallTool(context.Background(), params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError {
-		t.Fatalf("batch_summarize failed: %s", text(t, res))
-	}
+	res := callOK(t, cs, "batch_summarize", args, "batch-1")
 	sc := structured(t, res)
 	out, _ := sc["out"].(string)
 	if filepath.Dir(out) != r.cfg.BatchDir || sc["answered"] != 3.0 || sc["left"] != 0.0 || !strings.Contains(text(t, res), out) {

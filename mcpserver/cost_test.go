@@ -18,7 +18,7 @@ func TestSpendCeilingArgument(t *testing.T) {
 		func(rt *config.Route) { rt.Retry.MaxAttempts = 1 })
 	cs := r.connect(t, nil, nil)
 	prompt := strings.Repeat("a long document ", 250)
-	res := askOK(t, cs, map[string]any{"prompt": prompt, "max_tokens": 200, "max_cost_usd": 0.02})
+	res := callOK(t, cs, "ask", map[string]any{"prompt": prompt, "max_tokens": 200, "max_cost_usd": 0.02}, "")
 	got := structured(t, res)
 	if got["model"] != "openai/gpt-4.1" {
 		t.Errorf("answered by %v, want openai/gpt-4.1 (claude-opus-4-1 is over the ceiling)", got["model"])

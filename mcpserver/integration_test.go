@@ -139,7 +139,7 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 func TestAskSuccess(t *testing.T) {
 	r := newRig(t, []string{"anthropic/claude-sonnet-4-5"}, nil, nil)
 	cs := r.connect(t, nil, nil)
-	res := askOK(t, cs, map[string]any{"prompt": "What is llmguard?", "system": "Be brief.", "max_tokens": 50})
+	res := callOK(t, cs, "ask", map[string]any{"prompt": "What is llmguard?", "system": "Be brief.", "max_tokens": 50}, "")
 	if text(t, res) == "" {
 		t.Error("empty answer")
 	}
@@ -221,28 +221,12 @@ func (p *progressLog) wait(t *testing.T, n int) []string {
 	return append([]string(nil), p.lines...)
 }
 
-// summarizeWithProgress calls summarize on msg asking for progress
-// notifications (token tok-1) and fails the test unless the call succeeded.
-func summarizeWithProgress(t *testing.T, cs *mcp.ClientSession, msg string) *mcp.CallToolResult {
-	t.Helper()
-	params := &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": msg}}
-	params.SetProgressToken("tok-1")
-	res, err := cs.CallTool(context.Background(), params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError {
-		t.Fatalf("summarize failed: %s", text(t, res))
-	}
-	return res
-}
-
 func TestOverloadBurstThenSuccessWithProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, []string{"anthropic/claude-sonnet-4-5+fault=529,529,200"}, nil, nil)
 		pl := newProgressLog()
 		cs := r.connect(t, pl.options(), nil)
-		res := summarizeWithProgress(t, cs, "Summarize this please: it failed twice and then worked.")
+		res := callOK(t, cs, "summarize", map[string]any{"text": "Summarize this please: it failed twice and then worked."}, "tok-1")
 		if sc := structured(t, res); sc["attempts"] != 3.0 {
 			t.Errorf("attempts = %v, want 3", sc["attempts"])
 		}
@@ -273,7 +257,7 @@ func TestFallbackProgressNamesFailedTarget(t *testing.T) {
 	})
 	pl := newProgressLog()
 	cs := r.connect(t, pl.options(), nil)
-	summarizeWithProgress(t, cs, "Summarize this please: the first target is down.")
+	callOK(t, cs, "summarize", map[string]any{"text": "Summarize this please: the first target is down."}, "tok-1")
 	progress := pl.wait(t, 1)
 	re := regexp.MustCompile(`^anthropic/claude-sonnet-4-5\+fault=529 failed \(529 overloaded_error: Overloaded \(request-id \w+\)\); falling back to openai/gpt-4\.1$`)
 	if len(progress) != 1 || !re.MatchString(progress[0]) {
@@ -448,7 +432,7 @@ func TestSamplingFallback(t *testing.T) {
 			r := newRig(t, targets, extra, nil)
 			var calls atomic.Int32
 			cs := r.connect(t, samplingClient(&calls), &mcp.ClientSessionOptions{ProtocolVersion: proto})
-			res := askOK(t, cs, map[string]any{"prompt": "ping"})
+			res := callOK(t, cs, "ask", map[string]any{"prompt": "ping"}, "")
 			wantAll(t, text(t, res), "answered by the MCP client's own model (client-llm-1)", "client model says: ping")
 			sc := structured(t, res)
 			if sc["model"] != "mcp/client-llm-1" || sc["client_model"] != true || sc["fallbacks"] != 1.0 || sc["attempts"] != 2.0 {
@@ -511,7 +495,7 @@ func TestBrokenStreamContinued(t *testing.T) {
 		}
 		r := newRigScenario(t, sc, []string{"anthropic/claude-sonnet-4-5"}, nil, nil)
 		cs := r.connect(t, nil, nil)
-		res := askOK(t, cs, map[string]any{"prompt": "one two three four five six"})
+		res := callOK(t, cs, "ask", map[string]any{"prompt": "one two three four five six"}, "")
 		if got, want := text(t, res), "Mock answer from claude-sonnet-4-5: one two three four five six"; got != want {
 			t.Errorf("answer %q, want %q", got, want)
 		}
@@ -535,7 +519,7 @@ func TestBrokenStreamContinuedElsewhere(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, []string{"openai/gpt-4.1+fault=midstream:3", "anthropic/claude-sonnet-4-5"}, nil, nil)
 		cs := r.connect(t, nil, nil)
-		res := askOK(t, cs, map[string]any{"prompt": "one two three four five six"})
+		res := callOK(t, cs, "ask", map[string]any{"prompt": "one two three four five six"}, "")
 		if got, want := text(t, res), "Mock answer from claude-sonnet-4-5: one two three four five six"; got != want {
 			t.Errorf("answer %q, want %q", got, want)
 		}

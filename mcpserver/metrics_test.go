@@ -19,7 +19,7 @@ func TestMetrics(t *testing.T) {
 	m := telemetry.New(&telemetry.Options{Routes: map[string][]string{"default": {"anthropic/claude-sonnet-4-5"}}})
 	r.cfg.Metrics = m
 	cs := r.connect(t, nil, nil)
-	askOK(t, cs, map[string]any{"prompt": "What is llmguard?", "max_tokens": 50})
+	callOK(t, cs, "ask", map[string]any{"prompt": "What is llmguard?", "max_tokens": 50}, "")
 	want := `
 # HELP llmguard_requests_total API requests and tool calls by route, answering target, dialect and outcome (success, cached, static, error, canceled).
 # TYPE llmguard_requests_total counter

@@ -53,12 +53,20 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.C
 	return res
 }
 
-// askOK calls the ask tool with args and fails the test unless it answered.
-func askOK(t *testing.T, cs *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+// callOK calls the tool name with args, asking for progress notifications
+// under token unless it is "", and fails the test unless the tool succeeded.
+func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, token string) *mcp.CallToolResult {
 	t.Helper()
-	res := callTool(t, cs, "ask", args)
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if token != "" {
+		params.SetProgressToken(token)
+	}
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
 	if res.IsError {
-		t.Fatalf("ask failed: %s", text(t, res))
+		t.Fatalf("%s failed: %s", name, text(t, res))
 	}
 	return res
 }
