@@ -11,7 +11,14 @@ import (
 
 func postResponses(t *testing.T, url, body string, hdr ...string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+"/v1/responses", strings.NewReader(body))
+	return postTo(t, url+"/v1/responses", body, hdr...)
+}
+
+// postTo posts body to url with a test key and the headers hdr (name,
+// value pairs).
+func postTo(t *testing.T, url, body string, hdr ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer sk-test-1234")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
@@ -165,16 +172,7 @@ func dig(v any, path ...any) any {
 func TestEmbeddings(t *testing.T) {
 	srv, ts := newTS(t, nil)
 	post := func(path, body string, hdr ...string) (int, map[string]any) {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer sk-test-1234")
-		req.Header.Set("X-Goog-Api-Key", "AIzaTest1234")
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := postTo(t, ts.URL+path, body, append([]string{"X-Goog-Api-Key", "AIzaTest1234"}, hdr...)...)
 		defer res.Body.Close()
 		var m map[string]any
 		json.NewDecoder(res.Body).Decode(&m)
