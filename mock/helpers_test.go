@@ -167,6 +167,13 @@ func jsonPath(t *testing.T, body []byte, path string) any {
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Fatalf("body is not JSON: %v\n%s", err, body)
 	}
+	return valueAt(v, path)
+}
+
+// valueAt walks a decoded JSON value by a dotted path of object keys and
+// array indexes ("choices.0.delta.content"); nil where the path leads
+// nowhere.
+func valueAt(v any, path string) any {
 	for _, p := range strings.Split(path, ".") {
 		switch x := v.(type) {
 		case map[string]any:

@@ -119,7 +119,7 @@ func TestResponsesAPIStream(t *testing.T) {
 			t.Errorf("events\n%s\nwant\n%s", strings.Join(names, " "), want)
 		}
 		last := data[len(data)-1]
-		if dig(last, "response", "output", 0, "content", 0, "text") != "Mock answer from gpt-4.1: one two three" {
+		if valueAt(last, "response.output.0.content.0.text") != "Mock answer from gpt-4.1: one two three" {
 			t.Errorf("completed: %v", last)
 		}
 	})
@@ -131,7 +131,7 @@ func TestResponsesAPIStream(t *testing.T) {
 		if strings.Join(names, " ") != want {
 			t.Errorf("events %s", strings.Join(names, " "))
 		}
-		if dig(data[2], "item", "id") != dig(data[3], "item_id") || dig(data[2], "item", "call_id") == "" {
+		if valueAt(data[2], "item.id") != valueAt(data[3], "item_id") || valueAt(data[2], "item.call_id") == "" {
 			t.Errorf("item ids: %v / %v", data[2], data[3])
 		}
 	})
@@ -145,28 +145,10 @@ func TestResponsesAPIStream(t *testing.T) {
 		res = postResponses(t, ts.URL, `{"model":"gpt-4.1+fault=midstream:2","stream":true,"input":"one two three"}`)
 		names, data := respEvents(t, res.Body)
 		res.Body.Close()
-		if n := len(names); n == 0 || names[n-1] != "error" || dig(data[n-1], "code") != "server_error" {
+		if n := len(names); n == 0 || names[n-1] != "error" || valueAt(data[n-1], "code") != "server_error" {
 			t.Errorf("midstream: %v", names)
 		}
 	})
-}
-
-// dig walks a decoded JSON value by object keys and array indexes.
-func dig(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
 }
 
 func TestEmbeddings(t *testing.T) {
@@ -179,20 +161,20 @@ func TestEmbeddings(t *testing.T) {
 		return res.StatusCode, m
 	}
 	code, m := post("/v1/embeddings", `{"model":"text-embedding-3-small","input":["hello","world"]}`)
-	v0, _ := dig(m, "data", 0, "embedding").([]any)
-	if code != 200 || len(v0) != 1536 || dig(m, "data", 1, "index") != 1.0 || dig(m, "usage", "prompt_tokens") == nil {
+	v0, _ := valueAt(m, "data.0.embedding").([]any)
+	if code != 200 || len(v0) != 1536 || valueAt(m, "data.1.index") != 1.0 || valueAt(m, "usage.prompt_tokens") == nil {
 		t.Fatalf("%d %v", code, len(v0))
 	}
 	_, again := post("/v1/embeddings", `{"model":"text-embedding-3-small","input":"hello","dimensions":8}`)
-	if v, _ := dig(again, "data", 0, "embedding").([]any); len(v) != 8 {
+	if v, _ := valueAt(again, "data.0.embedding").([]any); len(v) != 8 {
 		t.Errorf("dimensions 8: %d", len(v))
 	}
 	_, b64 := post("/v1/embeddings", `{"model":"text-embedding-3-small","input":"hello","dimensions":4,"encoding_format":"base64"}`)
-	if s, _ := dig(b64, "data", 0, "embedding").(string); len(s) != 24 {
-		t.Errorf("base64: %v", dig(b64, "data", 0, "embedding"))
+	if s, _ := valueAt(b64, "data.0.embedding").(string); len(s) != 24 {
+		t.Errorf("base64: %v", valueAt(b64, "data.0.embedding"))
 	}
 	code, g := post("/v1beta/models/gemini-embedding-001:batchEmbedContents", `{"requests":[{"model":"models/gemini-embedding-001","content":{"parts":[{"text":"hello"}]},"outputDimensionality":768}]}`)
-	if gv, _ := dig(g, "embeddings", 0, "values").([]any); code != 200 || len(gv) != 768 {
+	if gv, _ := valueAt(g, "embeddings.0.values").([]any); code != 200 || len(gv) != 768 {
 		t.Errorf("gemini %d %v", code, len(gv))
 	}
 	code, _ = post("/v1/embeddings", `{"model":"text-embedding-3-small","input":"x"}`, FaultHeader, "429")
