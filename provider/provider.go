@@ -153,6 +153,11 @@ type Request struct {
 	// tools in one turn (OpenAI parallel_tool_calls, Anthropic
 	// tool_choice.disable_parallel_tool_use negated).
 	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// Assemble says the caller reads the stream into one answer (a plain
+	// call made as a stream): an adapter relaying the request then rebuilds
+	// the provider's own answer for RawAnswer. A stream relayed to its
+	// client event for event needs none, and spends nothing on it.
+	Assemble bool `json:"-"`
 	// ResponseFormat asks for JSON output (OpenAI response_format,
 	// Anthropic output_config.format, Gemini responseMimeType and
 	// responseJsonSchema); nil for text.

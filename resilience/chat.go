@@ -41,7 +41,7 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 		return cs.plainChat(ctx, t, req, left)
 	}
 	sreq := *req
-	sreq.Stream = true
+	sreq.Stream, sreq.Assemble = true, true // collect asks for the raw answer
 	out, pe, outOfTime := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
 	if pe != nil && errors.Is(pe, errors.ErrUnsupported) && ctx.Err() == nil {
 		return cs.plainChat(ctx, t, req, cs.left())

@@ -123,7 +123,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		return nil, err
 	}
 	dec := &decoder{call: call, h: resp.Header, tools: map[int]int{}, relay: relayed(req)}
-	if dec.relay {
+	if dec.relay && req.Assemble {
 		dec.log = &messageLog{}
 	}
 	return call.OpenStream(ctx, resp, dec, resp.Header.Get("request-id"))

@@ -44,7 +44,7 @@ const richStream = "event: message_start\n" +
 // request without streaming: every block, field and usage count.
 func TestStreamRebuildsRelayedMessage(t *testing.T) {
 	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"weather?"}]}`)
-	relayed := &provider.Request{Dialect: "anthropic", Passthrough: &provider.Passthrough{Dialect: "anthropic", Body: body},
+	relayed := &provider.Request{Dialect: "anthropic", Passthrough: &provider.Passthrough{Dialect: "anthropic", Body: body}, Assemble: true,
 		Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "weather?"}}}}}
 	for _, tc := range []struct {
 		name string
@@ -72,9 +72,21 @@ func TestStreamRebuildsRelayedMessage(t *testing.T) {
 			}
 		})
 	}
-	// A request that is not relayed has no raw answer.
+	// A stream relayed to its client (no Assemble) rebuilds nothing.
+	relayedStream := *relayed
+	relayedStream.Assemble = false
 	up := pt.NewUpstream(t, pt.SSE(richStream))
-	s, err := newAdapter(up.URL).Stream(context.Background(), pt.ToolConversation())
+	s, err := newAdapter(up.URL).Stream(context.Background(), &relayedStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = pt.Collect(s)
+	if raw := s.(provider.RawAnswerer).RawAnswer(); raw != nil {
+		t.Errorf("raw answer for a stream relayed to its client: %s", raw)
+	}
+	// A request that is not relayed has no raw answer.
+	up = pt.NewUpstream(t, pt.SSE(richStream))
+	s, err = newAdapter(up.URL).Stream(context.Background(), pt.ToolConversation())
 	if err != nil {
 		t.Fatal(err)
 	}

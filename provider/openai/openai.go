@@ -189,7 +189,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 		return nil, err
 	}
 	dec := &decoder{call: call, h: resp.Header, relay: a.q.verbatim && chatRelayed(req)}
-	if dec.relay {
+	if dec.relay && req.Assemble {
 		dec.log = &completionLog{}
 	}
 	return call.OpenStream(ctx, resp, dec, requestID(resp.Header))

@@ -36,7 +36,7 @@ var richChunks = chunkHead + `{"index":0,"delta":{"role":"assistant","content":"
 // same request without streaming.
 func TestStreamRebuildsRelayedCompletion(t *testing.T) {
 	body := []byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}],"logprobs":true}`)
-	relayed := &provider.Request{Dialect: "openai", Passthrough: &provider.Passthrough{Dialect: "openai", Body: body},
+	relayed := &provider.Request{Dialect: "openai", Passthrough: &provider.Passthrough{Dialect: "openai", Body: body}, Assemble: true,
 		Messages: []provider.Message{{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}
 	for _, name := range []string{"stream", "json answer to a stream request"} {
 		t.Run(name, func(t *testing.T) {
@@ -55,5 +55,16 @@ func TestStreamRebuildsRelayedCompletion(t *testing.T) {
 				t.Errorf("rebuilt completion (-non-streamed +rebuilt):\n%s", d)
 			}
 		})
+	}
+	// A stream relayed to its client (no Assemble) rebuilds nothing.
+	relayedStream := *relayed
+	relayedStream.Assemble = false
+	s, err := newAdapter(pt.NewUpstream(t, pt.SSE(richChunks)).URL).Stream(context.Background(), &relayedStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = pt.Collect(s)
+	if raw := s.(provider.RawAnswerer).RawAnswer(); raw != nil {
+		t.Errorf("raw answer for a stream relayed to its client: %s", raw)
 	}
 }
