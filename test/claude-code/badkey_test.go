@@ -7,9 +7,12 @@ import (
 )
 
 // TestClaudeCodeBadKey runs Claude Code twice through the gateway while
-// the upstream key is bad: each run reports the invalid key within 5 s of
-// starting (by its own duration_ms) and never sees a 503: the gateway
-// answers the original 401, also while the key's breaker is open.
+// the upstream key is bad: each run reports the invalid key after one
+// request and never sees a 503: the gateway answers the original 401, also
+// while the key's breaker is open, so Claude Code (which retries a 503 or
+// a 529 with backoff, for minutes) stops at once. What counts is the one
+// request, not the time: under load Claude Code's own start-up can take
+// seconds (its duration_ms is logged).
 func TestClaudeCodeBadKey(t *testing.T) {
 	claude, _ := claudeBinary(t)
 	for _, md := range models {
@@ -24,8 +27,8 @@ func TestClaudeCodeBadKey(t *testing.T) {
 					!strings.Contains(res.Result, "Invalid API key") {
 					t.Errorf("%s: result %+v, want is_error, api_error_status 401, \"Invalid API key\"", run, res)
 				}
-				if d := time.Duration(res.DurationMS) * time.Millisecond; d > 5*time.Second {
-					t.Errorf("%s: Claude Code took %v (its duration_ms) to report the bad key, want under 5s", run, d)
+				if len(got) != 1 {
+					t.Errorf("%s: Claude Code sent %d requests to the gateway (statuses %v), want one: a retry means the gateway's answer told it to", run, len(got), got)
 				}
 				for _, s := range got {
 					if s != 401 {
