@@ -285,26 +285,7 @@ func (s *server) observe(ctx context.Context, route string, start time.Time, res
 	if s.cfg.Metrics == nil && span == nil {
 		return
 	}
-	r := &telemetry.Request{Dialect: "mcp", Route: route, Duration: time.Since(start), Outcome: telemetry.OutcomeSuccess}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		r.Outcome = telemetry.OutcomeCanceled
-	case err != nil:
-		r.Outcome = telemetry.OutcomeError
-	case res.Cached:
-		r.Outcome = telemetry.OutcomeCached
-	case res.Static:
-		r.Outcome = telemetry.OutcomeStatic
-	}
-	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
-		r.WastedUSD = re.Wasted
-	}
-	if err == nil {
-		r.Target, r.WastedUSD = res.Target, res.Wasted
-		if res.Response != nil {
-			r.Usage, r.Model = res.Response.Usage, res.Response.Model
-		}
-	}
+	r := telemetry.ChatRequest(ctx, "mcp", route, start, res, err)
 	s.cfg.Metrics.Request(r)
 	span.End(r, 0)
 }

@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -354,4 +356,31 @@ func (m *Metrics) Request(r *Request) {
 	if r.Broken || outcome == OutcomeCanceled {
 		m.wasted.WithLabelValues(target).Add(c)
 	}
+}
+
+// ChatRequest is the record of one engine Chat call made for a caller
+// (an MCP tool call, a demo request) that started at start and returned
+// res or err; ctx is the caller's, whose end makes a failure canceled.
+func ChatRequest(ctx context.Context, dialect, route string, start time.Time, res *resilience.Result, err error) *Request {
+	r := &Request{Dialect: dialect, Route: route, Duration: time.Since(start), Outcome: OutcomeSuccess}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		r.Outcome = OutcomeCanceled
+	case err != nil:
+		r.Outcome = OutcomeError
+	case res.Cached:
+		r.Outcome = OutcomeCached
+	case res.Static:
+		r.Outcome = OutcomeStatic
+	}
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+		r.WastedUSD = re.Wasted
+	}
+	if err == nil {
+		r.Target, r.WastedUSD = res.Target, res.Wasted
+		if res.Response != nil {
+			r.Usage, r.Model = res.Response.Usage, res.Response.Model
+		}
+	}
+	return r
 }
