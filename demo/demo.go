@@ -47,6 +47,9 @@ type Options struct {
 	Interval time.Duration
 	// Logger receives the engine's own log records (nil = discarded).
 	Logger *slog.Logger
+	// Metrics counts the llmguard client's events and requests, to serve
+	// /metrics and the dashboard during and after the night (nil = none).
+	Metrics *Metrics
 }
 
 // Outcome is what one client got on the script.
@@ -267,7 +270,9 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	}
 	stopView := view.run(start)
 	play(ctx, &opt, start, func(ctx context.Context, i int) {
+		began := time.Now()
 		res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: prompt(i)})
+		opt.Metrics.request(ctx, began, res, err)
 		target, wasted := "", 0.0
 		if err == nil {
 			target, wasted = res.Target, res.Wasted
@@ -346,10 +351,14 @@ func newEngine(url string, opt *Options, lg *tally, ev *eventLog) (*resilience.E
 	eo.OnEvent = func(e resilience.Event) {
 		lg.note(e)
 		ev.note(e)
+		opt.Metrics.event(e)
 	}
 	eng, err := resilience.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if opt.Metrics != nil {
+		opt.Metrics.eng.Store(eng)
 	}
 	return eng, nil
 }

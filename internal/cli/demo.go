@@ -3,9 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -19,14 +23,17 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard demo [--requests N] [--seed N] [--json]\n\n"+
+		fmt.Fprint(env.Stderr, "Usage: llmguard demo [--requests N] [--seed N] [--json] [--metrics-addr ADDR]\n\n"+
 			"Needs no key and no network: starts the mock on 127.0.0.1 with a scripted bad night and sends the same\n"+
-			"requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.\n\n")
+			"requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.\n"+
+			"With --metrics-addr, llmguard's /metrics and dashboard (/ui/) are served there during the night and after\n"+
+			"it, until interrupted.\n\n")
 		fs.PrintDefaults()
 	}
 	n := fs.Int("requests", demo.DefaultRequests, "requests each client sends")
 	seed := fs.Uint64("seed", demo.DefaultSeed, "random seed for the mock's faults")
 	asJSON := fs.Bool("json", false, "print only the summary, as JSON")
+	metricsAddr := fs.String("metrics-addr", "", "serve llmguard's /metrics and /ui/ on loopback `addr` (e.g. 127.0.0.1:9464) during the night, then until interrupted")
 	if code, ok := parseFlags(fs, args, env); !ok {
 		return code
 	}
@@ -35,6 +42,18 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 		return 2
 	}
 	opt := &demo.Options{Requests: *n, Seed: *seed}
+	var metricsURL string
+	if *metricsAddr != "" {
+		opt.Metrics = demo.NewMetrics()
+		url, stop, err := serveDemoMetrics(ctx, *metricsAddr, opt.Metrics)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "llmguard demo: --metrics-addr %s: %v\n", *metricsAddr, err)
+			return 2
+		}
+		defer stop()
+		metricsURL = url + "/metrics"
+		fmt.Fprintf(env.Stderr, "llmguard demo: metrics on %s, the dashboard on %s/ui/\n", metricsURL, url)
+	}
 	if !*asJSON {
 		opt.Progress = env.Stdout
 		opt.TTY = isTerminal(env.Stdout)
@@ -52,10 +71,31 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 			return 1
 		}
 		env.Stdout.Write(append(b, '\n'))
-		return 0
+	} else {
+		printSummary(env.Stdout, s)
 	}
-	printSummary(env.Stdout, s)
+	if metricsURL != "" {
+		fmt.Fprintf(env.Stderr, "llmguard demo: the night is over; serving %s until interrupted (Ctrl-C)\n", metricsURL)
+		<-ctx.Done()
+	}
 	return 0
+}
+
+// serveDemoMetrics serves the demo's /metrics and dashboard on addr, a
+// loopback address (the demo has no token to guard anything wider).
+func serveDemoMetrics(ctx context.Context, addr string, m *demo.Metrics) (url string, stop func(), err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", nil, err
+	}
+	if host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", nil, errors.New("not a loopback address (the demo serves its metrics on 127.0.0.1 only)")
+	}
+	ui := m.UI()
+	return serveSide(ctx, addr, "", map[string]http.Handler{"GET /metrics": m.Handler(), "GET /ui": ui, "GET /ui/": ui},
+		slog.New(slog.DiscardHandler))
 }
 
 // isTerminal reports whether w is a character device (a terminal).

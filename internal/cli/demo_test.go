@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmguard/llmguard/demo"
 )
@@ -83,5 +88,64 @@ func TestDemoFlags(t *testing.T) {
 				t.Errorf("stderr %q, want %q", errb.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestDemoMetrics: with --metrics-addr the demo serves llmguard's /metrics
+// (and the dashboard) after the night until interrupted, counting every
+// request of the night.
+func TestDemoMetrics(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: noEnv}
+	code := make(chan int, 1)
+	go func() {
+		code <- MainEnv(ctx, []string{"demo", "--requests", "20", "--json", "--metrics-addr", "127.0.0.1:0"}, env)
+	}()
+	re := regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+)/metrics until interrupted`)
+	var base string
+	for deadline := time.Now().Add(60 * time.Second); base == ""; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the demo never said it serves its metrics:\n%s", stderr.String())
+		}
+	}
+	var s demo.Summary
+	if err := json.Unmarshal([]byte(stdout.String()), &s); err != nil {
+		t.Fatalf("stdout is not the JSON summary: %v\n%s", err, stdout.String())
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body := string(b)
+	total := 0.0
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "llmguard_requests_total{") && strings.Contains(line, `dialect="demo"`) {
+			var v float64
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
+			total += v
+		}
+	}
+	if total != float64(s.Llmguard.Served+s.Llmguard.Failed) || total != 20 {
+		t.Errorf("llmguard_requests_total counts %v demo requests, want 20 (served %d, failed %d)", total, s.Llmguard.Served, s.Llmguard.Failed)
+	}
+	for _, family := range []string{"llmguard_attempts_total{", "llmguard_breaker_state{", "gen_ai_client_token_usage_sum{", "llmguard_cost_usd_total{", "go_goroutines"} {
+		if !strings.Contains(body, family) {
+			t.Errorf("/metrics has no %s", family)
+		}
+	}
+	if resp, err := http.Get(base + "/ui/"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/ui/: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("exit code %d after the interrupt\n%s", c, stderr.String())
 	}
 }

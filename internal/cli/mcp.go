@@ -130,12 +130,13 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	classify.AddSecrets(*token)
 	if *httpAddr == "" {
 		if *metricsAddr != "" {
-			stop, err := serveSide(ctx, *metricsAddr, *token, extra, logger)
+			url, stop, err := serveSide(ctx, *metricsAddr, *token, extra, logger)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "llmguard mcp: --metrics-addr: %v\n", err)
 				return 2
 			}
 			defer stop()
+			logger.Info("llmguard mcp: serving /metrics", "url", url+"/metrics")
 		}
 		t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: mcpStdout{env.Stdout}}
 		if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
@@ -258,23 +259,24 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // serveSide serves handlers (metrics, the dashboard) on addr beside MCP on
 // stdio, behind the gateway's access policy: loopback unless a token is
-// set, and then the token. stop shuts it down.
-func serveSide(ctx context.Context, addr, token string, handlers map[string]http.Handler, logger *slog.Logger) (stop func(), err error) {
+// set, and then the token. url is where it listens (http://host:port);
+// stop shuts it down.
+func serveSide(ctx context.Context, addr, token string, handlers map[string]http.Handler, logger *slog.Logger) (url string, stop func(), err error) {
 	p := &httpguard.Policy{AllowedHosts: hostNames(addr), KeyName: "MCP token"}
 	if token != "" {
 		p.Keys = []string{token}
 	}
 	g, err := httpguard.New(p)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if !httpguard.IsLoopback(ln.Addr()) && token == "" {
 		ln.Close()
-		return nil, fmt.Errorf("%s is not a loopback address: set --token or LLMGUARD_MCP_TOKEN", addr)
+		return "", nil, fmt.Errorf("%s is not a loopback address: set --token or LLMGUARD_MCP_TOKEN", addr)
 	}
 	mux := http.NewServeMux()
 	for pattern, h := range handlers {
@@ -289,8 +291,7 @@ func serveSide(ctx context.Context, addr, token string, handlers map[string]http
 			mux.ServeHTTP(w, r)
 		})}
 	go hs.Serve(ln)
-	logger.Info("llmguard mcp: serving /metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	return func() {
+	return "http://" + ln.Addr().String(), func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		hs.Shutdown(sctx)
