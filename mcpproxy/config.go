@@ -149,11 +149,13 @@ type Config struct {
 	// ProgressInterval is how often a caller that sent a progressToken
 	// hears that its call is still running (0 = DefaultProgressInterval).
 	ProgressInterval time.Duration
-	// Items, when set, is the store replicas share (Redis, state.backend
+	// Results, when set, is the store replicas share (Redis, state.backend
 	// redis): a call's result answers an identical call on every replica
-	// within the TTL, not only on this one (nil = this process only). A
-	// call still running on another replica is not joined.
-	Items state.ItemStore
+	// within the TTL, not only on this one, and an identical call that
+	// reaches another replica while the first still runs waits for its
+	// result (up to its RunFor), running the tool itself only if the first
+	// call ends without one (nil = this process only).
+	Results state.ResultStore
 	// Logger receives the proxy's logs (nil = slog.Default()). In stdio
 	// mode it must write to stderr.
 	Logger *slog.Logger

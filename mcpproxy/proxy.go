@@ -75,8 +75,8 @@ func New(cfg *Config) (*Proxy, error) {
 		return nil, err
 	}
 	var store mcpcall.Store[*outcome] = mcpcall.NewCache[*outcome](c.CacheEntries)
-	if c.Items != nil {
-		store = &sharedStore{local: mcpcall.NewCache[*outcome](c.CacheEntries), shared: c.Items}
+	if c.Results != nil {
+		store = &sharedStore{local: mcpcall.NewCache[*outcome](c.CacheEntries), results: c.Results}
 	}
 	p.calls = mcpcall.NewGroup[*outcome, string](&mcpcall.GroupOptions[*outcome]{
 		Store:  store,

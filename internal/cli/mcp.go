@@ -104,11 +104,10 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	srv := mcpserver.New(cfg)
 	var fromConfig []mcpproxy.Upstream
-	var items state.ItemStore
 	if app != nil {
-		fromConfig, items = app.Config.Upstreams(), app.Items()
+		fromConfig = app.Config.Upstreams()
 	}
-	px, err := startProxy(ctx, srv, upstreams.merge(fromConfig), cfg.ToolTimeout, items, logger)
+	px, err := startProxy(ctx, srv, upstreams.merge(fromConfig), cfg.ToolTimeout, sharedResults(app), logger)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
 		return 2
@@ -197,9 +196,19 @@ func onlySimulated(app *App) bool {
 	return true
 }
 
+// sharedResults is the result store replicas share (state.backend:
+// redis), nil when there is none.
+func sharedResults(app *App) state.ResultStore {
+	if app == nil || app.State == nil {
+		return nil
+	}
+	return app.State
+}
+
 // startProxy starts the proxy of ups on srv (nil when there are none).
-// With state.backend redis, results are shared with the other replicas.
-func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, toolTimeout time.Duration, items state.ItemStore, logger *slog.Logger) (*mcpproxy.Proxy, error) {
+// With state.backend redis, results and the calls in flight are shared with
+// the other replicas.
+func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, toolTimeout time.Duration, results state.ResultStore, logger *slog.Logger) (*mcpproxy.Proxy, error) {
 	if len(ups) == 0 {
 		return nil, nil
 	}
@@ -208,7 +217,7 @@ func startProxy(ctx context.Context, srv *mcp.Server, ups []mcpproxy.Upstream, t
 			classify.AddSecrets(v)
 		}
 	}
-	px, err := mcpproxy.New(&mcpproxy.Config{Upstreams: ups, ToolTimeout: toolTimeout, Items: items, Logger: logger})
+	px, err := mcpproxy.New(&mcpproxy.Config{Upstreams: ups, ToolTimeout: toolTimeout, Results: results, Logger: logger})
 	if err != nil {
 		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}

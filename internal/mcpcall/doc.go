@@ -14,6 +14,8 @@
 //		return callUpstream(ctx, emit)
 //	})
 //
-// The Store is the one seam for shared state: a Redis store (issue 14)
-// implements it to share results across replicas.
+// The Store is the one seam for shared state: mcpproxy's store over a
+// state.ResultStore (Redis) shares results across replicas and, as it
+// implements [Claims], the calls in flight too: a flight on one replica
+// waits for the same key's flight on another.
 package mcpcall

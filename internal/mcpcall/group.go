@@ -196,20 +196,19 @@ func (g *Group[V, E]) run(ctx context.Context, key string, f *flight[V, E], fn f
 	defer f.cancel()
 	v, cached := g.stored(ctx, key) // stored after this caller looked
 	var err error
-	if !cached {
-		emit := func(e E) {
+	claimed := false
+	if c, ok := g.store.(Claims[V]); ok && !cached {
+		v, cached, claimed, err = g.await(ctx, c, key)
+	}
+	if !cached && err == nil {
+		v, err = g.call(ctx, fn, func(e E) {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			for s := range f.sinks {
 				s.fn(e)
 			}
-		}
-		v, err = g.call(ctx, fn, emit)
-		if err == nil && f.ttl > 0 && (g.keep == nil || g.keep(v)) {
-			if serr := g.store.Set(context.WithoutCancel(ctx), key, v, f.ttl); serr != nil {
-				g.log.Warn("mcp call result not stored", "error", serr)
-			}
-		}
+		})
+		g.keepResult(ctx, key, f, v, err, claimed)
 	}
 	g.mu.Lock()
 	if g.flights[key] == f {
@@ -218,6 +217,24 @@ func (g *Group[V, E]) run(ctx context.Context, key string, f *flight[V, E], fn f
 	f.v, f.cached, f.err = v, cached, err
 	g.mu.Unlock()
 	close(f.done)
+}
+
+// keepResult stores a success the Group keeps (publishing it, when the
+// flight holds key's claim) or releases the claim.
+func (g *Group[V, E]) keepResult(ctx context.Context, key string, f *flight[V, E], v V, err error, claimed bool) {
+	sctx := context.WithoutCancel(ctx)
+	if err == nil && f.ttl > 0 && (g.keep == nil || g.keep(v)) {
+		serr := g.store.Set(sctx, key, v, f.ttl)
+		if serr == nil {
+			return
+		}
+		g.log.Warn("mcp call result not stored", "error", serr)
+	}
+	if claimed {
+		if rerr := g.store.(Claims[V]).Release(sctx, key); rerr != nil {
+			g.log.Warn("mcp call claim not released", "error", rerr)
+		}
+	}
 }
 
 func (g *Group[V, E]) stored(ctx context.Context, key string) (V, bool) {
