@@ -152,18 +152,23 @@ func TestRouteCacheKeysOnRequest(t *testing.T) {
 	})
 }
 
+// TestHedging: a slow primary is hedged at hedge_after and the first
+// answer wins; the engine says when the hedge won (EventHedgeWon, from the
+// primary to the hedge's target), and only then.
 func TestHedging(t *testing.T) {
 	tests := []struct {
 		name       string
 		primary    reply
+		hedge      reply // b/m2's (zero: at once)
 		wantTarget string
 		wantErr    error
 		wantBCalls int
 		wantTook   time.Duration
 	}{
-		{"slow primary loses to hedge", reply{delay: 5 * time.Second}, "b/m2", nil, 1, time.Second},
-		{"fast primary, no hedge", reply{delay: 500 * time.Millisecond}, "a/m1", nil, 0, 500 * time.Millisecond},
-		{"deterministic error is never hedged", reply{delay: 500 * time.Millisecond, err: errInvalid}, "", ErrRejected, 0, 500 * time.Millisecond},
+		{"slow primary loses to hedge", reply{delay: 5 * time.Second}, reply{}, "b/m2", nil, 1, time.Second},
+		{"primary answers before the hedge", reply{delay: 1500 * time.Millisecond}, reply{delay: 5 * time.Second}, "a/m1", nil, 1, 1500 * time.Millisecond},
+		{"fast primary, no hedge", reply{delay: 500 * time.Millisecond}, reply{}, "a/m1", nil, 0, 500 * time.Millisecond},
+		{"deterministic error is never hedged", reply{delay: 500 * time.Millisecond, err: errInvalid}, reply{}, "", ErrRejected, 0, 500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		for _, stream := range []bool{false, true} {
@@ -177,6 +182,7 @@ func TestHedging(t *testing.T) {
 						"default": {Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second},
 					}, nil)
 					h.ads["a"].on("m1", tt.primary)
+					h.ads["b"].on("m2", tt.hedge)
 					start := time.Now()
 					var target string
 					var err error
@@ -208,8 +214,18 @@ func TestHedging(t *testing.T) {
 						t.Errorf("took %s, want %s", took, tt.wantTook)
 					}
 					synctest.Wait()
-					if tt.wantBCalls == 1 && h.ads["a"].CtxEnded("m1") != 1 {
+					hedged := tt.wantTarget == "b/m2"
+					if hedged && h.ads["a"].CtxEnded("m1") != 1 {
 						t.Error("losing primary was not cancelled")
+					}
+					var won []string
+					for _, ev := range h.Events() {
+						if ev.Kind == EventHedgeWon {
+							won = append(won, ev.From+" -> "+ev.Target)
+						}
+					}
+					if want := map[bool]int{true: 1}[hedged]; len(won) != want || (hedged && won[0] != "a/m1 -> b/m2") {
+						t.Errorf("hedge_won events %q, want %d from a/m1 to b/m2", won, want)
 					}
 				})
 			})
