@@ -146,6 +146,9 @@ func skipReason(r string) string {
 	}
 }
 
+// giveUpReasons are the values giveUpReason returns.
+var giveUpReasons = []string{"exhausted", "deadline", "rejected", "no_target", "repeat", "unknown_route", "max_cost", other}
+
 // giveUpReason names how a failed call ended, from its sentinel.
 func giveUpReason(err error) string {
 	switch {
@@ -161,6 +164,8 @@ func giveUpReason(err error) string {
 		return "no_target"
 	case errors.Is(err, resilience.ErrUnknownRoute):
 		return "unknown_route"
+	case errors.Is(err, resilience.ErrMaxCost):
+		return "max_cost"
 	case errors.Is(err, resilience.ErrExhausted):
 		return "exhausted"
 	default:

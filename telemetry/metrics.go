@@ -131,7 +131,7 @@ func New(o *Options) *Metrics {
 		Help: "State of a provider key's breaker as its last change left it: 0 closed, 1 half_open, 2 open."}, []string{"provider"})
 	m.reg.MustRegister(m.keyBreaker)
 	m.giveUps = counter("llmguard_give_ups_total",
-		"Calls that failed, by route and how they ended (exhausted, deadline, rejected, no_target, repeat, unknown_route).",
+		"Calls that failed, by route and how they ended (exhausted, deadline, rejected, no_target, repeat, unknown_route, max_cost, other).",
 		"route", "reason")
 	m.budgetOut = counter("llmguard_retry_budget_exhausted_total", "Retries refused because the target's retry budget was spent.", "target")
 	m.stateFail = counter("llmguard_state_store_fallbacks_total",
@@ -149,6 +149,7 @@ func New(o *Options) *Metrics {
 	m.wasted = counter("llmguard_wasted_cost_usd_total",
 		"Cost in US dollars of tokens paid for that never reached the caller (failed attempts the provider billed, a caller gone, a stream broken after it began), by the target that answered (\"\" when none did).",
 		"target")
+	m.zero()
 	if opts.Status != nil {
 		m.reg.MustRegister(&statusCollector{status: opts.Status, names: m.names})
 	}
@@ -156,6 +157,27 @@ func New(o *Options) *Metrics {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	return m
+}
+
+// zero starts the counters of rare events at 0 for every configured route
+// and target, so that /metrics lists their families (and rate() has a
+// series) before the first one happens.
+func (m *Metrics) zero() {
+	for r := range m.names.routes {
+		for _, reason := range giveUpReasons {
+			m.giveUps.WithLabelValues(r, reason)
+		}
+	}
+	for t := range m.names.targets {
+		if t == "static" {
+			continue
+		}
+		m.hedges.WithLabelValues(t, "started")
+		m.hedges.WithLabelValues(t, "won")
+		m.budgetOut.WithLabelValues(t)
+		m.stateFail.WithLabelValues(t)
+		m.malformed.WithLabelValues(t)
+	}
 }
 
 // Registry returns the private registry, to add collectors or to gather.

@@ -218,3 +218,30 @@ func TestWastedFromEngine(t *testing.T) {
 		t.Errorf("wasted with no target = %v, want 0.5", got)
 	}
 }
+
+// TestRareEventsStartAtZero: the counters of rare events are listed at 0
+// for the configured routes and targets before anything happened, so a
+// scrape shows their families and rate() has a series; a call over its
+// spend ceiling gives up as max_cost.
+func TestRareEventsStartAtZero(t *testing.T) {
+	m := New(&Options{Routes: map[string][]string{"default": {"openai/gpt-4o", "anthropic/claude-sonnet-4-5"}}})
+	for _, c := range []struct {
+		family string
+		want   int
+	}{
+		{"llmguard_give_ups_total", len(giveUpReasons)},
+		{"llmguard_hedges_total", 4},
+		{"llmguard_retry_budget_exhausted_total", 2},
+		{"llmguard_state_store_fallbacks_total", 2},
+		{"llmguard_stream_malformed_events_total", 2},
+	} {
+		n, err := testutil.GatherAndCount(m.Registry(), c.family)
+		if err != nil || n != c.want {
+			t.Errorf("%s: %d series (%v), want %d at zero", c.family, n, err, c.want)
+		}
+	}
+	m.Event(resilience.Event{Kind: resilience.EventGiveUp, Route: "default", Err: &resilience.RouteError{Err: resilience.ErrMaxCost}})
+	if got := testutil.ToFloat64(m.giveUps.WithLabelValues("default", "max_cost")); got != 1 {
+		t.Errorf("give ups max_cost = %v, want 1", got)
+	}
+}
