@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
@@ -27,6 +27,9 @@ const (
 	// Naive client: attempts per request and its fixed backoff.
 	NaiveAttempts = 4
 	NaiveBackoff  = 250 * time.Millisecond
+	// HedgeAfter is the demo route's hedge: a call with no answer by then
+	// starts the next target too, and the first answer wins.
+	HedgeAfter = 400 * time.Millisecond
 )
 
 // Options configures Run. The zero value (and nil) runs the default demo.
@@ -66,8 +69,13 @@ type Outcome struct {
 	MockAttempts int `json:"mock_attempts"`
 	// Retries counts attempts after the first on the same target.
 	Retries int `json:"retries"`
-	// Fallbacks counts moves to another target after a failure.
+	// Fallbacks counts moves to another target: after a failure, or a
+	// hedge's start.
 	Fallbacks int `json:"fallbacks"`
+	// Hedges counts the hedged attempts started (a call with no answer
+	// after HedgeAfter), and HedgesWon those that answered first.
+	Hedges    int `json:"hedges"`
+	HedgesWon int `json:"hedges_won"`
 	// Skips counts targets passed over without an attempt (breaker open,
 	// rate-limit cooldown, retry budget).
 	Skips int `json:"skips"`
@@ -114,6 +122,8 @@ func demoRoute() resilience.Route {
 		Timeout: 20 * time.Second,
 		Retry:   resilience.Retry{MaxAttempts: 3, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Second, MaxWait: 3 * time.Second},
 		Breaker: resilience.Breaker{Failures: &failures, Cooldown: time.Second},
+		// A call with no answer by then starts the next target too.
+		HedgeAfter: HedgeAfter,
 	}
 	for _, t := range route {
 		r.Targets = append(r.Targets, resilience.Target{Name: t})
@@ -182,7 +192,14 @@ func (t *tally) note(e resilience.Event) {
 	case resilience.EventRetry:
 		t.add(func(o *Outcome) { o.Retries++; o.Waited += e.Wait })
 	case resilience.EventFallback:
-		t.add(func(o *Outcome) { o.Fallbacks++ })
+		t.add(func(o *Outcome) {
+			o.Fallbacks++
+			if strings.HasPrefix(e.Reason, "hedge") {
+				o.Hedges++
+			}
+		})
+	case resilience.EventHedgeWon:
+		t.add(func(o *Outcome) { o.HedgesWon++ })
 	case resilience.EventSkip:
 		t.add(func(o *Outcome) { o.Skips++ })
 	}
@@ -270,15 +287,7 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	}
 	stopView := view.run(start)
 	play(ctx, &opt, start, func(ctx context.Context, i int) {
-		began := time.Now()
-		res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: prompt(i)})
-		opt.Metrics.request(ctx, began, res, err)
-		target, wasted := "", 0.0
-		if err == nil {
-			target, wasted = res.Target, res.Wasted
-		} else if re, ok := errors.AsType[*resilience.RouteError](err); ok {
-			wasted = re.Wasted
-		}
+		target, wasted, err := ask(ctx, eng, i, opt.Metrics)
 		lg.add(func(o *Outcome) { o.WastedUSD += wasted })
 		lg.finish(target, err)
 	}, naive.run, plain.run)
@@ -293,6 +302,24 @@ func Run(ctx context.Context, o *Options) (*Summary, error) {
 	s.Llmguard, s.Naive, s.NoRetry = lg.outcome(ups[0]), naive.t.outcome(ups[1]), plain.t.outcome(ups[2])
 	sort.Slice(s.Targets, func(i, j int) bool { return order(s.Targets[i].Target) < order(s.Targets[j].Target) })
 	return s, nil
+}
+
+// ask sends request i through eng (a stream when streamed says so) and
+// returns the target that answered and what the failed attempts cost.
+func ask(ctx context.Context, eng *resilience.Engine, i int, m *Metrics) (target string, wasted float64, err error) {
+	if streamed(i) {
+		return streamChat(ctx, eng, i, m)
+	}
+	began := time.Now()
+	res, err := eng.Chat(ctx, &resilience.Call{Route: "default", Request: prompt(i)})
+	m.request(ctx, began, res, err)
+	if err == nil {
+		return res.Target, res.Wasted, nil
+	}
+	if re, ok := errors.AsType[*resilience.RouteError](err); ok {
+		wasted = re.Wasted
+	}
+	return "", wasted, err
 }
 
 // withDefaults is o (nil: the zero Options) with every zero field set to
@@ -379,47 +406,6 @@ func play(ctx context.Context, opt *Options, start time.Time, clients ...func(ct
 		}
 	}
 	wg.Wait()
-}
-
-// baseline is a naive client of the primary target: attempts tries per
-// request, NaiveBackoff apart.
-type baseline struct {
-	t        *tally
-	a        provider.Adapter
-	model    string
-	attempts int
-}
-
-func newBaseline(url string, attempts int, o Outcome) (*baseline, error) {
-	ads, err := adapters(url)
-	if err != nil {
-		return nil, err
-	}
-	prov, model, _ := catalog.SplitTarget(route[0])
-	return &baseline{t: &tally{o: o}, a: ads[prov], model: model, attempts: attempts}, nil
-}
-
-// run sends request i.
-func (b *baseline) run(ctx context.Context, i int) {
-	req := prompt(i)
-	req.Model = b.model
-	var err error
-	for k := 0; k < b.attempts; k++ {
-		if k > 0 {
-			b.t.add(func(o *Outcome) { o.Retries++; o.Waited += NaiveBackoff })
-			if wait.For(ctx, NaiveBackoff) != nil {
-				break
-			}
-		}
-		b.t.attempts.Add(1)
-		actx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		_, err = b.a.Chat(actx, req)
-		cancel()
-		if err == nil {
-			break
-		}
-	}
-	b.t.finish(route[0], err)
 }
 
 // order is a target's position in the route (unknown targets last).

@@ -25,7 +25,7 @@ type Phase struct {
 var night = []Phase{
 	{Name: "529 burst", Start: 0, End: 0.15, Primary: "every request: 529 overloaded_error"},
 	{Name: "rate-limit storm", Start: 0.15, End: 0.4, Primary: "60% of requests: 429 rate_limit_error, retry-after 1s"},
-	{Name: "calm", Start: 0.4, End: 0.75, Primary: "healthy"},
+	{Name: "calm", Start: 0.4, End: 0.75, Primary: "healthy, but 15% of answers take 1.5s"},
 	{Name: "credit runs out", Start: 0.75, End: 1, Primary: `every request: 400 "Your credit balance is too low"`},
 }
 
@@ -41,6 +41,10 @@ var others = []string{
 	"openai/gpt-4.1-mini: healthy, 40ms slower",
 }
 
+// slowAnswer is how long the primary's slow answers take in the calm:
+// past the route's HedgeAfter, so llmguard hedges them.
+const slowAnswer = 1500 * time.Millisecond
+
 func step(kind string) mock.Step { return mock.Step{Kind: kind} }
 
 // scenarioFor returns the mock scenario of phase i: the primary's trouble
@@ -54,7 +58,7 @@ func scenarioFor(i int) *mock.Scenario {
 	case 1:
 		primary.Faults = []mock.Weighted{{Step: mock.Step{Kind: mock.KindRateLimit, Arg: 1, HasArg: true}, Rate: 0.6}}
 	case 2:
-		primary.Sequence = []mock.Step{step(mock.KindOK)}
+		primary.Faults = []mock.Weighted{{Step: mock.Step{Kind: mock.KindOK, Latency: slowAnswer}, Rate: 0.15}}
 	default:
 		primary.Sequence = []mock.Step{step(mock.KindCreditLow)}
 	}

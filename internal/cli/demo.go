@@ -120,8 +120,9 @@ func printScript(w io.Writer, opt *demo.Options) {
 	for _, o := range demo.Others() {
 		fmt.Fprintf(&b, "  %s\n", o)
 	}
-	b.WriteString("Waits are real (retry-after 1s, backoff from 50ms); only the night is short. The same requests go, at the same\n" +
-		"moments, to llmguard, to a naive client and to a no-retry client, each against its own copy of the mock.\n\n")
+	fmt.Fprintf(&b, "Waits are real (retry-after 1s, backoff from 50ms; llmguard hedges a call with no answer after %v); only the\n"+
+		"night is short. The same requests (one in %d streamed) go, at the same moments, to llmguard, to a naive client and\n"+
+		"to a no-retry client, each against its own copy of the mock.\n\n", demo.HedgeAfter, demo.StreamEvery)
 	io.WriteString(w, b.String())
 }
 
@@ -138,6 +139,9 @@ func printSummary(w io.Writer, s *demo.Summary) {
 		fmt.Fprintf(&b, "  %-9s %s", o.Client, o.Description)
 		if len(o.ServedBy) > 0 && o.Client == "llmguard" {
 			b.WriteString("; answers from " + counts(o.ServedBy))
+		}
+		if o.Hedges > 0 {
+			fmt.Fprintf(&b, "; hedged %d slow calls (the hedge answered first in %d)", o.Hedges, o.HedgesWon)
 		}
 		if len(o.Failures) > 0 {
 			b.WriteString("; failures: " + counts(o.Failures))
