@@ -49,6 +49,10 @@ func progressMessage(ev resilience.Event) string {
 		return fmt.Sprintf("falling back from %s to %s", from, ev.Target)
 	case resilience.EventSkip:
 		return fmt.Sprintf("skipping %s: %s", ev.Target, ev.Reason)
+	case resilience.EventPace:
+		return fmt.Sprintf("%s: waiting %s for a turn under its announced rate limit", ev.Target, ev.Wait.Round(100*time.Millisecond))
+	case resilience.EventHedgeWon:
+		return fmt.Sprintf("%s answered before %s", ev.Target, ev.From)
 	}
 	return ""
 }

@@ -311,6 +311,10 @@ func TestProgressMessage(t *testing.T) {
 		{resilience.Event{Kind: resilience.EventFallback, From: "anthropic/claude-x", Target: "openai/gpt-x", Reason: "hedge: no answer within 2s"},
 			"anthropic/claude-x: hedge: no answer within 2s; also trying openai/gpt-x"},
 		{resilience.Event{Kind: resilience.EventSkip, Target: "openai/gpt-x", Reason: "breaker open"}, "skipping openai/gpt-x: breaker open"},
+		{resilience.Event{Kind: resilience.EventPace, Target: "openai/gpt-x", Wait: 2140 * time.Millisecond},
+			"openai/gpt-x: waiting 2.1s for a turn under its announced rate limit"},
+		{resilience.Event{Kind: resilience.EventHedgeWon, From: "anthropic/claude-x", Target: "openai/gpt-x"},
+			"openai/gpt-x answered before anthropic/claude-x"},
 		{resilience.Event{Kind: resilience.EventAttempt, Target: "openai/gpt-x"}, ""},
 	} {
 		t.Run(string(tc.ev.Kind)+tc.ev.Reason, func(t *testing.T) {
