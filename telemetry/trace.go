@@ -139,48 +139,15 @@ func (s *Span) Event(ev resilience.Event) {
 	defer s.mu.Unlock()
 	switch ev.Kind {
 	case resilience.EventAttempt:
-		prov, model, _ := strings.Cut(ev.Target, "/")
-		attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(prov),
-			semconv.GenAIRequestModel(model), attrTarget.String(ev.Target), attrAttempt.Int(ev.Attempt)}
-		if w := s.waited[ev.Target]; w > 0 {
-			attrs = append(attrs, attrWaited.Float64(w.Seconds()))
-			delete(s.waited, ev.Target)
-		}
-		ctx, sp := s.t.tr.Start(s.ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-		if s.attempts == nil {
-			s.attempts = map[string]trace.Span{}
-		}
-		if old := s.attempts[ev.Target]; old != nil {
-			old.End()
-		}
-		s.attempts[ev.Target] = sp
-		s.current = ctx
+		s.attempt(ev)
 	case resilience.EventFailure:
-		sp := s.attempts[ev.Target]
-		if sp == nil {
-			return
-		}
-		if v := ev.Verdict; v != nil {
-			s.errType = string(v.Class)
-			sp.SetAttributes(semconv.ErrorTypeKey.String(string(v.Class)), attrVerdict.String(v.Message),
-				attrRetryable.Bool(v.Retryable), attrScope.String(string(v.Scope)), attrDomain.String(Domain(v.Class)))
-			if v.Status > 0 {
-				sp.SetAttributes(semconv.HTTPResponseStatusCode(v.Status))
-			}
-			if v.Wait > 0 {
-				sp.SetAttributes(attrHint.Float64(v.Wait.Seconds()))
-			}
-			if v.RequestID != "" {
-				sp.SetAttributes(attrRequestID.String(v.RequestID))
-			}
-			sp.SetStatus(codes.Error, v.Message)
-		}
-		if ev.Reason != "" {
-			sp.AddEvent(ev.Reason)
-			return // a note on the attempt: it goes on
-		}
-		sp.End()
-		delete(s.attempts, ev.Target)
+		s.failure(ev)
+	case resilience.EventPace:
+		s.wait(ev.Target, ev.Wait)
+		s.span.AddEvent("pacing", trace.WithAttributes(attrTarget.String(ev.Target),
+			attribute.Float64("llmguard.wait_seconds", ev.Wait.Seconds())))
+	case resilience.EventHedgeWon:
+		s.span.AddEvent("hedge_won", trace.WithAttributes(attribute.String("llmguard.from", ev.From), attrTarget.String(ev.Target)))
 	case resilience.EventSuccess:
 		if sp := s.attempts[ev.Target]; sp != nil {
 			sp.End()
@@ -190,10 +157,7 @@ func (s *Span) Event(ev resilience.Event) {
 			s.span.AddEvent(ev.Reason, trace.WithAttributes(attrTarget.String(ev.Target)))
 		}
 	case resilience.EventRetry:
-		if s.waited == nil {
-			s.waited = map[string]time.Duration{}
-		}
-		s.waited[ev.Target] += ev.Wait
+		s.wait(ev.Target, ev.Wait)
 		s.span.AddEvent("retry", trace.WithAttributes(attrTarget.String(ev.Target), attrAttempt.Int(ev.Attempt),
 			attribute.Float64("llmguard.wait_seconds", ev.Wait.Seconds())))
 	case resilience.EventFallback:
@@ -215,6 +179,65 @@ func (s *Span) Event(ev resilience.Event) {
 			s.errType = giveUpReason(ev.Err)
 		}
 	}
+}
+
+// attempt starts an attempt's child span (its wait before it as an
+// attribute). s.mu is held.
+func (s *Span) attempt(ev resilience.Event) {
+	prov, model, _ := strings.Cut(ev.Target, "/")
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(prov),
+		semconv.GenAIRequestModel(model), attrTarget.String(ev.Target), attrAttempt.Int(ev.Attempt)}
+	if w := s.waited[ev.Target]; w > 0 {
+		attrs = append(attrs, attrWaited.Float64(w.Seconds()))
+		delete(s.waited, ev.Target)
+	}
+	ctx, sp := s.t.tr.Start(s.ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	if s.attempts == nil {
+		s.attempts = map[string]trace.Span{}
+	}
+	if old := s.attempts[ev.Target]; old != nil {
+		old.End()
+	}
+	s.attempts[ev.Target] = sp
+	s.current = ctx
+}
+
+// failure ends an attempt's span with its verdict (a note on it, Reason
+// set, leaves it open). s.mu is held.
+func (s *Span) failure(ev resilience.Event) {
+	sp := s.attempts[ev.Target]
+	if sp == nil {
+		return
+	}
+	if v := ev.Verdict; v != nil {
+		s.errType = string(v.Class)
+		sp.SetAttributes(semconv.ErrorTypeKey.String(string(v.Class)), attrVerdict.String(v.Message),
+			attrRetryable.Bool(v.Retryable), attrScope.String(string(v.Scope)), attrDomain.String(Domain(v.Class)))
+		if v.Status > 0 {
+			sp.SetAttributes(semconv.HTTPResponseStatusCode(v.Status))
+		}
+		if v.Wait > 0 {
+			sp.SetAttributes(attrHint.Float64(v.Wait.Seconds()))
+		}
+		if v.RequestID != "" {
+			sp.SetAttributes(attrRequestID.String(v.RequestID))
+		}
+		sp.SetStatus(codes.Error, v.Message)
+	}
+	if ev.Reason != "" {
+		sp.AddEvent(ev.Reason)
+		return // a note on the attempt: it goes on
+	}
+	sp.End()
+	delete(s.attempts, ev.Target)
+}
+
+// wait adds d to the wait before target's next attempt. s.mu is held.
+func (s *Span) wait(target string, d time.Duration) {
+	if s.waited == nil {
+		s.waited = map[string]time.Duration{}
+	}
+	s.waited[target] += d
 }
 
 // End ends the span with what the request record says; an error or
