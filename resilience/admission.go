@@ -73,6 +73,7 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 		return grant{}, why
 	}
 	g.targetProbe, g.targetGen, g.paced = probe, tb.Generation, paceInForce(&tb.Pace, now)
+	t.rt.learn(&tb.Facts)
 	return g, refusal{}
 }
 
@@ -169,12 +170,7 @@ func (cs *callState) deferWaited(ctx context.Context, t *targetPlan, later []int
 	if len(later) == 0 {
 		return false
 	}
-	now := time.Now()
-	waited := func(key string) bool {
-		b, err := cs.e.store.Breaker(ctx, key)
-		return err == nil && now.Before(b.WaitUntil) && b.WaitBy != cs.e.id
-	}
-	if !waited(t.breakerKey) && !waited(t.keyKey) {
+	if !cs.waitedElsewhere(ctx, t) {
 		return false
 	}
 	for _, j := range later {
@@ -183,4 +179,15 @@ func (cs *callState) deferWaited(ctx context.Context, t *targetPlan, later []int
 		}
 	}
 	return false
+}
+
+// waitedElsewhere reports whether a server asked another engine's call to
+// keep off t (or its key) until a moment still ahead.
+func (cs *callState) waitedElsewhere(ctx context.Context, t *targetPlan) bool {
+	now := time.Now()
+	waited := func(key string) bool {
+		b, err := cs.e.store.Breaker(ctx, key)
+		return err == nil && now.Before(b.WaitUntil) && b.WaitBy != cs.e.id
+	}
+	return waited(t.breakerKey) || waited(t.keyKey)
 }

@@ -60,7 +60,7 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 		// do not. The broken stream is not held against the target; the
 		// whole answer's outcome is. It counts as an attempt of its own.
 		now := time.Now()
-		t.rt.wholeUntil.Store(now.Add(t.breaker.cooldown).UnixNano())
+		cs.e.wholeLearned(t, now.Add(t.breaker.cooldown))
 		v := pe.Verdict
 		cs.emit(Event{Kind: EventFailure, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts, Verdict: &v, Err: pe,
 			Reason: "stream broke during the answer; asking for it whole"})

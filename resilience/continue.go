@@ -135,6 +135,9 @@ func (s *continuing) continueAfter(pe *provider.Error) (provider.Stream, *target
 func (s *continuing) continueOn(t *targetPlan) provider.Stream {
 	sent := s.sent.String()
 	if t.info.Prefill && !t.rt.noPrefill.Load() {
+		s.e.recall(s.ctx, t)
+	}
+	if t.info.Prefill && !t.rt.noPrefill.Load() {
 		// Providers reject an assistant prefill ending in whitespace: send
 		// it trimmed and drop the repeated whitespace from the continuation.
 		pre := strings.TrimRightFunc(sent, unicode.IsSpace)
@@ -149,7 +152,7 @@ func (s *continuing) continueOn(t *targetPlan) provider.Stream {
 		if !prefillRejected(err) {
 			return nil
 		}
-		t.rt.noPrefill.Store(true)
+		s.e.noPrefillLearned(t)
 	}
 	st, err := s.streamOn(t, s.c.Request)
 	if err != nil {

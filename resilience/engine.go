@@ -45,9 +45,9 @@ type Options struct {
 	// Logger (nil = slog.Default()).
 	Logger *slog.Logger
 	// Store holds circuit-breaker state (nil = a new in-memory store).
-	// Engines sharing a Store share breakers, and the pacing buckets set by
-	// the rate limits targets announce (with nil, the engine paces in
-	// process).
+	// Engines sharing a Store share breakers, the pacing buckets set by
+	// the rate limits targets announce and what they learned of targets
+	// (see facts.go; with nil, those stay in the engine).
 	Store state.Store
 	// Results, when set, shares deduplicated calls' results and in-flight
 	// claims with the engines on the same store (see Call.IdempotencyKey):
@@ -72,7 +72,7 @@ type Engine struct {
 	store        state.Store
 	results      state.ResultStore
 	leases       state.LeaseStore
-	sharePace    bool          // the pacing buckets are in store (see pacer)
+	shared       bool          // Store was given: other engines may share its records (pacing, facts)
 	leaseSeq     atomic.Uint64 // names this engine's leases
 	id           string        // this engine among those sharing store (a replica)
 	routes       map[string]*routePlan
@@ -109,7 +109,7 @@ func New(opts *Options) (*Engine, error) {
 		store:        o.Store,
 		results:      o.Results,
 		leases:       o.Leases,
-		sharePace:    o.Store != nil,
+		shared:       o.Store != nil,
 		id:           strconv.FormatUint(rand.Uint64(), 36),
 		routes:       make(map[string]*routePlan, len(o.Routes)),
 		runtimes:     make(map[string]*targetRuntime),

@@ -170,12 +170,14 @@ func (cs *callState) startHedge(ctx context.Context, h *hedge, i int, prev *prov
 // hedgeTarget picks and admits the target a hedge from target i goes to:
 // the first later target not tried by a hedge yet that the fallback rules
 // allow after prev (the failure the call fell back to i from, if any) and
-// whose breakers admit a call. It returns nil when there is none.
+// whose breakers admit a call, and that no server asked another engine's
+// call to keep off (see deferWaited: a hedge is optional, so it skips such
+// a target). It returns nil when there is none.
 func (cs *callState) hedgeTarget(ctx context.Context, i int, prev *provider.Error, prevT *targetPlan) (*targetPlan, grant) {
 	rp := cs.rp
 	for j := i + 1; j < len(rp.targets); j++ {
 		u := rp.targets[j]
-		if cs.hedgedTo[u] || cs.cannotServe(u) != "" {
+		if cs.hedgedTo[u] || cs.cannotServe(u) != "" || cs.waitedElsewhere(ctx, u) {
 			continue
 		}
 		if prev != nil {

@@ -80,7 +80,7 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 		rt = &targetRuntime{name: name}
 		rt.used.Store(now.UnixNano())
 		rt.done = func() { rt.inFlight.Add(-1) }
-		if e.sharePace {
+		if e.shared {
 			key := targetKey(name)
 			rt.pace.share = func(fn func(b *state.Pace) bool) {
 				_, _ = e.store.UpdateBreaker(storeCtx(), key, func(b *state.Breaker) bool { return fn(&b.Pace) })

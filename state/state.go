@@ -64,6 +64,8 @@ type Breaker struct {
 	// Pace is the target's pacing bucket, set by the rate limits its
 	// answers announce (every engine sharing the store paces by it).
 	Pace Pace `json:"pace,omitzero"`
+	// Facts are what engines learned of the target at run time.
+	Facts Facts `json:"facts,omitzero"`
 	// Fault is the failure that opened the breaker when it blames the key
 	// or account itself (an invalid key, no credit, billing): while the
 	// breaker refuses calls, callers are told this failure rather than an
@@ -93,6 +95,18 @@ type Pace struct {
 	// Turn is the latest turn granted to a call that waits for it: until
 	// then calls wait on the bucket, and it is not whole again at Full.
 	Turn time.Time `json:"turn,omitzero"`
+}
+
+// Facts are what an engine learned of a target from its answers, kept in
+// the target's record so that the engines sharing a store do not each
+// make the failing call again to learn it.
+type Facts struct {
+	// NoPrefill: the target answered an assistant prefill with a 400, so
+	// a continuation there regenerates instead.
+	NoPrefill bool `json:"no_prefill,omitempty"`
+	// WholeUntil: a stream broke during an answer, so until then Chats to
+	// the target ask for the answer whole.
+	WholeUntil time.Time `json:"whole_until,omitzero"`
 }
 
 // Fault is a terminal provider failure as a Breaker record keeps it: plain

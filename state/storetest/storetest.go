@@ -48,6 +48,7 @@ var full = state.Breaker{
 	Probes: 1, Asked: 12, ProbeFailures: 1, CooldownUntil: t0.Add(1500 * time.Millisecond), PaceAt: t0.Add(time.Second),
 	WaitUntil: t0.Add(5 * time.Second), WaitBy: "replica-a",
 	Pace:       state.Pace{Known: true, Tokens: -1.5, At: t0, Size: 10, Rate: 2.5, Full: t0.Add(8 * time.Second), Spent: t0.Add(3 * time.Second), Turn: t0.Add(2 * time.Second)},
+	Facts:      state.Facts{NoPrefill: true, WholeUntil: t0.Add(30 * time.Second)},
 	Generation: 7, Reason: "529 overloaded_error: Overloaded",
 	Fault: state.Fault{Status: 401, Class: "auth", ProviderType: "authentication_error", RequestID: "req_1",
 		Message: "401 authentication_error: invalid x-api-key (request-id req_1)", Since: t0, Until: t0.Add(time.Hour)},
