@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -35,47 +34,44 @@ func perCall(ctx context.Context, st state.Store) {
 // -cpu and RunParallel are for throughput, not measured here).
 func BenchmarkPerCall(b *testing.B) {
 	ctx := context.Background()
+	run := func(b *testing.B, st state.Store) { latency(b, func(int) { perCall(ctx, st) }) }
+	b.Run("memstore", func(b *testing.B) { run(b, memstore.New()) })
+	b.Run("redis", func(b *testing.B) { run(b, newStore(b, redistest.Start(b), nil)) })
+}
+
+// BenchmarkUpdate is one UpdateBreaker that writes, on memstore and on
+// Redis (one round trip when the replica's guess of the record is right).
+func BenchmarkUpdate(b *testing.B) {
+	ctx := context.Background()
+	fn := func(r *state.Breaker) bool { r.WindowCalls++; return true }
 	run := func(b *testing.B, st state.Store) {
-		var lat []time.Duration
-		for b.Loop() {
-			t := time.Now()
-			perCall(ctx, st)
-			lat = append(lat, time.Since(t))
-		}
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+		latency(b, func(int) {
+			if _, err := st.UpdateBreaker(ctx, "target/openai/gpt-4.1", fn); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 	b.Run("memstore", func(b *testing.B) { run(b, memstore.New()) })
 	b.Run("redis", func(b *testing.B) { run(b, newStore(b, redistest.Start(b), nil)) })
 }
 
-// BenchmarkUpdate is one UpdateBreaker that writes, on Redis: one round
-// trip when the replica's guess of the record is right.
-func BenchmarkUpdate(b *testing.B) {
-	ctx := context.Background()
-	st := newStore(b, redistest.Start(b), nil)
-	fn := func(r *state.Breaker) bool { r.WindowCalls++; return true }
-	for b.Loop() {
-		if _, err := st.UpdateBreaker(ctx, "target/openai/gpt-4.1", fn); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkUpdateParallel is UpdateBreaker on distinct keys from many
-// goroutines: rueidis pipelines them over its connections.
+// goroutines, on memstore and on Redis (rueidis pipelines them over its
+// connections): throughput, not latency.
 func BenchmarkUpdateParallel(b *testing.B) {
 	ctx := context.Background()
-	st := newStore(b, redistest.Start(b), nil)
 	fn := func(r *state.Breaker) bool { r.WindowCalls++; return true }
 	keys := []string{"target/a/m", "target/b/m", "target/c/m", "target/d/m", "target/e/m", "target/f/m", "target/g/m", "target/h/m"}
-	b.SetParallelism(4)
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			i++
-			st.UpdateBreaker(ctx, keys[i%len(keys)], fn)
-		}
-	})
+	run := func(b *testing.B, st state.Store) {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				i++
+				st.UpdateBreaker(ctx, keys[i%len(keys)], fn)
+			}
+		})
+	}
+	b.Run("memstore", func(b *testing.B) { run(b, memstore.New()) })
+	b.Run("redis", func(b *testing.B) { run(b, newStore(b, redistest.Start(b), nil)) })
 }
