@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,29 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/internal/pipenet"
+	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
 
 // logBuffer collects JSON log lines; safe for the handler and the test.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+type logBuffer struct{ syncbuf.Buffer }
 
 // access returns the decoded access lines.
 func (l *logBuffer) access(t *testing.T) []map[string]any {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/mcpproxy/internal/fakeupstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,17 +56,7 @@ func (f *fake) dial(ctx context.Context) (mcp.Transport, error) {
 func (f *fake) upstream(name string) Upstream { return Upstream{Name: name, Dial: f.dial} }
 
 // logBuffer collects the proxy's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+type logBuffer = syncbuf.Buffer
 
 type stack struct {
 	proxy  *Proxy

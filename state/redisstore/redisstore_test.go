@@ -1,7 +1,6 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/redisstore"
 	"github.com/llmguard/llmguard/state/redisstore/redistest"
@@ -186,7 +186,7 @@ func TestRecordsExpire(t *testing.T) {
 // replicas share again.
 func TestRedisKilled(t *testing.T) {
 	srv := redistest.Start(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	a := newStore(t, srv, &redisstore.Options{Prefix: "kill:", Logger: log})
 	b := newStore(t, srv, &redisstore.Options{Prefix: "kill:"})
@@ -309,23 +309,6 @@ func TestBadURL(t *testing.T) {
 			t.Errorf("New(%q) succeeded", u)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A replica's guess of a record (its last read) that another replica has
