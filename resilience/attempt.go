@@ -59,7 +59,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 	}
 	release, refused := cs.acquireSlot(ctx, t, left)
 	if refused != "" {
-		t.rt.pace.cancel(true, g.paced)
+		t.rt.pace.cancel(time.Now(), true, g.paced)
 		e.release(t, g)
 		res.skip = refused
 		return res

@@ -1,6 +1,8 @@
 package resilience
 
 import (
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/llmguard/llmguard/provider"
@@ -47,9 +49,17 @@ func paceReserve(b *state.Pace, now time.Time, maxWait time.Duration) (wait time
 	if b.Known {
 		b.Tokens--
 		if b.Tokens < 0 {
-			turn := time.Duration(-b.Tokens / paceRate(b) * float64(time.Second))
+			gap := float64(time.Second) / paceRate(b)
+			turn := time.Duration(-b.Tokens * gap)
 			if !b.Full.IsZero() && !now.Before(b.Turn) {
 				turn = min(turn, max(b.Full.Sub(now), 0))
+			}
+			// Turns come in the order they are given, a gap apart: one
+			// given at a rate since raised would otherwise fall among
+			// those given after it, and the calls the provider spread
+			// tokens for arrive at once, more than its bucket holds.
+			if b.Turn.After(now) {
+				turn = max(turn, b.Turn.Sub(now)+time.Duration(gap))
 			}
 			d = max(d, turn)
 		}
@@ -64,6 +74,18 @@ func paceReserve(b *state.Pace, now time.Time, maxWait time.Duration) (wait time
 		b.Turn = t
 	}
 	return d, true, time.Time{}
+}
+
+// paceGiveBack gives b back, at now, a turn that was not used: its token,
+// and its place among the turns waiting (the latest moves a gap earlier).
+func paceGiveBack(b *state.Pace, now time.Time) {
+	if !b.Known {
+		return
+	}
+	b.Tokens++
+	if b.Turn.After(now) {
+		b.Turn = b.Turn.Add(-time.Duration(float64(time.Second) / paceRate(b)))
+	}
 }
 
 // announces reports whether rl says anything the bucket takes.
@@ -96,13 +118,23 @@ func paceAnnounce(b *state.Pace, rl *provider.RateLimit, now time.Time, inflight
 	}
 	// The bucket holds at least one request, so one that announced none
 	// left and no limit (Azure) still lets one through as it refills.
+	size := b.Size
 	b.Size = max(float64(q.Limit), float64(q.Remaining), b.Size, 1)
 	if q.Limit > 0 {
 		b.Size = float64(q.Limit)
 	}
 	b.Full = q.Reset
-	if d := q.Reset.Sub(now).Seconds(); q.Limit > q.Remaining && d > 0 {
-		b.Rate = float64(q.Limit-q.Remaining) / d
+	// The rate is the requests used over the time until the limit is whole
+	// again. A reset in whole seconds (Anthropic's RFC 3339 time) errs by
+	// up to a second, which skews the rate the more the fewer were used:
+	// it is measured from the announcement that used the most, the latest
+	// of those, until the limit changes.
+	used := q.Limit - q.Remaining
+	if d := q.Reset.Sub(now).Seconds(); used > 0 && d > 0 && (used >= b.Used || b.Size != size) {
+		b.Rate, b.Used = float64(used)/d, used
+	}
+	if os.Getenv("PACEDBG") != "" {
+		fmt.Fprintf(os.Stderr, "announce now=%s lim=%d rem=%d reset=%s inflight=%d pending=%d -> tokens=%.2f rate=%.2f\n", now.Format("05.000"), q.Limit, q.Remaining, q.Reset.Format("05.000"), inflight, pending, b.Tokens, b.Rate)
 	}
 	return true
 }

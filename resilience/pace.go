@@ -88,9 +88,9 @@ func (p *pacer) started() {
 	p.mu.Unlock()
 }
 
-// cancel gives back the turn of a call that gave up waiting, or of one
-// granted a turn that it did not use (wasSent: it was in flight).
-func (p *pacer) cancel(wasSent, paced bool) {
+// cancel gives back, at now, the turn of a call that gave up waiting, or
+// of one granted a turn that it did not use (wasSent: it was in flight).
+func (p *pacer) cancel(now time.Time, wasSent, paced bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if wasSent {
@@ -99,9 +99,7 @@ func (p *pacer) cancel(wasSent, paced bool) {
 		p.pending = max(p.pending-1, 0)
 	}
 	p.apply(paced, func(b *state.Pace) bool {
-		if b.Known {
-			b.Tokens++
-		}
+		paceGiveBack(b, now)
 		return b.Known
 	})
 }
@@ -135,7 +133,7 @@ func (cs *callState) paceTurn(ctx context.Context, t *targetPlan, g grant, left 
 	}
 	cs.emit(Event{Kind: EventPace, Target: t.name, Wait: d})
 	if err := wait.For(ctx, d); err != nil {
-		p.cancel(false, g.paced)
+		p.cancel(time.Now(), false, g.paced)
 		return refusal{reason: "pacing: the caller went away waiting for its turn"}
 	}
 	p.started()

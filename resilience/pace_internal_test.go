@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/state"
 )
 
 func TestPacer(t *testing.T) {
@@ -31,7 +32,7 @@ func TestPacer(t *testing.T) {
 		t.Errorf("a turn 3 s away within 2.5 s: ok %v next %v", ok, next)
 	}
 	p.started()
-	p.cancel(false, false) // one waiting call gives up: its turn goes to the next
+	p.cancel(now, false, false) // one waiting call gives up: its turn goes to the next
 	if d, ok, _ := p.reserve(now, 5*time.Second, false); !ok || d != 2*time.Second {
 		t.Errorf("after a cancel: wait %v ok %v, want 2s", d, ok)
 	}
@@ -86,5 +87,55 @@ func TestPacerWholeOnce(t *testing.T) {
 	}
 	if now3 != 3 {
 		t.Errorf("a burst after the reset: %d sent at once, want the limit's 3", now3)
+	}
+}
+
+// TestPaceRateWholeSeconds: Anthropic's reset is an RFC 3339 time in
+// whole seconds, so an answer that used one request of a limit of 11 a
+// second says the limit is whole again in a second, as one that used all
+// 11 does. The rate is measured from the announcement that used the most
+// (its second of rounding errs least), not from the latest: after a burst
+// used the limit up, announcements of 1 or 3 used do not drop the rate to
+// 1 or 3 a second (which held a queue of 50 calls for 50 s, past their
+// queue timeout, where 11 a second serves them in under 5 s).
+func TestPaceRateWholeSeconds(t *testing.T) {
+	at := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	announce := func(b *state.Pace, now time.Duration, limit, remaining int, reset time.Duration) {
+		q := provider.Quota{Limit: limit, Remaining: remaining, Known: true, Reset: at.Add(reset)}
+		paceAnnounce(b, &provider.RateLimit{Requests: q}, at.Add(now), 0, 0)
+	}
+	tests := []struct {
+		name string
+		seq  func(b *state.Pace)
+		want float64
+	}{
+		{"the burst's last announcement", func(b *state.Pace) {
+			for rem := 10; rem >= 0; rem-- {
+				announce(b, 0, 11, rem, time.Second)
+			}
+		}, 11},
+		{"fewer used, later", func(b *state.Pace) {
+			announce(b, 0, 11, 0, time.Second)
+			announce(b, 500*time.Millisecond, 11, 4, 2*time.Second)
+			announce(b, time.Second, 11, 8, 2*time.Second)
+			announce(b, 2*time.Second, 11, 10, 3*time.Second)
+		}, 11},
+		{"as many used, later", func(b *state.Pace) {
+			announce(b, 0, 11, 0, time.Second)
+			announce(b, 3*time.Second, 11, 0, 5*time.Second)
+		}, 5.5},
+		{"a new limit", func(b *state.Pace) {
+			announce(b, 0, 11, 0, time.Second)
+			announce(b, time.Second, 60, 58, 3*time.Second)
+		}, 2 / 2.0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b state.Pace
+			tc.seq(&b)
+			if b.Rate != tc.want {
+				t.Errorf("rate %v a second, want %v", b.Rate, tc.want)
+			}
+		})
 	}
 }

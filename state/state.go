@@ -88,6 +88,9 @@ type Pace struct {
 	// left), Rate the requests regained per second (0: a default).
 	Size float64 `json:"size,omitempty"`
 	Rate float64 `json:"rate,omitempty"`
+	// Used is the requests used (the limit less those left) of the
+	// announcement Rate was measured from.
+	Used int `json:"used,omitempty"`
 	// Full is when the announced limit is whole again (zero: unknown).
 	Full time.Time `json:"full,omitzero"`
 	// Spent: the announced token limit is used up until then.
