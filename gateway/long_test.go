@@ -62,18 +62,7 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 					if took < 35*time.Second {
 						t.Errorf("answered after %v: the answer was not long", took)
 					}
-					m2 := decodeJSON(t, body)
-					var text, finish string
-					var out float64
-					if d.name == DialectAnthropic {
-						text, _ = dig(m2, "content", 0, "text").(string)
-						finish, _ = m2["stop_reason"].(string)
-						out, _ = dig(m2, "usage", "output_tokens").(float64)
-					} else {
-						text, _ = dig(m2, "choices", 0, "message", "content").(string)
-						finish, _ = dig(m2, "choices", 0, "finish_reason").(string)
-						out, _ = dig(m2, "usage", "completion_tokens").(float64)
-					}
+					text, finish, out := answerFields(t, d.name, body)
 					if !strings.HasPrefix(text, "Mock answer from ") || (finish != "stop" && finish != "end_turn") || out == 0 {
 						t.Errorf("answer %q finish %q output tokens %v", text, finish, out)
 					}

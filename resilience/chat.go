@@ -12,17 +12,18 @@ import (
 
 // The Chat path. A non-streaming call is made upstream as a stream and
 // assembled: a non-streaming upstream sends its headers only when the whole
-// answer is done, so a long answer (30-120 s are common) would have to be
-// outOfTime by the header timeout, the only way to tell it from silence. As a
-// stream, silence is caught by the header, first-token and idle timeouts,
-// and a long answer runs to the call's deadline. When a stream breaks during
-// the answer, the answer is asked for whole at once, and Chats to that
-// target stay plain for its breaker cooldown: a provider whose streams
-// break may still answer whole. A relaying adapter's
-// stream rebuilds the provider's own answer (provider.RawAnswerer), which
-// the answer carries as Response.Raw. Only an adapter that cannot stream
-// (its Stream fails with errors.ErrUnsupported, as the MCP sampling adapter
-// does) is called with Chat.
+// answer is done, so a long answer (30-120 s are common) would be cut by
+// the header timeout, the only way to tell it from silence. As a stream,
+// silence is caught by the header, first-token and idle timeouts, and a
+// long answer runs to the call's deadline. A relaying adapter's stream
+// rebuilds the provider's own answer (provider.RawAnswerer), which the
+// answer carries as Response.Raw. A Chat is a plain upstream call in three
+// cases: an adapter that cannot stream (its Stream fails with
+// errors.ErrUnsupported, as the MCP sampling adapter does); a target whose
+// stream broke during an answer (the answer is asked for whole at once,
+// and Chats to that target stay plain for its breaker cooldown: a provider
+// whose streams break may still answer whole); and an answer that cannot
+// be long, its max_tokens at the target's pace (speed.go).
 
 // errCallDeadline ends the assembly of an answer at the call's deadline.
 var errCallDeadline = errors.New("call deadline")
@@ -37,14 +38,33 @@ const finalGrace = time.Second
 // the call's time running out: the call is out of time, and the target not
 // to blame.
 func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
+	start := time.Now()
+	out, pe, outOfTime := cs.chatOnce(ctx, t, req, n, left)
+	if pe == nil && out.resp != nil {
+		t.rt.speed.note(time.Since(start), out.resp)
+	}
+	return out, pe, outOfTime
+}
+
+// chatOnce is chatAttempt but for the pace it learns: asked for whole
+// while the target's streams break (wholeUntil), plainly when the answer
+// cannot be long (speed.go), otherwise as a stream.
+func (cs *callState) chatOnce(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
 	if time.Now().UnixNano() < t.rt.wholeUntil.Load() {
-		return cs.plainChat(ctx, t, req, left)
+		return cs.plainChat(ctx, t, req, left, cs.rp.headerTimeout)
+	}
+	if limit, ok := t.rt.speed.plainCap(req, cs.rp.firstTokenTimeout, cs.rp.headerTimeout); ok {
+		out, pe, outOfTime := cs.plainChat(ctx, t, req, left, limit)
+		if pe != nil && !outOfTime && pe.Verdict.Class == classify.Timeout {
+			t.rt.speed.forget() // slower than its pace said: stream until it shows it anew
+		}
+		return out, pe, outOfTime
 	}
 	sreq := *req
 	sreq.Stream, sreq.Assemble = true, true // collect asks for the raw answer
 	out, pe, outOfTime := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
 	if pe != nil && errors.Is(pe, errors.ErrUnsupported) && ctx.Err() == nil {
-		return cs.plainChat(ctx, t, req, cs.left())
+		return cs.plainChat(ctx, t, req, cs.left(), cs.rp.headerTimeout)
 	}
 	if pe != nil {
 		return answer{}, pe, outOfTime
@@ -66,7 +86,7 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 			Reason: "stream broke during the answer; asking for it whole"})
 		cs.total.Add(1)
 		cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
-		return cs.plainChat(ctx, t, req, cs.left())
+		return cs.plainChat(ctx, t, req, cs.left(), cs.rp.headerTimeout)
 	}
 	if pe != nil {
 		return answer{}, pe, outOfTime
@@ -149,11 +169,11 @@ func tooLong(t *targetPlan) *provider.Error {
 	}}
 }
 
-// plainChat makes a non-streaming upstream call (for an adapter that
-// cannot stream), bounded by the header timeout or the time left,
-// whichever is shorter. outOfTime is as for chatAttempt.
-func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
-	limit := min(cs.rp.headerTimeout, left)
+// plainChat makes a non-streaming upstream call, bounded by full (the
+// header timeout, or less for a call asked for plainly by its pace) or the
+// time left, whichever is shorter. outOfTime is as for chatAttempt.
+func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left, full time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
+	limit := min(full, left)
 	actx := ctx
 	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
 		// The per-attempt cap comes first: it needs a timer of its own.
@@ -170,6 +190,6 @@ func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider
 	if err == nil {
 		err = errors.New("adapter returned no response and no error")
 	}
-	pe, outOfTime := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, cs.rp.headerTimeout, "no response within")
+	pe, outOfTime := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, full, "no response within")
 	return answer{}, pe, outOfTime
 }

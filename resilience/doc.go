@@ -52,7 +52,9 @@
 //     timeout, each shortened to the time left, then the idle timeout. Chat
 //     asks the upstream for a stream too and assembles the answer, which
 //     runs to the call's deadline (a plain Chat, under the header timeout,
-//     only for an adapter that cannot stream). Only the full configured
+//     for an adapter that cannot stream or a target whose streams broke;
+//     under the first-token timeout plus its expected time for an answer
+//     its max_tokens and the target's pace say is short, speed.go). Only the full configured
 //     timeout is the target's
 //     timeout; an attempt cut short by the caller's context or the call's
 //     deadline ends the call with ErrDeadline and counts nothing (step f).

@@ -42,6 +42,10 @@ type targetRuntime struct {
 	// answer whole, as a stream broke during an answer (see chatAttempt).
 	wholeUntil atomic.Int64
 
+	// speed is the pace of the target's recent answers to Chats: a Chat
+	// whose answer cannot be long goes plain (see speed.go).
+	speed answerSpeed
+
 	// noPrefill: the target answered an assistant prefill with a 400; a
 	// continuation there regenerates instead (see continue.go).
 	noPrefill atomic.Bool
