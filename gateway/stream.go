@@ -76,7 +76,8 @@ type pump struct {
 	// usageFinal: usage arrived with or after the finish reason, so the
 	// answer is complete even if the terminator never comes.
 	usageFinal bool
-	next       string // the target the stream continued on, until the pump says so
+	next       string         // the target the stream continued on, until the pump says so
+	c          provider.Chunk // the chunk being written (here, not on the heap per chunk)
 }
 
 // onEvent notes the engine's continuation of the stream, and the events it
@@ -140,13 +141,14 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 
 func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 	for {
-		c, err := st.Recv()
+		var err error
+		p.c, err = st.Recv()
 		if p.next != "" {
 			p.continued()
 		}
 		if err == nil {
 			g.kick()
-			if werr := p.write(&c); werr != nil {
+			if werr := p.write(&p.c); werr != nil {
 				st.Close()
 				g.stop()
 				return // the client went away

@@ -333,3 +333,25 @@ func BenchmarkConns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStreamRelay streams 1,000-chunk answers through the gateway
+// only, one after the other, for profiling the relay of a stream
+// (go test -run '^$' -bench StreamRelay -cpuprofile cpu.out ./gateway/):
+// allocations per stream, and the process's CPU time per stream (upstream
+// and client included).
+func BenchmarkStreamRelay(b *testing.B) {
+	s := newScale(b, 1)
+	defer s.close()
+	gw := s.paths[2]
+	if err := s.call(gw, 1000); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if err := s.call(gw, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}

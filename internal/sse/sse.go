@@ -11,7 +11,8 @@ import (
 	"time"
 )
 
-// Event is one SSE event. Name is "" for unnamed ("message") events.
+// Event is one SSE event. Name is "" for unnamed ("message") events. The
+// Data of an event a Reader returns is its own (a new slice each time).
 type Event struct {
 	Name string
 	Data []byte
@@ -30,6 +31,10 @@ type Reader struct {
 	// rest is what the scanner holds after its last line: read from the
 	// stream, not parsed yet (valid until the next Scan).
 	rest []byte
+	// data collects an event's data lines; name is the last event name
+	// read, returned again (not allocated again) when the next repeats it.
+	data []byte
+	name string
 	// Comments counts comment lines (": keep-alive") seen so far.
 	Comments int
 }
@@ -86,13 +91,14 @@ func (r *Reader) Buffered() bool {
 // inside an event. Data lines of one event are joined with "\n".
 func (r *Reader) Next() (Event, error) {
 	var ev Event
-	var data bytes.Buffer
+	data := r.data[:0]
+	defer func() { r.data = data[:0] }()
 	pending, dataLines := false, 0
 	for r.sc.Scan() {
 		line := r.sc.Bytes()
 		if len(line) == 0 {
 			if pending {
-				ev.Data = bytes.Clone(data.Bytes())
+				ev.Data = bytes.Clone(data)
 				return ev, nil
 			}
 			continue
@@ -105,13 +111,16 @@ func (r *Reader) Next() (Event, error) {
 		value = bytes.TrimPrefix(value, []byte{' '})
 		switch string(field) {
 		case "event":
-			ev.Name = string(value)
+			if string(value) != r.name {
+				r.name = string(value)
+			}
+			ev.Name = r.name
 			pending = true
 		case "data":
 			if dataLines > 0 {
-				data.WriteByte('\n')
+				data = append(data, '\n')
 			}
-			data.Write(value)
+			data = append(data, value...)
 			dataLines++
 			pending = true
 		case "id":
@@ -130,7 +139,7 @@ func (r *Reader) Next() (Event, error) {
 		// A final event without its blank line: deliver it if it has data,
 		// the caller decides whether the stream was complete.
 		if dataLines > 0 {
-			ev.Data = bytes.Clone(data.Bytes())
+			ev.Data = bytes.Clone(data)
 			return ev, nil
 		}
 		return Event{}, io.ErrUnexpectedEOF

@@ -101,6 +101,10 @@ type decoder struct {
 	relay bool
 	// log rebuilds the chat.completion of a relayed request (nil otherwise).
 	log *completionLog
+	sc  chunkScan
+	// out holds the chunks of the last event: what Decode returns is valid
+	// until the next call (httpcall.Stream copies it).
+	out []provider.Chunk
 }
 
 // DecodeWhole implements httpcall.WholeDecoder: a non-streaming answer to a
@@ -135,14 +139,18 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if ev.Name == "error" {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
 	}
-	var r wireResponse
-	if err := rawjson.Unmarshal(data, &r); err != nil {
-		return nil, false, err
+	r, ok := d.sc.scan(data)
+	if !ok {
+		r = new(wireResponse)
+		if err := rawjson.Unmarshal(data, r); err != nil {
+			return nil, false, err
+		}
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
 	}
-	var out []provider.Chunk
+	out := d.out[:0]
+	defer func() { d.out = out }()
 	if !d.started && (r.ID != "" || r.Model != "") {
 		d.started = true
 		out = append(out, provider.Chunk{ID: r.ID, Model: r.Model})

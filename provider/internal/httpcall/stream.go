@@ -1,7 +1,6 @@
 package httpcall
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,8 +47,9 @@ type Stream struct {
 	rl    *provider.RateLimit
 
 	pending   []provider.Chunk
-	good      int // events decoded
-	malformed int // events skipped: they could not be decoded (see next)
+	buf       []provider.Chunk // pending's storage, reused event after event
+	good      int              // events decoded
+	malformed int              // events skipped: they could not be decoded (see next)
 	err       error
 	delivered bool
 	finish    bool
@@ -66,12 +66,13 @@ func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, r
 		rl: provider.ParseRateLimit(resp.Header, time.Now())}
 }
 
-// WithRaw puts the event name/data (copied) on each of chunks, or on a
-// chunk of its own when the event decoded to none: a relayed request's
-// stream goes back to its client event for event (Chunk.Raw). The chunks of
-// one event share it.
+// WithRaw puts the event name/data on each of chunks, or on a chunk of its
+// own when the event decoded to none: a relayed request's stream goes back
+// to its client event for event (Chunk.Raw). The chunks of one event share
+// it. data is kept, not copied: it must be the event's own (sse.Event.Data
+// is).
 func WithRaw(chunks []provider.Chunk, name string, data []byte) []provider.Chunk {
-	raw := &provider.RawEvent{Name: name, Data: bytes.Clone(data)}
+	raw := &provider.RawEvent{Name: name, Data: data}
 	if len(chunks) == 0 {
 		return []provider.Chunk{{Raw: raw}}
 	}
@@ -230,16 +231,20 @@ func (s *Stream) next() {
 		return
 	}
 	chunks, done, err := s.dec.Decode(ev)
-	s.pending = append(s.pending[:0], chunks...)
+	s.pending = append(s.buf[:0], chunks...)
+	s.buf = s.pending
 	// Count what the decoder produced toward the end rule even before the
 	// caller reads it, so a terminator in the same event still counts.
 	for _, ch := range chunks {
 		s.finish = s.finish || ch.FinishReason != ""
 		s.usage = s.usage || ch.Usage != nil
 	}
-	var pe *provider.Error
+	var pe *provider.Error // asked only of an error: asking escapes it to the heap
+	if err != nil {
+		pe = provider.AsError(err)
+	}
 	switch {
-	case err != nil && !errors.As(err, &pe):
+	case err != nil && pe == nil:
 		// An event that does not decode (invalid JSON in one data line) is
 		// skipped and counted, unless the stream is mostly such events:
 		// garbage, not a stream of this dialect.

@@ -1,0 +1,80 @@
+package openai
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+)
+
+// chunkSeeds are stream events as OpenAI and compatible servers send them,
+// and the unusual shapes the scan leaves to rawjson.Unmarshal.
+var chunkSeeds = []string{
+	`{"id":"chatcmpl-S","object":"chat.completion.chunk","created":1741570283,"model":"gpt-4.1-2025-04-14","service_tier":"default","system_fingerprint":"fp_b705f0c291","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x"}`,
+	`{"id":"chatcmpl-S","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":" Par\"is\n\u00e9"},"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"city\":"}}]}}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":100,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":2,"audio_tokens":null}}}`,
+	`{"choices":[{"index":1,"delta":{"content":"b"}},{"index":0,"delta":{"content":"a"},"finish_reason":"length"}]}`,
+	`{"error":{"code":502,"message":"Provider returned error"},"choices":[{"index":0,"delta":{},"finish_reason":"error"}]}`,
+	`{"error":null,"choices":null,"usage":{"prompt_tokens_details":null}}`,
+	`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"a"}]}}]}`,
+	`{"choices":[{"index":0,"message":{"content":"a"}}]}`, `{"choices":[null]}`, `{"choices":[{"index":1e2}]}`,
+	`{"id":"a","id":"b"}`, `{"ID":"a"}`, `{"ſervice_tier":"a"}`, `{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+	`{"id":5}`, `{"choices":[{"delta":null}]}`, `{"choices":[{"delta":{"tool_calls":[{"index":null}]}}]}`,
+	`{"usage":{"prompt_tokens_details":3}}`, `{"id":"a\u00e9\n"}`, `{"id":"a\\"}`, `null`, `[]`, `{}`, ` {"id" : "x" } `, `{"id":"x"}}`, `{"id":"x`,
+}
+
+// FuzzScanChunk checks the chunk scan against rawjson.Unmarshal: where the
+// scan reads an event, it reads what Unmarshal does, also on a scanner
+// that read another event before (what it reuses).
+func FuzzScanChunk(f *testing.F) {
+	for _, s := range chunkSeeds {
+		f.Add([]byte(s))
+	}
+	var sc chunkScan
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want wireResponse
+		werr := rawjson.Unmarshal(b, &want)
+		for _, prev := range []string{"", chunkSeeds[0]} {
+			if prev != "" {
+				sc.scan([]byte(prev))
+			}
+			got, ok := sc.scan(b)
+			if !ok {
+				continue
+			}
+			if werr != nil {
+				t.Fatalf("scan read %q, Unmarshal: %v", b, werr)
+			}
+			if diff := cmp.Diff(want, *got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s: read differently (-Unmarshal +scan):\n%s", b, diff)
+			}
+		}
+	})
+}
+
+// TestScanChunkReads checks that the scan reads the events streams carry
+// itself (it would be no faster leaving them to Unmarshal).
+func TestScanChunkReads(t *testing.T) {
+	for _, s := range chunkSeeds[:9] {
+		var sc chunkScan
+		if _, ok := sc.scan([]byte(s)); !ok {
+			t.Errorf("left to Unmarshal: %s", s)
+		}
+	}
+}
+
+// TestScanChunkAllocs checks that reading a text delta allocates only its
+// text once the stream's id and model were read.
+func TestScanChunkAllocs(t *testing.T) {
+	ev := []byte(chunkSeeds[1])
+	var sc chunkScan
+	sc.scan(ev)
+	if n := testing.AllocsPerRun(100, func() { sc.scan(ev) }); n > 1 {
+		t.Errorf("%v allocations per event, want at most 1", n)
+	}
+}
