@@ -24,7 +24,13 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	r := in.req
 	var models []string
 	routing := false // the body has llmguard's own fields
-	err := eachField(body, func(k string, v json.RawMessage) error {
+	if rawjson.IsNull(body) {
+		return decodeFault(body, errNotObject)
+	}
+	// One walk reads the fields and keeps where each lies, for the
+	// adapter that relays the body (Passthrough.Fields).
+	ms, err := rawjson.Members(body, func(key, v []byte) error {
+		k := keyString(key)
 		known, err := field(k, v)
 		if !known {
 			switch k {
@@ -85,8 +91,9 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 		if err != nil {
 			return decodeFault(body, err)
 		}
+		ms = nil // they were body's
 	}
-	r.Passthrough = &provider.Passthrough{Dialect: in.dialect, Body: raw}
+	r.Passthrough = &provider.Passthrough{Dialect: in.dialect, Body: raw, Fields: ms}
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package provider
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+)
 
 // DialectResponses names OpenAI's Responses API (POST /v1/responses) in
 // Passthrough.Dialect.
@@ -21,6 +25,11 @@ type Passthrough struct {
 	Dialect string `json:"dialect"`
 	// Body is the client's JSON body, without the gateway's own fields.
 	Body json.RawMessage `json:"body"`
+	// Fields, when set, are Body's top-level fields as the gateway found
+	// them reading it (rawjson.Members): a relaying adapter sets its fields
+	// with them instead of walking a long body once more. Nil: the adapter
+	// walks Body. Whoever changes Body drops them.
+	Fields []rawjson.Member `json:"-"`
 	// Only, when set, says why no translation can serve the request, only a
 	// relaying adapter: it needs state the upstream holds
 	// ("previous_response_id", "item_reference") or a feature only that API

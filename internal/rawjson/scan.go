@@ -46,6 +46,12 @@ func eachField(obj []byte, fn func(key, val []byte) error, valid bool) error {
 // walkObject calls fn with each key and raw value of the object starting at
 // b[i] == '{' and returns the index after it.
 func walkObject(b []byte, i int, fn func(key, val []byte) error, valid bool) (int, error) {
+	return walkMembers(b, i, func(key []byte, _, vstart, vend int) error { return fn(key, b[vstart:vend]) }, valid)
+}
+
+// walkMembers is walkObject that gives fn the offsets in b of each field:
+// its key's opening quote and its value's bounds.
+func walkMembers(b []byte, i int, fn func(key []byte, start, vstart, vend int) error, valid bool) (int, error) {
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
@@ -54,6 +60,7 @@ func walkObject(b []byte, i int, fn func(key, val []byte) error, valid bool) (in
 		if i >= len(b) || b[i] != '"' {
 			return 0, ErrMalformed
 		}
+		start := i
 		end, err := stringEnd(b, i, valid)
 		if err != nil {
 			return 0, err
@@ -75,7 +82,7 @@ func walkObject(b []byte, i int, fn func(key, val []byte) error, valid bool) (in
 		if err != nil {
 			return 0, err
 		}
-		if err := fn(key, b[i:vend]); err != nil {
+		if err := fn(key, start, i, vend); err != nil {
 			return 0, err
 		}
 		i = skipSpace(b, vend)

@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -33,6 +34,14 @@ func TestSplice(t *testing.T) {
 			if string(got) != tt.want {
 				t.Errorf("Splice = %s, want %s", got, tt.want)
 			}
+			ms, err := Members([]byte(tt.obj), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := string(bytes.Join(SpliceParts([]byte(tt.obj), ms, tt.fields), nil))
+			if compact := strings.Join(strings.Fields(parts), ""); compact != tt.want && parts != tt.want {
+				t.Errorf("SpliceParts = %s, want %s", parts, tt.want)
+			}
 			if !json.Valid(got) {
 				t.Errorf("invalid JSON %s", got)
 			}
@@ -62,6 +71,20 @@ func FuzzSplice(f *testing.F) {
 		got, err := Splice(nil, obj, fields)
 		if err != nil {
 			t.Fatalf("Splice(%s): %v", obj, err)
+		}
+		ms, err := Members(obj, nil)
+		if err != nil {
+			t.Fatalf("Members(%s): %v", obj, err)
+		}
+		parts := bytes.Join(SpliceParts(obj, ms, fields), nil)
+		if !json.Valid(parts) {
+			t.Fatalf("SpliceParts(%s) = %s: invalid", obj, parts)
+		}
+		var fromParts, fromSplice any
+		_ = json.Unmarshal(parts, &fromParts)
+		_ = json.Unmarshal(got, &fromSplice)
+		if !reflect.DeepEqual(fromParts, fromSplice) {
+			t.Fatalf("SpliceParts(%s) = %s, Splice %s", obj, parts, got)
 		}
 		for _, f := range fields {
 			_, has := want[f.Key]
@@ -107,5 +130,42 @@ func TestSpliceAllocatesOnce(t *testing.T) {
 		}
 	}); n != 1 {
 		t.Errorf("Splice allocated %v times, want 1", n)
+	}
+}
+
+// TestSpliceParts: the parts of a relayed body are slices of the client's
+// buffer around the fields that change, and the kept runs keep their bytes
+// (whitespace included).
+func TestSpliceParts(t *testing.T) {
+	obj := []byte(`{"model":"x", "messages":[{"role":"user","content":"hi \"there\""}], "fallbacks":["a"],"max_tokens":5}`)
+	ms, err := Members(obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, len(ms))
+	for i, m := range ms {
+		keys[i] = m.Key + "=" + string(obj[m.Value:m.End])
+	}
+	if got := strings.Join(keys, " "); got != `model="x" messages=[{"role":"user","content":"hi \"there\""}] fallbacks=["a"] max_tokens=5` {
+		t.Errorf("Members = %s", got)
+	}
+	parts := SpliceParts(obj, ms, []Field{{Key: "model", Value: []byte(`"gpt"`)}, {Key: "fallbacks", Mode: Delete},
+		{Key: "stream", Value: []byte(`true`)}})
+	got := string(bytes.Join(parts, nil))
+	want := `{"model":"gpt",` + `"messages":[{"role":"user","content":"hi \"there\""}],"max_tokens":5,"stream":true}`
+	if got != want {
+		t.Errorf("SpliceParts = %s, want %s", got, want)
+	}
+	shared := false
+	for _, p := range parts {
+		shared = shared || len(p) > 40 && &p[0] == &obj[bytes.Index(obj, []byte(`"messages"`))]
+	}
+	if !shared {
+		t.Errorf("the messages were copied, not sliced: %q", parts)
+	}
+	for _, bad := range []string{`null`, `[1]`, `{"a":}`, ``, `{"a":1} x`} {
+		if _, err := Members([]byte(bad), nil); err == nil {
+			t.Errorf("Members(%q) = nil error", bad)
+		}
 	}
 }

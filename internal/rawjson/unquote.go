@@ -1,8 +1,8 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -153,33 +153,26 @@ func hex4(s []byte) rune {
 }
 
 // skipString returns the index after the string starting at b[i] == '"',
-// looking only for its closing quote.
+// looking only for its closing quote: the next '"' not escaped (an odd run
+// of backslashes before it escapes it), found with bytes.IndexByte
+// (vectorised). A relayed body is skipped, not decoded, and its strings
+// carry a backslash on nearly every line, so only quotes stop the scan.
 func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j += 2 { // past a backslash and the byte it escapes
-		j += quoteOrBackslash(b[j:])
-		if j < len(b) && b[j] == '"' {
+	for j := i + 1; j < len(b); j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1, nil
 		}
 	}
 	return 0, ErrMalformed
-}
-
-// quoteOrBackslash is the index in s of the first '"' or '\\', or len(s).
-func quoteOrBackslash(s []byte) int {
-	i := 0
-	for ; len(s)-i >= 8; i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		// The lowest flagged byte of a zero-byte mask is exact.
-		if m := zeroBytes(x^ones*'"') | zeroBytes(x^ones*'\\'); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] == '"' || s[i] == '\\' {
-			break
-		}
-	}
-	return i
 }
 
 func zeroBytes(y uint64) uint64 { return (y - ones) &^ y & high }

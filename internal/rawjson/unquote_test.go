@@ -98,3 +98,16 @@ func TestSkipStringEnds(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSkip is the walk a relayed request's body gets: the top-level
+// fields of an agent's conversation, every message skipped, not decoded.
+func BenchmarkSkip(b *testing.B) {
+	msg := `{"role":"tool","tool_call_id":"call_1","content":"` + strings.Repeat("func main() {\\n\\tfmt.Println(\\\"héllo\\\")\\n}\\n// a plain comment line of code\\n", 30) + `"},`
+	body := []byte(`{"model":"m","messages":[` + strings.Repeat(msg, 200) + `{"role":"user","content":"x"}],"max_tokens":9}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if err := EachField(body, func(k, v []byte) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

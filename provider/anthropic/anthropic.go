@@ -76,16 +76,23 @@ func (a *Adapter) Name() string { return a.name }
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
-	body, dropped, err := encode(req, model, stream)
+	var parts [][]byte
+	var err error
+	if relayed(req) {
+		parts, err = splice(req.Passthrough, model, stream) // slices of the client's body
+	} else {
+		var body []byte
+		body, call.Dropped, err = encode(req, model, stream)
+		parts = [][]byte{body}
+	}
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
-	call.Dropped = dropped
 	hdr := a.hdr
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := httpcall.NewRequest(ctx, a.url, body, hdr)
+	hr, err := httpcall.NewRequestParts(ctx, a.url, parts, hdr)
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}

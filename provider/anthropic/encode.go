@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 
@@ -103,8 +104,8 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 func encode(req *provider.Request, model string, stream bool) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
 	if relayed(req) {
-		body, err := splice(req.Passthrough.Body, model, stream)
-		return body, nil, err
+		parts, err := splice(req.Passthrough, model, stream)
+		return bytes.Join(parts, nil), nil, err
 	}
 	var drops httpcall.Drops
 	w := wireRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System,
@@ -221,18 +222,27 @@ func relayed(req *provider.Request) bool {
 	return req.Passthrough != nil && req.Passthrough.Dialect == Dialect && req.Dialect == Dialect
 }
 
-// splice is the client's own body with the fields the adapter controls set.
-func splice(raw []byte, model string, stream bool) ([]byte, error) {
+// splice is the client's own body with the fields the adapter controls
+// set, as the parts to send in turn: slices of the client's buffer around
+// the fields set (rawjson.SpliceParts).
+func splice(pt *provider.Passthrough, model string, stream bool) ([][]byte, error) {
+	ms := pt.Fields
+	if ms == nil {
+		var err error
+		if ms, err = rawjson.Members(pt.Body, nil); err != nil {
+			return nil, err
+		}
+	}
 	mode := rawjson.Set
 	if !stream {
 		mode = rawjson.Replace // absent means false
 	}
 	m := json.AppendEscape(make([]byte, 0, len(model)+2), model, 0)
-	return rawjson.Splice(nil, raw, []rawjson.Field{
+	return rawjson.SpliceParts(pt.Body, ms, []rawjson.Field{
 		{Key: "model", Value: m},
 		{Key: "stream", Value: strconv.AppendBool(nil, stream), Mode: mode},
 		{Key: "max_tokens", Value: strconv.AppendInt(nil, DefaultMaxTokens, 10), Mode: rawjson.Default},
-	})
+	}), nil
 }
 
 // addMessage appends the blocks of m to w: a system message joins the

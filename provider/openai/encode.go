@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/segmentio/encoding/json"
@@ -109,7 +110,8 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
 	same := req.Dialect == Dialect
 	if chatRelayed(req) {
-		return splice(req, model, stream, q)
+		parts, dropped, err := splice(req, model, stream, q)
+		return bytes.Join(parts, nil), dropped, err
 	}
 	var drops httpcall.Drops
 	w := wireRequest{Model: model, Stream: stream}

@@ -138,16 +138,23 @@ func (a *Adapter) endpoint(model string) string {
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
-	body, dropped, err := encode(req, model, stream, a.q)
+	var parts [][]byte
+	var err error
+	if chatRelayed(req) {
+		parts, call.Dropped, err = splice(req, model, stream, a.q) // slices of the client's body
+	} else {
+		var body []byte
+		body, call.Dropped, err = encode(req, model, stream, a.q)
+		parts = [][]byte{body}
+	}
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
-	call.Dropped = dropped
 	hdr := a.hdr
 	if stream {
 		hdr = a.hdrStream
 	}
-	resp, err := call.Post(ctx, a.client, a.endpoint(model), body, hdr)
+	resp, err := call.PostParts(ctx, a.client, a.endpoint(model), parts, hdr)
 	return resp, call, err
 }
 

@@ -18,15 +18,24 @@ func chatRelayed(req *provider.Request) bool {
 // model, stream and stream_options (usage is always asked for, where the
 // provider takes the option), and the provider's quirks (max_tokens for a
 // provider that lacks max_completion_tokens, no metadata where it is
-// refused).
-func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
+// refused). The body is the parts to send in turn, slices of the client's
+// buffer around the fields set (rawjson.SpliceParts).
+func splice(req *provider.Request, model string, stream bool, q quirks) ([][]byte, []string, error) {
+	pt := req.Passthrough
+	ms := pt.Fields
+	if ms == nil {
+		var err error
+		if ms, err = rawjson.Members(pt.Body, nil); err != nil {
+			return nil, nil, err
+		}
+	}
 	m := json.AppendEscape(make([]byte, 0, len(model)+2), model, 0)
 	fields := []rawjson.Field{{Key: "model", Value: m}}
 	if stream {
 		fields = append(fields, rawjson.Field{Key: "stream", Value: []byte("true")})
 		if q.noStreamOptions {
 			fields = append(fields, rawjson.Field{Key: "stream_options", Mode: rawjson.Delete})
-		} else if !includesUsage(req.Passthrough.Body) {
+		} else if !includesUsage(pt.Body, ms) {
 			fields = append(fields, rawjson.Field{Key: "stream_options", Value: []byte(`{"include_usage":true}`)})
 		}
 	} else {
@@ -50,22 +59,20 @@ func splice(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 		fields = append(fields, rawjson.Field{Key: "metadata", Mode: rawjson.Delete})
 		dropped = []string{"metadata"}
 	}
-	raw := req.Passthrough.Body
-	body, err := rawjson.Splice(nil, raw, fields)
-	return body, dropped, err
+	return rawjson.SpliceParts(pt.Body, ms, fields), dropped, nil
 }
 
-// includesUsage reports whether a request body's stream_options asks for usage.
-func includesUsage(raw []byte) bool {
+// includesUsage reports whether a request body's stream_options asks for
+// usage (ms are the body's fields).
+func includesUsage(body []byte, ms []rawjson.Member) bool {
 	found := false
-	_ = rawjson.EachField(raw, func(k, v []byte) error {
-		if string(k) == "stream_options" {
-			_ = rawjson.EachField(v, func(k, v []byte) error {
+	for _, m := range ms {
+		if m.Key == "stream_options" {
+			_ = rawjson.EachField(body[m.Value:m.End], func(k, v []byte) error {
 				found = found || (string(k) == "include_usage" && string(v) == "true")
 				return nil
 			})
 		}
-		return nil
-	})
+	}
 	return found
 }

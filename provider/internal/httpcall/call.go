@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -211,6 +212,47 @@ func NewRequest(ctx context.Context, url string, body []byte, h Headers) (*http.
 		req.Header[k] = v
 	}
 	return req, nil
+}
+
+// NewRequestParts is NewRequest of the body made of parts, sent one after
+// another with its Content-Length set and never joined: a relayed request
+// goes upstream as slices of its client's buffer (rawjson.SpliceParts), so
+// a long prompt is not copied once more. The parts must not change until
+// the request is done; the transport may send them again (GetBody).
+func NewRequestParts(ctx context.Context, url string, parts [][]byte, h Headers) (*http.Request, error) {
+	switch len(parts) {
+	case 0:
+		return NewRequest(ctx, url, nil, h)
+	case 1:
+		return NewRequest(ctx, url, parts[0], h)
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	body := func() io.ReadCloser {
+		b := net.Buffers(slices.Clone(parts)) // reading consumes the slice
+		return io.NopCloser(&b)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body())
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = int64(n)
+	req.GetBody = func() (io.ReadCloser, error) { return body(), nil }
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	return req, nil
+}
+
+// PostParts is Post of a body made of parts (see NewRequestParts).
+func (c Call) PostParts(ctx context.Context, client *http.Client, url string, parts [][]byte, h Headers) (*http.Response, error) {
+	hr, err := NewRequestParts(ctx, url, parts, h)
+	if err != nil {
+		return nil, c.Invalid(err)
+	}
+	return c.Do(ctx, client, hr)
 }
 
 // MergeExtra returns body (a JSON object) with extra's keys added. A key in

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -36,5 +38,47 @@ func TestReadAll(t *testing.T) {
 				t.Errorf("cap = %d, want one buffer of %d", cap(got), tt.size+1)
 			}
 		})
+	}
+}
+
+// TestPostParts: a body of parts arrives whole, with its Content-Length,
+// also when the transport sends it again on a fresh connection (GetBody).
+func TestPostParts(t *testing.T) {
+	parts := [][]byte{[]byte(`{"model":"m",`), []byte(strings.Repeat(`"x":"\"y\"\n",`, 5000)), []byte(`"z":1}`)}
+	want := string(bytes.Join(parts, nil))
+	var got []string
+	var lengths []int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, string(b))
+		lengths = append(lengths, r.ContentLength)
+		if len(got) == 1 {
+			// Close the kept connection: the next request goes on a new one.
+			w.Header().Set("Connection", "close")
+		}
+	}))
+	defer srv.Close()
+	for range 2 {
+		resp, err := Call{Provider: "p"}.PostParts(t.Context(), srv.Client(), srv.URL, parts, NewHeaders())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	hr, err := NewRequestParts(t.Context(), srv.URL, parts, NewHeaders())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		b, err := hr.GetBody()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := io.ReadAll(b); string(s) != want {
+			t.Errorf("GetBody read %d bytes, want %d", len(s), len(want))
+		}
+	}
+	if len(got) != 2 || got[0] != want || got[1] != want || lengths[0] != int64(len(want)) || lengths[1] != int64(len(want)) {
+		t.Errorf("upstream read %d bodies (lengths %v), want 2 of %d bytes", len(got), lengths, len(want))
 	}
 }
