@@ -29,10 +29,20 @@ type anMessage struct {
 func decodeAnthropic(body []byte) (*inbound, error) { return anthropicRequest(bytes.Clone(body)) }
 
 // anthropicRequest is decodeAnthropic of a body the request keeps.
-func anthropicRequest(body []byte) (*inbound, error) {
+func anthropicRequest(body []byte) (*inbound, error) { return anthropicDecode(body, false) }
+
+// anthropicDecode decodes an Anthropic body whole, or with relay only what
+// decodeChat reads.
+func anthropicDecode(body []byte, relay bool) (*inbound, error) {
 	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
 	r := in.req
 	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
+		if relay {
+			if known, err = deferField(in, k, v, "system", "stop_sequences", "tools", "tool_choice",
+				"output_config", "top_k"); known {
+				return known, err
+			}
+		}
 		known = true
 		switch k {
 		case "messages":

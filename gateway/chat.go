@@ -72,6 +72,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	if !ok {
 		return
 	}
+	if err := s.settle(in, route, fallbacks); err != nil {
+		writeError(w, dialect, errBadRequest(err.Error()))
+		return
+	}
 	if dialect == DialectAnthropic {
 		// Beta features (Claude Code sends several) need their header on
 		// an Anthropic target; other dialects never see it.

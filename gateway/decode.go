@@ -81,7 +81,7 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	if in.model == "" {
 		return badRequest("missing \"model\" (a string: a route, provider/model or a model id)")
 	}
-	if len(r.Messages) == 0 {
+	if len(r.Messages) == 0 && !in.messages {
 		return badRequest("missing \"messages\" (an array of messages)")
 	}
 	raw := body

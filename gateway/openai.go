@@ -26,6 +26,9 @@ type inbound struct {
 	req          *provider.Request
 	fallbacks    []string
 	includeUsage bool // OpenAI stream_options.include_usage
+	// messages: a request decoded for relay (see decodeChat) has a
+	// non-empty array of messages, not decoded.
+	messages bool
 }
 
 // requestError is a client-side fault found while decoding (status 400).
@@ -72,21 +75,21 @@ type oaTool struct {
 // decoded points into body.
 func decodeOpenAI(body []byte) (*inbound, error) { return openAIRequest(bytes.Clone(body)) }
 
-// decodeChat decodes a chat request body of dialect as decodeOpenAI and
-// decodeAnthropic do, keeping body: the request's raw values and its
-// Passthrough point into it, so the caller must not change it.
-func decodeChat(dialect string, body []byte) (*inbound, error) {
-	if dialect == DialectAnthropic {
-		return anthropicRequest(body)
-	}
-	return openAIRequest(body)
-}
-
 // openAIRequest is decodeOpenAI of a body the request keeps.
-func openAIRequest(body []byte) (*inbound, error) {
+func openAIRequest(body []byte) (*inbound, error) { return openAIDecode(body, false) }
+
+// openAIDecode decodes an OpenAI body whole, or with relay only what
+// decodeChat reads.
+func openAIDecode(body []byte, relay bool) (*inbound, error) {
 	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
 	r := in.req
 	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
+		if relay {
+			if known, err = deferField(in, k, v, "stop", "tools", "tool_choice", "response_format", "seed",
+				"user", "parallel_tool_calls"); known {
+				return known, err
+			}
+		}
 		known = true
 		switch k {
 		case "messages":

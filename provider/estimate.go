@@ -3,8 +3,18 @@ package provider
 // EstimateTokens estimates a request's input tokens without a tokenizer:
 // four characters per token plus a few per message, rounded up; an image
 // counts as about a megapixel's. Targets of one route do not share a
-// tokenizer, so nothing closer holds for all of them. req must not be nil.
+// tokenizer, so nothing closer holds for all of them. req must not be nil;
+// a request whose deferred fields do not decode (see Full) is estimated
+// from the length of its body.
 func EstimateTokens(req *Request) int {
+	full, err := req.Full()
+	if err != nil {
+		if req.Passthrough == nil {
+			return 0
+		}
+		return (len(req.Passthrough.Body) + 3) / 4
+	}
+	req = full
 	chars := len(req.System)
 	for _, m := range req.Messages {
 		chars += 16

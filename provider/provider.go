@@ -192,6 +192,13 @@ type Request struct {
 	// Passthrough is the client's original body in a dialect some adapter
 	// speaks natively (see Passthrough); nil for most requests.
 	Passthrough *Passthrough `json:"passthrough,omitempty"`
+	// Deferred, when set, decodes the fields the request was made without
+	// (see Full): the gateway relays a request in its own dialect reading
+	// only what routing needs (model, stream, max tokens, metadata) and
+	// leaves its conversation in Passthrough.Body. Code that reads the
+	// conversation (Messages, System, Tools...) reads it from Full. Nil
+	// for most requests.
+	Deferred *Deferred `json:"-"`
 }
 
 // Usage counts tokens.

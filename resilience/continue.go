@@ -141,7 +141,11 @@ func (s *continuing) continueOn(t *targetPlan) provider.Stream {
 		// Providers reject an assistant prefill ending in whitespace: send
 		// it trimmed and drop the repeated whitespace from the continuation.
 		pre := strings.TrimRightFunc(sent, unicode.IsSpace)
-		req := *s.c.Request
+		full, err := s.c.Request.Full() // a relayed request's conversation, decoded now
+		if err != nil {
+			return nil
+		}
+		req := *full
 		req.Passthrough = nil // the messages differ from the client's body
 		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], provider.Message{Role: provider.RoleAssistant,
 			Content: []provider.Part{{Type: provider.PartText, Text: pre}}})

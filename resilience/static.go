@@ -45,6 +45,10 @@ func lastUserText(req *provider.Request) string {
 	if req == nil {
 		return ""
 	}
+	req, err := req.Full() // a relayed request's conversation, decoded now
+	if err != nil {
+		return ""
+	}
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		m := req.Messages[i]
 		if m.Role != provider.RoleUser {

@@ -107,6 +107,10 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 		parts, err := splice(req.Passthrough, model, stream)
 		return bytes.Join(parts, nil), nil, err
 	}
+	req, err := req.Full()
+	if err != nil {
+		return nil, nil, err
+	}
 	var drops httpcall.Drops
 	w := wireRequest{Model: model, MaxTokens: req.MaxTokens, System: req.System,
 		Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.Stop, Stream: stream}

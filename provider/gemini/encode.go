@@ -111,6 +111,10 @@ func Encode(req *provider.Request, model string) ([]byte, error) {
 
 // encode is Encode that also names the fields it could not send.
 func encode(req *provider.Request, model string) ([]byte, []string, error) {
+	req, err := req.Full()
+	if err != nil {
+		return nil, nil, err
+	}
 	same := req.Dialect == Dialect
 	var drops httpcall.Drops
 	if !same {
@@ -137,7 +141,6 @@ func encode(req *provider.Request, model string) ([]byte, []string, error) {
 		}
 		w.Tools = []wireTools{{FunctionDeclarations: decls}}
 	}
-	var err error
 	if w.ToolConfig, err = toolConfig(req.ToolChoice); err != nil {
 		return nil, nil, err
 	}

@@ -113,6 +113,10 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 		parts, dropped, err := splice(req, model, stream, q)
 		return bytes.Join(parts, nil), dropped, err
 	}
+	req, err := req.Full()
+	if err != nil {
+		return nil, nil, err
+	}
 	var drops httpcall.Drops
 	w := wireRequest{Model: model, Stream: stream}
 	options(&w, req, stream, q, &drops)

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider"
+)
+
+// Relaying a long request (issue 19): a chat request in the dialect of
+// every target it may reach (an OpenAI body on a route of OpenAI-family
+// targets, an Anthropic body on Anthropic targets) goes upstream as its
+// client sent it, spliced as slices of the client's buffer: the gateway
+// reads only what routing needs (model, stream, fallbacks, max tokens,
+// metadata) and leaves the messages undecoded, for the engine to decode
+// only if it must (provider.Request.Full: a token estimate, the static
+// fallback, a continuation). So such a body with a type error inside a
+// message (a content block of the wrong shape) gets the upstream's own 400,
+// relayed truthfully, where the gateway answered its own 400 before; a
+// body that is not a JSON object, or lacks or mistypes what routing needs,
+// still gets the gateway's one-line 400. A request any of whose targets
+// speaks another dialect is decoded whole before the call, as ever.
+
+// decodeChat decodes what routing needs of a chat request body of dialect
+// (model, stream, fallbacks, max tokens, metadata; stream options) and
+// leaves the conversation to the request's Deferred, which decodes it as
+// decodeOpenAI and decodeAnthropic do: a request relayed in its dialect
+// goes upstream as it came, its messages never decoded (see settle). A body
+// that does not decode this far gets the whole decoder's 400. body is kept:
+// the request's raw values and its Passthrough point into it, so the
+// caller must not change it.
+func decodeChat(dialect string, body []byte) (*inbound, error) {
+	full := openAIRequest
+	if dialect == DialectAnthropic {
+		full = anthropicRequest
+	}
+	in, err := relayRequest(dialect, body)
+	if err != nil {
+		if _, ferr := full(body); ferr != nil {
+			return nil, ferr // the 400 it always was
+		}
+		return nil, err
+	}
+	in.req.Deferred = provider.NewDeferred(func() (*provider.Request, error) {
+		in, err := full(body)
+		if err != nil {
+			return nil, err
+		}
+		return in.req, nil
+	})
+	return in, nil
+}
+
+// relayRequest is decodeChat's decoding of what routing needs.
+func relayRequest(dialect string, body []byte) (*inbound, error) {
+	if dialect == DialectAnthropic {
+		return anthropicDecode(body, true)
+	}
+	return openAIDecode(body, true)
+}
+
+// deferField is the part of a relay decoding (see decodeChat) that skips
+// the fields decoded later: the messages (only checked to be a non-empty
+// array) and the keys in later. known is false for any other key.
+func deferField(in *inbound, k string, v json.RawMessage, later ...string) (known bool, err error) {
+	if k == "messages" {
+		if !isArray(v) {
+			return true, typeError("", "an array of messages", v)
+		}
+		in.messages = !rawjson.IsNull(v) && rawjson.EachElement(v, func([]byte) error { return errStop }) == errStop
+		return true, nil
+	}
+	return slices.Contains(later, k), nil
+}
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// settle decodes the rest of a chat request (see decodeChat) unless every
+// target of the call, the route's and the per-request fallbacks, relays its
+// dialect; the error is the whole decoder's 400.
+func (s *Server) settle(in *inbound, route string, fallbacks []string) error {
+	if in.req.Deferred == nil || s.relaysAll(in.dialect, route, fallbacks) {
+		return nil
+	}
+	full, err := in.req.Full()
+	if err != nil {
+		return err
+	}
+	*in.req = *full
+	return nil
+}
+
+// relaysAll reports whether every target of route and fallbacks is a
+// provider whose adapter relays a chat body of dialect.
+func (s *Server) relaysAll(dialect, route string, fallbacks []string) bool {
+	targets := s.routes[route]
+	if targets == nil {
+		targets = []string{route}
+	}
+	for _, list := range [][]string{targets, fallbacks} {
+		for _, t := range list {
+			p, _, _ := strings.Cut(t, "/")
+			info, ok := s.cat.Provider(p)
+			if !ok || !relays(info.Dialect, dialect) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// relays reports whether an adapter of the catalogue's dialect family
+// relays a chat body of the gateway's dialect.
+func relays(family, dialect string) bool {
+	switch dialect {
+	case DialectOpenAI:
+		return family == catalog.DialectOpenAI || family == catalog.DialectAzure
+	case DialectAnthropic:
+		return family == catalog.DialectAnthropic
+	}
+	return false
+}
