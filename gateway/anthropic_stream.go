@@ -32,6 +32,7 @@ type anStream struct {
 	rawDelta  bool // the upstream's message_delta went out
 	rawStop   bool // the upstream's message_stop went out
 	lastRaw   *provider.RawEvent
+	lastType  string       // the type of the last event relayed
 	d         anBlockDelta // the content_block_delta being written
 }
 
@@ -146,7 +147,8 @@ func (s *anStream) relay(ev *provider.RawEvent) error {
 	_ = rawjson.EachField(ev.Data, func(k, v []byte) error {
 		switch string(k) {
 		case "type":
-			typ, _ = rawjson.String(v)
+			typ, _ = rawjson.Text(v, s.lastType) // mostly the same: no allocation
+			s.lastType = typ
 		case "index":
 			index, _ = rawjson.Int(v)
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
@@ -28,29 +30,54 @@ type streamEncoder interface {
 // guard is one upstream stream's context with an idle watchdog: when the
 // stream is silent for the idle timeout, the context is cancelled, which
 // ends a blocked Recv. It is the last line behind the engine's own timeouts,
-// so a stream can never hang.
+// so a stream can never hang. A chunk only notes the time (kick): the timer,
+// when it fires, waits again for what is left of the idle time since.
 type guard struct {
 	ctx    context.Context
-	cancel context.CancelFunc
-	timer  *time.Timer
+	cancel context.CancelCauseFunc
 	idle   time.Duration
+	t0     time.Time
+	last   atomic.Int64 // when the stream last moved, as time since t0
+
+	mu      sync.Mutex // the timer against stop
+	timer   *time.Timer
+	stopped bool
 }
 
 func newGuard(parent context.Context, idle time.Duration) *guard {
 	ctx, cancel := context.WithCancelCause(parent)
-	g := &guard{ctx: ctx, idle: idle}
-	g.cancel = func() { cancel(nil) }
-	g.timer = time.AfterFunc(idle, func() { cancel(errStalled) })
+	g := &guard{ctx: ctx, cancel: cancel, idle: idle, t0: time.Now()}
+	g.mu.Lock()
+	g.timer = time.AfterFunc(idle, g.fire)
+	g.mu.Unlock()
 	return g
 }
 
 var errStalled = errors.New("gateway: upstream stream stalled")
 
-func (g *guard) kick() { g.timer.Reset(g.idle) }
+func (g *guard) kick() { g.last.Store(int64(time.Since(g.t0))) }
+
+// fire cancels the stream when it has been silent for the idle time, or
+// waits for the rest of it.
+func (g *guard) fire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	if quiet := time.Since(g.t0) - time.Duration(g.last.Load()); quiet < g.idle {
+		g.timer.Reset(g.idle - quiet)
+		return
+	}
+	g.cancel(errStalled)
+}
 
 func (g *guard) stop() {
+	g.mu.Lock()
+	g.stopped = true
 	g.timer.Stop()
-	g.cancel()
+	g.mu.Unlock()
+	g.cancel(nil)
 }
 
 // flushBound is the longest a stream's events wait unflushed while the

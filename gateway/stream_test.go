@@ -28,11 +28,13 @@ type scripted struct {
 	chunks []provider.Chunk
 	err    error
 	block  bool
+	gap    time.Duration // the wait before each chunk
 	closed atomic.Bool
 }
 
 func (s *scripted) Recv() (provider.Chunk, error) {
 	if len(s.chunks) > 0 {
+		time.Sleep(s.gap)
 		c := s.chunks[0]
 		s.chunks = s.chunks[1:]
 		return c, nil
@@ -125,6 +127,29 @@ func TestStreamStallEndsWithError(t *testing.T) {
 		}
 		if msg, _ := dig(evs[len(evs)-1].Data, "error", "message").(string); !strings.Contains(msg, "stalled") {
 			t.Errorf("error message %q", msg)
+		}
+	})
+}
+
+func TestStreamStallCountsFromTheLastChunk(t *testing.T) {
+	// Chunks 1.5 minutes apart, under the 2-minute idle timeout, go on for
+	// 6 minutes; then silence ends the stream 2 minutes after the last
+	// chunk (fake time).
+	synctest.Test(t, func(t *testing.T) {
+		var chunks []provider.Chunk
+		for range 4 {
+			chunks = append(chunks, provider.Chunk{Text: "a"})
+		}
+		up := &scripted{block: true, gap: 90 * time.Second, chunks: chunks}
+		e := &scriptEngine{streams: []*scripted{up}}
+		start := time.Now()
+		rec := serveScripted(t, e, nil, "/v1/chat/completions", oaBody("r", true, ""))
+		text, end, _ := streamText(t, DialectOpenAI, rec.Body.Bytes())
+		if text != "aaaa" || end != "error" {
+			t.Fatalf("text %q end %s", text, end)
+		}
+		if took, want := time.Since(start), 4*90*time.Second+2*time.Minute; took != want {
+			t.Errorf("stream ended after %v, want %v (2 minutes after its last chunk)", took, want)
 		}
 	})
 }

@@ -71,16 +71,22 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 		s.err = pe
 		return provider.Chunk{}, pe
 	}
-	if s.timer == nil {
+	// A Recv of what the stream holds already does not wait: no idle
+	// timer to arm (a relayed stream's events mostly come so).
+	armed := !provider.Buffered(s.s)
+	if armed && s.timer == nil {
 		s.timer = time.AfterFunc(s.idle, func() { s.cancel(errIdleTimeout) })
-	} else {
+	} else if armed {
 		s.timer.Reset(s.idle)
 	}
 	s.mu.Unlock()
 	c, err := s.s.Recv()
-	s.mu.Lock()
-	stopped := s.timer.Stop()
-	s.mu.Unlock()
+	stopped := true
+	if armed {
+		s.mu.Lock()
+		stopped = s.timer.Stop()
+		s.mu.Unlock()
+	}
 	if err == nil {
 		return c, nil
 	}

@@ -25,6 +25,16 @@ type decoder struct {
 	relay bool
 	// log rebuilds the Message of a relayed request (nil otherwise).
 	log *messageLog
+	sc  eventScan
+	// out holds the chunks of the last event: what Decode returns is valid
+	// until the next call (httpcall.Stream copies it).
+	out []provider.Chunk
+}
+
+// one is the chunk c as the event's chunks, in d.out.
+func (d *decoder) one(c provider.Chunk) []provider.Chunk {
+	d.out = append(d.out[:0], c)
+	return d.out
 }
 
 // Decode implements httpcall.Decoder: decode, plus each event verbatim on the
@@ -42,16 +52,8 @@ type wireEvent struct {
 	Message *wireResponse `json:"message"`
 	Index   int           `json:"index"`
 	Block   *wireRespPart `json:"content_block"`
-	Delta   *struct {
-		Type         string `json:"type"`
-		Text         string `json:"text"`
-		PartialJSON  string `json:"partial_json"`
-		Thinking     string `json:"thinking"`
-		Signature    string `json:"signature"`
-		StopReason   string `json:"stop_reason"`
-		StopSequence string `json:"stop_sequence"`
-	} `json:"delta"`
-	Usage *wireUsage `json:"usage"`
+	Delta   *wireDelta    `json:"delta"`
+	Usage   *wireUsage    `json:"usage"`
 }
 
 // DecodeWhole implements httpcall.WholeDecoder: a non-streaming answer to a
@@ -72,9 +74,12 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if d.log != nil {
 		d.log.add(ev.Data)
 	}
-	var e wireEvent
-	if err := rawjson.Unmarshal(ev.Data, &e); err != nil {
-		return nil, false, err
+	e, ok := d.sc.scan(ev.Data)
+	if !ok {
+		e = new(wireEvent)
+		if err := rawjson.Unmarshal(ev.Data, e); err != nil {
+			return nil, false, err
+		}
 	}
 	switch e.Type {
 	case "message_start":
@@ -85,11 +90,11 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		u := d.start
 		return []provider.Chunk{{ID: e.Message.ID, Model: e.Message.Model, Usage: &u}}, false, nil
 	case "content_block_start":
-		return d.blockStart(&e), false, nil
+		return d.blockStart(e), false, nil
 	case "content_block_delta":
-		return d.blockDelta(&e), false, nil
+		return d.blockDelta(e), false, nil
 	case "message_delta":
-		return d.messageDelta(&e), false, nil
+		return d.messageDelta(e), false, nil
 	case "message_stop":
 		return nil, true, nil
 	case "error":
@@ -130,15 +135,15 @@ func (d *decoder) blockDelta(e *wireEvent) []provider.Chunk {
 	}
 	switch e.Delta.Type {
 	case "text_delta":
-		return []provider.Chunk{{Text: e.Delta.Text}}
+		return d.one(provider.Chunk{Text: e.Delta.Text})
 	case "thinking_delta", "signature_delta":
 		if i, ok := d.thinking[e.Index]; ok && e.Delta.Thinking+e.Delta.Signature != "" {
-			return []provider.Chunk{{Thinking: &provider.ThinkingDelta{Index: i,
-				Thinking: e.Delta.Thinking, Signature: e.Delta.Signature}}}
+			return d.one(provider.Chunk{Thinking: &provider.ThinkingDelta{Index: i,
+				Thinking: e.Delta.Thinking, Signature: e.Delta.Signature}})
 		}
 	case "input_json_delta":
 		if i, ok := d.tools[e.Index]; ok && e.Delta.PartialJSON != "" {
-			return []provider.Chunk{{ToolCall: &provider.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}}}
+			return d.one(provider.Chunk{ToolCall: &provider.ToolCallDelta{Index: i, Arguments: e.Delta.PartialJSON}})
 		}
 	}
 	return nil

@@ -1,10 +1,6 @@
 package openai
 
 import (
-	"bytes"
-	"errors"
-	"strconv"
-
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
 
@@ -17,41 +13,40 @@ import (
 // a plain integer) it leaves to rawjson.Unmarshal, whose result and errors
 // stand. FuzzScanChunk checks that both read the same.
 
-// errUnusual ends a scan that leaves the event to rawjson.Unmarshal.
-var errUnusual = errors.New("openai: unusual chunk")
-
 // chunkScan reads chunks into reused storage: what a scan returns is valid
-// until the next scan.
+// until the next scan. (What its reads fill lives here too: a read's
+// closure that captured a local would move it to the heap, once a read.)
 type chunkScan struct {
-	r       wireResponse
+	r, last wireResponse // the chunk read, and the one before
 	choices []wireChoice
+	c       wireChoice // the choice being read
+	tc      wireToolCall
+	calls   []wireToolCall
 	usage   wireUsage
 }
 
 // scan reads data into a wireResponse; false leaves data to
 // rawjson.Unmarshal (it may be invalid, or unusual).
 func (s *chunkScan) scan(data []byte) (*wireResponse, bool) {
-	prev := s.r
-	s.r = wireResponse{}
-	r := &s.r
-	ok := fields(data, true, topKeys, func(k string, v []byte) (ok bool) {
-		switch k {
+	s.last, s.r = s.r, wireResponse{}
+	ok := rawjson.ReadFields(data, true, topKeys, func(k string, v []byte) (ok bool) {
+		switch r := &s.r; k {
 		case "id":
-			r.ID, ok = text(v, prev.ID)
+			r.ID, ok = rawjson.Text(v, s.last.ID)
 		case "model":
-			r.Model, ok = text(v, prev.Model)
+			r.Model, ok = rawjson.Text(v, s.last.Model)
 		case "choices":
 			ok = s.scanChoices(v)
 		case "usage":
 			ok = s.scanUsage(v)
 		case "service_tier":
-			r.ServiceTier, ok = text(v, prev.ServiceTier)
+			r.ServiceTier, ok = rawjson.Text(v, s.last.ServiceTier)
 		case "error":
 			r.Error, ok = v, true
 		}
 		return ok
 	})
-	return r, ok
+	return &s.r, ok
 }
 
 var (
@@ -63,74 +58,25 @@ var (
 	usageKeys  = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
 )
 
-// fields walks the JSON object v (null: no fields; with valid, checking
-// that v is valid JSON), calling read with each of the known keys it has
-// and the key's value: false if read is, if a known key comes twice, or if
-// a key would match a known one regardless of case, as the library
-// matches keys (or, not ASCII, by Unicode folding).
-func fields(v []byte, valid bool, known []string, read func(k string, v []byte) bool) bool {
-	var seen uint8
-	fn := func(k, v []byte) error {
-		for i, name := range known {
-			if string(k) == name {
-				if seen&(1<<i) != 0 || !read(name, v) {
-					return errUnusual
-				}
-				seen |= 1 << i
-				return nil
-			}
-		}
-		for _, c := range k {
-			if c >= 0x80 {
-				return errUnusual
-			}
-		}
-		for _, name := range known {
-			if len(name) == len(k) && bytes.EqualFold(k, []byte(name)) {
-				return errUnusual
-			}
-		}
-		return nil
-	}
-	if valid {
-		return rawjson.EachFieldValid(v, fn) == nil
-	}
-	return rawjson.EachField(v, fn) == nil
-}
-
-// objects calls read with each element of the JSON array v (null: none):
-// false if an element is not an object or read is false.
-func objects(v []byte, read func(elem []byte) bool) bool {
-	return rawjson.EachElement(v, func(e []byte) error {
-		if e[0] != '{' || !read(e) {
-			return errUnusual
-		}
-		return nil
-	}) == nil
-}
-
 // scanChoices reads the choices array.
 func (s *chunkScan) scanChoices(v []byte) bool {
-	cs := s.choices[:0]
-	ok := objects(v, func(e []byte) bool {
-		var c wireChoice
-		ok := fields(e, false, choiceKeys, func(k string, v []byte) (ok bool) {
-			switch k {
-			case "index":
-				c.Index, ok = integer(v)
-			case "delta":
-				ok = scanDelta(v, &c.Delta)
-			case "finish_reason":
-				c.FinishReason, ok = text(v, finishName(v))
-			}
-			return ok // false for "message": not a stream's
-		})
-		cs = append(cs, c)
-		return ok
+	s.choices, s.c = s.choices[:0], wireChoice{}
+	ok := rawjson.ReadObjects(v, choiceKeys, func(k string, v []byte) (ok bool) {
+		switch k {
+		case "index":
+			s.c.Index, ok = integer(v)
+		case "delta":
+			ok = s.scanDelta(v)
+		case "finish_reason":
+			s.c.FinishReason, ok = rawjson.Text(v, finishName(v))
+		}
+		return ok // false for "message": not a stream's
+	}, func() bool {
+		s.choices, s.c = append(s.choices, s.c), wireChoice{}
+		return true
 	})
-	s.choices = cs
 	if !rawjson.IsNull(v) {
-		s.r.Choices = cs
+		s.r.Choices = s.choices
 	}
 	return ok
 }
@@ -149,57 +95,55 @@ func finishName(v []byte) string {
 	return ""
 }
 
-// scanDelta reads a choice's delta: content as a string, refusal, and
-// tool-call fragments.
-func scanDelta(v []byte, m *wireRespMsg) bool {
-	return fields(v, false, deltaKeys, func(k string, v []byte) (ok bool) {
-		switch k {
+// scanDelta reads the delta of the choice being read: content as a
+// string, refusal, and tool-call fragments.
+func (s *chunkScan) scanDelta(v []byte) bool {
+	return rawjson.ReadFields(v, false, deltaKeys, func(k string, v []byte) (ok bool) {
+		switch m := &s.c.Delta; k {
 		case "content":
 			var t string
-			t, ok = text(v, "")
+			t, ok = rawjson.Text(v, "")
 			m.Content = flexText(t)
 		case "refusal":
-			m.Refusal, ok = text(v, "")
+			m.Refusal, ok = rawjson.Text(v, "")
 		case "tool_calls":
-			m.ToolCalls, ok = scanCalls(v)
+			ok = s.scanCalls(v)
+			m.ToolCalls, s.calls = s.calls, nil
 		}
 		return ok
 	})
 }
 
-// scanCalls reads the tool_calls array of a delta.
-func scanCalls(v []byte) ([]wireToolCall, bool) {
-	var calls []wireToolCall
-	ok := objects(v, func(e []byte) bool {
-		var tc wireToolCall
-		ok := fields(e, false, callKeys, func(k string, v []byte) (ok bool) {
-			switch k {
-			case "index":
-				ok = true
-				if !rawjson.IsNull(v) {
-					tc.Index = new(int)
-					*tc.Index, ok = integer(v)
-				}
-			case "id":
-				tc.ID, ok = text(v, "")
-			case "type":
-				tc.Type, ok = text(v, "function")
-			case "function":
-				ok = fields(v, false, fnKeys, func(k string, v []byte) (ok bool) {
-					if k == "name" {
-						tc.Function.Name, ok = text(v, "")
-					} else {
-						tc.Function.Arguments, ok = text(v, "")
-					}
-					return ok
-				})
+// scanCalls reads the tool_calls array of a delta into s.calls.
+func (s *chunkScan) scanCalls(v []byte) bool {
+	s.tc = wireToolCall{}
+	return rawjson.ReadObjects(v, callKeys, func(k string, v []byte) (ok bool) {
+		switch tc := &s.tc; k {
+		case "index":
+			ok = true
+			if !rawjson.IsNull(v) {
+				tc.Index = new(int)
+				*tc.Index, ok = integer(v)
 			}
-			return ok
-		})
-		calls = append(calls, tc)
+		case "id":
+			tc.ID, ok = rawjson.Text(v, "")
+		case "type":
+			tc.Type, ok = rawjson.Text(v, "function")
+		case "function":
+			ok = rawjson.ReadFields(v, false, fnKeys, func(k string, v []byte) (ok bool) {
+				if k == "name" {
+					tc.Function.Name, ok = rawjson.Text(v, "")
+				} else {
+					tc.Function.Arguments, ok = rawjson.Text(v, "")
+				}
+				return ok
+			})
+		}
 		return ok
+	}, func() bool {
+		s.calls, s.tc = append(s.calls, s.tc), wireToolCall{}
+		return true
 	})
-	return calls, ok
 }
 
 // scanUsage reads the usage object (null: none).
@@ -210,7 +154,7 @@ func (s *chunkScan) scanUsage(v []byte) bool {
 	u := &s.usage
 	*u = wireUsage{}
 	s.r.Usage = u
-	return fields(v, false, usageKeys, func(k string, v []byte) (ok bool) {
+	return rawjson.ReadFields(v, false, usageKeys, func(k string, v []byte) (ok bool) {
 		switch k {
 		case "prompt_tokens":
 			u.PromptTokens, ok = integer(v)
@@ -227,33 +171,14 @@ func (s *chunkScan) scanUsage(v []byte) bool {
 
 // count reads the one count of a usage details object that is read.
 func count(v []byte, name string, n *int) bool {
-	return fields(v, false, []string{name}, func(_ string, v []byte) (ok bool) {
+	return rawjson.ReadFields(v, false, []string{name}, func(_ string, v []byte) (ok bool) {
 		*n, ok = integer(v)
 		return ok
 	})
 }
 
-// text decodes a JSON string or null (""); the string is last, allocating
-// nothing, when v spells it without escapes.
-func text(v []byte, last string) (string, bool) {
-	switch {
-	case v[0] == 'n':
-		return "", true // valid JSON: null
-	case v[0] != '"':
-		return "", false
-	}
-	if in := v[1 : len(v)-1]; string(in) == last && bytes.IndexByte(in, '\\') < 0 {
-		return last, true
-	}
-	s, err := rawjson.String(v)
-	return s, err == nil
-}
-
 // integer decodes a JSON integer that fits an int, or null (0).
 func integer(v []byte) (int, bool) {
-	if v[0] == 'n' {
-		return 0, true
-	}
-	n, err := strconv.Atoi(string(v))
+	n, err := rawjson.Int(v)
 	return n, err == nil
 }

@@ -1,0 +1,87 @@
+package anthropic
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
+)
+
+// eventSeeds are stream events as the Messages API sends them, and the
+// shapes the scan leaves to rawjson.Unmarshal.
+var eventSeeds = []string{
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello \"world\"\n\u00e9"}}`,
+	`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Par"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}`,
+	`{"type":"content_block_stop","index":0}`, `{"type": "ping"}`, `{"type":"message_stop"}`,
+	`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null}}`,
+	`{"type":"message_start","message":{"id":"msg_1","model":"claude","usage":{"input_tokens":9}}}`,
+	`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+	`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}`,
+	`{"type":"a","type":"b"}`, `{"Type":"ping"}`, `{"index":1.5}`, `{"index":"1"}`, `{"delta":null}`, `{"delta":5}`,
+	`{"delta":{"text":"a","text":"b"}}`, `null`, `[]`, `{}`, `{"type":"ping"`, ` {"type" : "ping" } `,
+}
+
+// FuzzScanEvent checks the event scan against rawjson.Unmarshal: where the
+// scan reads an event, it reads what Unmarshal does, also on a scanner
+// that read another event before (what it reuses).
+func FuzzScanEvent(f *testing.F) {
+	for _, s := range eventSeeds {
+		f.Add([]byte(s))
+	}
+	var sc eventScan
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want wireEvent
+		werr := rawjson.Unmarshal(b, &want)
+		for _, prev := range []string{"", eventSeeds[2]} {
+			if prev != "" {
+				sc.scan([]byte(prev))
+			}
+			got, ok := sc.scan(b)
+			if !ok {
+				continue
+			}
+			if werr != nil {
+				t.Fatalf("scan read %q, Unmarshal: %v", b, werr)
+			}
+			if diff := cmp.Diff(want, *got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s: read differently (-Unmarshal +scan):\n%s", b, diff)
+			}
+		}
+	})
+}
+
+// TestScanEventReads checks that the scan reads the events that carry
+// tokens itself, and that a text delta allocates only its text.
+func TestScanEventReads(t *testing.T) {
+	for _, s := range eventSeeds[:8] {
+		var sc eventScan
+		if _, ok := sc.scan([]byte(s)); !ok {
+			t.Errorf("left to Unmarshal: %s", s)
+		}
+	}
+	ev := []byte(eventSeeds[0])
+	var sc eventScan
+	sc.scan(ev)
+	if n := testing.AllocsPerRun(100, func() { sc.scan(ev) }); n > 1 {
+		t.Errorf("%v allocations per event, want at most 1", n)
+	}
+}
+
+// BenchmarkDecodeStreamEvent decodes one text delta event of a stream.
+func BenchmarkDecodeStreamEvent(b *testing.B) {
+	ev := sse.Event{Name: "content_block_delta", Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" Paris"}}`)}
+	d := &decoder{call: httpcall.Call{Provider: "anthropic"}, h: http.Header{}, tools: map[int]int{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := d.Decode(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
