@@ -21,20 +21,27 @@ func TestPlainAnswerAtItsPace(t *testing.T) {
 	yaml := "providers:\n  anthropic: {base_url: " + ms.URL + ", api_key: test-ant-key}\n" +
 		"  openai: {base_url: " + ms.URL + "/v1, api_key: test-oai-key}\n" +
 		"routes:\n  ant: {targets: [anthropic/claude-sonnet-4-5]}\n  oai: {targets: [openai/gpt-4o]}\n"
-	for _, d := range dialects() {
+	cases := []struct {
+		name, path string
+		body       func(route string) string
+		hdr        []string
+	}{
+		{DialectOpenAI, "/v1/chat/completions", func(r string) string { return oaBody(r, false, `,"max_tokens":100`) }, nil},
+		{DialectAnthropic, "/v1/messages", func(r string) string { return anBody(r, false, "") }, []string{"anthropic-version", "2023-06-01"}},
+		{"responses", "/v1/responses", func(r string) string {
+			return `{"model":"` + r + `","input":"Say hello to the gateway please","max_output_tokens":100}`
+		}, nil},
+	}
+	for _, d := range cases {
 		for _, route := range []string{"ant", "oai"} {
 			t.Run(d.name+"/"+route, func(t *testing.T) {
 				srv, _ := newGateway(t, yaml, ms.Client(), nil, nil)
 				gw := httptest.NewServer(srv.Handler())
 				t.Cleanup(gw.Close)
 				m.Reset()
-				extra := `,"max_tokens":100`
-				if d.name == DialectAnthropic {
-					extra = "" // anBody has max_tokens 100
-				}
 				var answers []string
 				for i := range 9 {
-					req, _ := http.NewRequest(http.MethodPost, gw.URL+d.path, strings.NewReader(d.body(route, extra)))
+					req, _ := http.NewRequest(http.MethodPost, gw.URL+d.path, strings.NewReader(d.body(route)))
 					for i := 0; i+1 < len(d.hdr); i += 2 {
 						req.Header.Set(d.hdr[i], d.hdr[i+1])
 					}
@@ -79,9 +86,16 @@ func answerFields(t *testing.T, dialect string, body []byte) (text, finish strin
 	return text, finish, out
 }
 
-// clientAnswer is answerFields in one string.
+// clientAnswer is answerFields in one string; for a Responses API
+// answer, its output text, status and output tokens.
 func clientAnswer(t *testing.T, dialect string, body []byte) string {
 	t.Helper()
+	if dialect == "responses" {
+		m := decodeRs(t, body)
+		out, _ := dig(m, "usage", "output_tokens").(float64)
+		status, _ := m["status"].(string)
+		return outputText(m) + " | " + status + " | " + itoa(int(out))
+	}
 	text, finish, out := answerFields(t, dialect, body)
 	return text + " | " + finish + " | " + itoa(int(out))
 }

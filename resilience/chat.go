@@ -51,10 +51,14 @@ func (cs *callState) chatAttempt(ctx context.Context, t *targetPlan, req *provid
 // cannot be long (speed.go), otherwise as a stream.
 func (cs *callState) chatOnce(ctx context.Context, t *targetPlan, req *provider.Request, n int, left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
 	if time.Now().UnixNano() < t.rt.wholeUntil.Load() {
-		return cs.plainChat(ctx, t, req, left, cs.rp.headerTimeout)
+		return cs.plainChat(ctx, t, req, left, cs.rp.headerTimeout, 0)
 	}
-	if limit, ok := t.rt.speed.plainCap(req, cs.rp.firstTokenTimeout, cs.rp.headerTimeout); ok {
-		out, pe, outOfTime := cs.plainChat(ctx, t, req, left, limit)
+	if expect, ok := t.rt.speed.expected(req, cs.rp.firstTokenTimeout); ok {
+		// Cut at the first-token timeout plus the expected time; silence
+		// past silent_after (or the expected time) then a hang-up is the
+		// timeout it is on a stream (silent.go).
+		limit := min(cs.rp.firstTokenTimeout+expect, cs.rp.headerTimeout)
+		out, pe, outOfTime := cs.plainChat(ctx, t, req, left, limit, max(cs.rp.silentAfter, expect))
 		if pe != nil && !outOfTime && pe.Verdict.Class == classify.Timeout {
 			t.rt.speed.forget() // slower than its pace said: stream until it shows it anew
 		}
@@ -64,7 +68,7 @@ func (cs *callState) chatOnce(ctx context.Context, t *targetPlan, req *provider.
 	sreq.Stream, sreq.Assemble = true, true // collect asks for the raw answer
 	out, pe, outOfTime := cs.streamAttempt(ctx, t, &sreq, func() {}, left)
 	if pe != nil && errors.Is(pe, errors.ErrUnsupported) && ctx.Err() == nil {
-		return cs.plainChat(ctx, t, req, cs.left(), cs.rp.headerTimeout)
+		return cs.plainChat(ctx, t, req, cs.left(), cs.rp.headerTimeout, 0)
 	}
 	if pe != nil {
 		return answer{}, pe, outOfTime
@@ -86,7 +90,7 @@ func (cs *callState) chatOnce(ctx context.Context, t *targetPlan, req *provider.
 			Reason: "stream broke during the answer; asking for it whole"})
 		cs.total.Add(1)
 		cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
-		return cs.plainChat(ctx, t, req, cs.left(), cs.rp.headerTimeout)
+		return cs.plainChat(ctx, t, req, cs.left(), cs.rp.headerTimeout, 0)
 	}
 	if pe != nil {
 		return answer{}, pe, outOfTime
@@ -171,8 +175,10 @@ func tooLong(t *targetPlan) *provider.Error {
 
 // plainChat makes a non-streaming upstream call, bounded by full (the
 // header timeout, or less for a call asked for plainly by its pace) or the
-// time left, whichever is shorter. outOfTime is as for chatAttempt.
-func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left, full time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
+// time left, whichever is shorter. With silentAfter > 0, a call that got
+// no response for longer and then lost its connection timed out (see
+// silent.go). outOfTime is as for chatAttempt.
+func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider.Request, left, full, silentAfter time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
 	limit := min(full, left)
 	actx := ctx
 	if dl, ok := ctx.Deadline(); !ok || !dl.Before(time.Now().Add(limit)) {
@@ -183,12 +189,21 @@ func (cs *callState) plainChat(ctx context.Context, t *targetPlan, req *provider
 		actx, cancel = context.WithTimeoutCause(ctx, limit, errHeaderTimeout)
 		defer cancel()
 	}
-	resp, err := t.adapter.Chat(actx, req)
+	tctx, quiet := actx, (*silence)(nil)
+	if silentAfter > 0 {
+		tctx, quiet = watchSilence(actx)
+	}
+	resp, err := t.adapter.Chat(tctx, req)
 	if err == nil && resp != nil {
 		return answer{resp: resp}, nil, false
 	}
 	if err == nil {
 		err = errors.New("adapter returned no response and no error")
+	}
+	if quiet != nil {
+		if pe := quiet.hungUp(actx, t, err, silentAfter); pe != nil {
+			return answer{}, pe, false
+		}
 	}
 	pe, outOfTime := cs.attemptError(ctx, actx, t, err, errHeaderTimeout, limit, full, "no response within")
 	return answer{}, pe, outOfTime

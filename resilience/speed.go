@@ -19,11 +19,12 @@ import (
 // one counts), times max_tokens, times speedMargin, within the first-token
 // timeout. The plain call is cut at the first-token timeout plus that
 // expected time (never past the header timeout), so silence is caught
-// about as soon as the stream form would catch it. A plain call cut so
-// is the target's timeout like any other, and its Chats stream again until
-// they have shown their pace anew. A target whose answers think
-// (reasoning tokens, thinking blocks) streams always: how long it thinks
-// is not bounded by what it says.
+// about as soon as the stream form would catch it (and silence past
+// silent_after, then a hang-up, is the timeout it is on a stream). A
+// plain call cut so is the target's timeout like any other, and its Chats
+// stream again until they have shown their pace anew. A target whose
+// answers think (reasoning tokens, thinking blocks) streams always: how
+// long it thinks is not bounded by what it says.
 
 // speedSamples is how many answers a target gives before its pace counts.
 const speedSamples = 8
@@ -73,10 +74,12 @@ func (s *answerSpeed) forget() {
 	s.perToken.Store(0)
 }
 
-// plainCap returns the time a plain call for req may take on a target
-// with this pace, and whether req may be asked for plainly at all (see the
-// comment at the top). firstToken and header are the route's timeouts.
-func (s *answerSpeed) plainCap(req *provider.Request, firstToken, header time.Duration) (time.Duration, bool) {
+// expected returns how long the answer to req may take on a target with
+// this pace (max_tokens at the pace, speedMargin times over), and whether
+// req may be asked for plainly at all: its answer is bounded, the pace is
+// known and the expected time is within firstToken, the route's
+// first-token timeout (see the comment at the top).
+func (s *answerSpeed) expected(req *provider.Request, firstToken time.Duration) (time.Duration, bool) {
 	n := req.MaxTokens
 	if n <= 0 || n > maxPlainTokens || s.thinks.Load() || s.samples.Load() < speedSamples {
 		return 0, false
@@ -85,5 +88,5 @@ func (s *answerSpeed) plainCap(req *provider.Request, firstToken, header time.Du
 	if expect > firstToken {
 		return 0, false
 	}
-	return min(firstToken+expect, header), true
+	return expect, true
 }

@@ -104,43 +104,94 @@ func TestChatPlainCutAtItsPace(t *testing.T) {
 // eighth per faster answer; an answer that thinks makes the target stream
 // for good; forget starts over.
 func TestAnswerSpeed(t *testing.T) {
-	const first, header = 15 * time.Second, 30 * time.Second
+	const first = 15 * time.Second
 	answer := func(out int) *provider.Response { return &provider.Response{Usage: provider.Usage{OutputTokens: out}} }
 	req := &provider.Request{MaxTokens: 100}
 	var s answerSpeed
 	for range speedSamples - 1 {
 		s.note(time.Second, answer(100)) // 10 ms a token
 	}
-	if _, ok := s.plainCap(req, first, header); ok {
+	if _, ok := s.expected(req, first); ok {
 		t.Fatal("plain before speedSamples answers")
 	}
 	s.note(0, answer(100))           // no time: no sample
 	s.note(time.Second, answer(0))   // no tokens: no sample
 	s.note(time.Second, answer(100)) // the eighth
-	if limit, ok := s.plainCap(req, first, header); !ok || limit != first+4*time.Second {
-		t.Fatalf("plainCap = %v, %v; want %v", limit, ok, first+4*time.Second)
+	if expect, ok := s.expected(req, first); !ok || expect != 4*time.Second {
+		t.Fatalf("expected = %v, %v; want 4s", expect, ok)
 	}
 	s.note(time.Second, answer(1000)) // faster: 10 ms wears down by an eighth
 	if got := time.Duration(s.perToken.Load()); got != 10*time.Millisecond-10*time.Millisecond/8 {
 		t.Errorf("pace %v after a faster answer", got)
 	}
 	s.note(40*time.Second, answer(100)) // 400 ms a token: 100 of them, 4x, is 160 s
-	if _, ok := s.plainCap(req, first, header); ok {
+	if _, ok := s.expected(req, first); ok {
 		t.Error("plain after a slow answer")
 	}
 	s.forget()
-	if _, ok := s.plainCap(req, first, header); ok {
+	if _, ok := s.expected(req, first); ok {
 		t.Error("plain right after forget")
 	}
 	for range speedSamples {
 		s.note(time.Millisecond, answer(100))
 	}
-	// 10 µs a token: 10,000 of them, 4x, is 400 ms; 1.4 s is past the header timeout.
-	if limit, ok := s.plainCap(&provider.Request{MaxTokens: 10000}, time.Second, 1200*time.Millisecond); !ok || limit != 1200*time.Millisecond {
-		t.Errorf("plainCap = %v, %v; want the header timeout, 1.2s", limit, ok)
+	// 10 µs a token: 10,000 of them, 4x, is 400 ms.
+	if expect, ok := s.expected(&provider.Request{MaxTokens: 10000}, time.Second); !ok || expect != 400*time.Millisecond {
+		t.Errorf("expected = %v, %v; want 400ms", expect, ok)
+	}
+	if _, ok := s.expected(&provider.Request{MaxTokens: 10000}, 399*time.Millisecond); ok {
+		t.Error("plain with an expected time past the first-token timeout")
 	}
 	s.note(time.Millisecond, &provider.Response{Usage: provider.Usage{OutputTokens: 100, ReasoningTokens: 10}})
-	if _, ok := s.plainCap(req, first, header); ok {
+	if _, ok := s.expected(req, first); ok {
 		t.Error("plain after an answer that thought")
 	}
+}
+
+// A plain call asked for by the target's pace that hears nothing for
+// longer than silent_after and then loses its connection timed out, as a
+// stream does (silent.go): the call falls back at once instead of
+// retrying the target.
+func TestChatPlainSilentHangUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1", "b/m2"), Retry: Retry{MaxAttempts: 3}}}, nil)
+		var script []reply
+		for range speedSamples {
+			script = append(script, reply{delay: 200 * time.Millisecond})
+		}
+		reset := perr(classify.Network, 0, classify.ScopeRequest, true, true, 0)
+		script = append(script, reply{delay: 6 * time.Second, err: reset})
+		h.ads["a"].on("m1", script...)
+		chat := func() (*Result, error) {
+			req := userReq("x")
+			req.MaxTokens = 256
+			return h.eng.Chat(context.Background(), &Call{Request: req})
+		}
+		for range speedSamples {
+			if _, err := chat(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var msgs []string
+		for _, e := range h.Events() {
+			if e.Kind == EventFailure {
+				msgs = append(msgs, e.Verdict.Message)
+			}
+		}
+		if len(msgs) != 0 {
+			t.Fatalf("failures while learning: %v", msgs)
+		}
+		res, err := chat()
+		if err != nil || res.Target != "b/m2" || res.Attempts != 2 || h.ads["a"].Calls("m1") != speedSamples+1 {
+			t.Fatalf("res %+v err %v, a called %d times; want b/m2 after one attempt on a", res, err, h.ads["a"].Calls("m1"))
+		}
+		for _, e := range h.Events() {
+			if e.Kind == EventFailure {
+				msgs = append(msgs, e.Verdict.Message)
+			}
+		}
+		if len(msgs) != 1 || msgs[0] != "timeout: no response headers for 6s, then the connection closed" {
+			t.Errorf("failures %q, want one timeout", msgs)
+		}
+	})
 }
