@@ -24,6 +24,9 @@ type grant struct {
 	keyGen, targetGen     uint64
 	// paced: the target's record holds a pacing bucket in force (see pacer.apply).
 	paced bool
+	// quiet: the target's record was quiet (closed, no cooldown) at
+	// admission, so the call's success only counts in its window.
+	quiet bool
 }
 
 // refusal is why admission turned a target away: reason (empty when it
@@ -52,7 +55,11 @@ const storePrefix = "state store: "
 // recheck, a cooldown's next paced call) when that is known.
 func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now time.Time) (grant, refusal) {
 	var g grant
-	ok, probe, kb, why := e.ask(ctx, cs, t, t.keyKey, t.keyLabel, now)
+	kb, tb, err := cs.records(ctx, t)
+	if err != nil {
+		return g, refusal{reason: storePrefix + err.Error()}
+	}
+	ok, probe, kb, why := e.ask(ctx, cs, t, t.keyKey, t.keyLabel, kb, now)
 	if !ok {
 		if why.reason != "" && !strings.HasPrefix(why.reason, storePrefix) {
 			why.reason = "key " + t.provider + ": " + why.reason
@@ -66,30 +73,27 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 		return g, why
 	}
 	g.keyProbe, g.keyGen = probe, kb.Generation
-	ok, probe, tb, why := e.ask(ctx, cs, t, t.breakerKey, "", now)
+	quiet := breakerQuiet(&tb, now)
+	ok, probe, tb, why = e.ask(ctx, cs, t, t.breakerKey, "", tb, now)
 	if !ok {
 		e.release(t, g)
 		why.hold = !strings.HasPrefix(why.reason, storePrefix)
 		return grant{}, why
 	}
-	g.targetProbe, g.targetGen, g.paced = probe, tb.Generation, paceInForce(&tb.Pace, now)
+	g.targetProbe, g.targetGen, g.paced, g.quiet = probe, tb.Generation, paceInForce(&tb.Pace, now), quiet && !probe
 	t.rt.learn(&tb.Facts)
 	return g, refusal{}
 }
 
-// ask asks the breaker at key whether a call may start at now, and returns
-// its record as the answer left it. A quiet record (closed, no cooldown)
-// admits without a write.
-func (e *Engine) ask(ctx context.Context, cs *callState, t *targetPlan, key, label string, now time.Time) (ok, probe bool, after state.Breaker, why refusal) {
-	b, err := e.store.Breaker(ctx, key)
-	if err != nil {
-		return false, false, b, refusal{reason: storePrefix + err.Error()}
-	}
+// ask asks the breaker at key, whose record was just read as b, whether a
+// call may start at now, and returns its record as the answer left it. A
+// quiet record (closed, no cooldown) admits without a write.
+func (e *Engine) ask(ctx context.Context, cs *callState, t *targetPlan, key, label string, b state.Breaker, now time.Time) (ok, probe bool, after state.Breaker, why refusal) {
 	if breakerQuiet(&b, now) {
 		return true, false, b, refusal{}
 	}
 	from := breakerState(&b)
-	after, err = e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
+	after, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
 		var changed bool
 		ok, probe, changed, why.reason = breakerAllow(b, t.breaker, now)
 		why.until, why.rateLimited = refusedUntil(b, now)
@@ -182,12 +186,17 @@ func (cs *callState) deferWaited(ctx context.Context, t *targetPlan, later []int
 }
 
 // waitedElsewhere reports whether a server asked another engine's call to
-// keep off t (or its key) until a moment still ahead.
+// keep off t (or its key) until a moment still ahead. It keeps the records
+// it read from a state.Pipelined store for t's admission (see records).
 func (cs *callState) waitedElsewhere(ctx context.Context, t *targetPlan) bool {
 	now := time.Now()
-	waited := func(key string) bool {
-		b, err := cs.e.store.Breaker(ctx, key)
-		return err == nil && now.Before(b.WaitUntil) && b.WaitBy != cs.e.id
+	kb, tb, err := cs.e.readRecords(ctx, t)
+	if err != nil {
+		return false
 	}
-	return waited(t.breakerKey) || waited(t.keyKey)
+	if _, ok := cs.e.store.(state.Pipelined); ok { // a read saved is a round trip
+		cs.peek.Store(&peeked{t: t, kb: kb, tb: tb})
+	}
+	waited := func(b *state.Breaker) bool { return now.Before(b.WaitUntil) && b.WaitBy != cs.e.id }
+	return waited(&tb) || waited(&kb)
 }

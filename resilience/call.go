@@ -120,6 +120,8 @@ type callState struct {
 
 	// emb is set for an embeddings call (Engine.Embed): Call.Request is nil.
 	emb *embedState
+	// peek is what the walk last read of a target's records (records.go).
+	peek atomic.Pointer[peeked]
 }
 
 // newCallState starts a call's walk. Its deadline is the call's timeout (or

@@ -119,6 +119,12 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, g grant) {
 			return breakerSuccess(b, t.breaker, now, b.Generation == g.keyGen)
 		})
 	}
+	if g.quiet {
+		// Not a probe, and the record was quiet: the success only counts
+		// in the window, which need not hold up the call.
+		e.updateLater(cs, t, t.breakerKey, func(b *state.Breaker) bool { return breakerSuccess(b, t.breaker, now, false) })
+		return
+	}
 	e.update(cs, t, t.breakerKey, "", "", func(b *state.Breaker) bool {
 		return breakerSuccess(b, t.breaker, now, g.targetProbe && b.Generation == g.targetGen)
 	})

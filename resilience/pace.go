@@ -39,6 +39,9 @@ type pacer struct {
 	b  state.Pace // the bucket, when share is nil
 	// share applies fn to the bucket in the store (nil: b is the bucket).
 	share func(fn func(b *state.Pace) bool)
+	// later applies fn to the bucket in the store after the call returns
+	// (nil: as share does).
+	later func(fn func(b *state.Pace) bool)
 	// inflight counts the calls sent and not yet answered; pending those
 	// waiting for their reserved turn.
 	inflight, pending int
@@ -113,7 +116,13 @@ func (p *pacer) done(rl *provider.RateLimit, now time.Time) {
 	if !announces(rl, now) {
 		return
 	}
-	p.apply(true, func(b *state.Pace) bool { return paceAnnounce(b, rl, now, p.inflight, p.pending) })
+	inflight, pending := p.inflight, p.pending
+	fn := func(b *state.Pace) bool { return paceAnnounce(b, rl, now, inflight, pending) }
+	if p.share != nil && p.later != nil {
+		p.later(fn) // the answer is in: nothing waits for the write
+		return
+	}
+	p.apply(true, fn)
 }
 
 // paceTurn waits for t's pacer to give the attempt its turn, at most the

@@ -89,6 +89,7 @@ func (e *Engine) runtime(name string, maxc int) *targetRuntime {
 			rt.pace.share = func(fn func(b *state.Pace) bool) {
 				_, _ = e.store.UpdateBreaker(storeCtx(), key, func(b *state.Breaker) bool { return fn(&b.Pace) })
 			}
+			rt.pace.later = e.paceLater(key)
 		}
 		if maxc > 0 {
 			sem := semaphore.NewWeighted(int64(maxc))

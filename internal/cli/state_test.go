@@ -150,7 +150,12 @@ func TestServeRedisKilled(t *testing.T) {
 	if status, body := postMessage(t, ua[0]); status != 200 {
 		t.Fatalf("request after recovery: %d %s", status, body)
 	}
+	// (A success's count is written just after the answer: wait for it.)
 	keys, err := redistest.Command(srv.Addr(), "DBSIZE")
+	for deadline := time.Now().Add(5 * time.Second); err == nil && keys == "0" && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		keys, err = redistest.Command(srv.Addr(), "DBSIZE")
+	}
 	if err != nil || keys == "0" {
 		t.Errorf("DBSIZE after recovery = %q, %v: the replica writes nothing to Redis", keys, err)
 	}

@@ -12,8 +12,9 @@ import (
 	"github.com/llmguard/llmguard/state/redisstore/redistest"
 )
 
-// latency runs op b.N times and reports its p50 and p99.
-func latency(b *testing.B, op func(i int)) {
+// latency runs op b.N times, reports its p50 and p99 and returns how many
+// times it ran.
+func latency(b *testing.B, op func(i int)) int {
 	var lat []time.Duration
 	i := 0
 	for b.Loop() {
@@ -25,6 +26,7 @@ func latency(b *testing.B, op func(i int)) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+	return i
 }
 
 // BenchmarkLease is what a call on a target with a shared max_concurrency

@@ -5,13 +5,20 @@
 //
 // A breaker record is one JSON string under
 // "<prefix>v1:breaker:{<key>}": the braces are a Cluster hash tag, so a
-// target's record lives in one slot. UpdateBreaker is optimistic: it reads
-// the record (from rueidis' client-side cache, kept fresh by the server's
-// invalidations, when it holds it), applies the caller's pure function and
-// writes the result with a Lua compare-and-set script (EVALSHA, with EVAL
-// when the server does not hold the script yet) that stores it only if the
-// record is still the one read, and otherwise answers the current one for
-// the next try. The script reads the server's clock (TIME) to set the
+// target's record lives in one slot. UpdateBreaker is optimistic: it takes
+// the record this replica last read or wrote there as its guess, applies
+// the caller's pure function and writes the result with a Lua
+// compare-and-set script (EVALSHA, with EVAL when the server does not hold
+// the script yet) that stores it only if the record is still the one
+// guessed, and otherwise answers the current one for the next try: one
+// round trip when the guess is right.
+//
+// The Store is a state.Pipelined: Breakers reads a call's records (its
+// key's and its target's) in one round trip, and UpdateBreakerLater writes
+// what the call need not wait for after it returns, the updates of a key
+// asked meanwhile in one compare-and-set. A call on a healthy target then
+// waits for one round trip to Redis, two when its target is paced by
+// announced rate limits (see BenchmarkPerCall and TestRoundTripsPerCall). The script reads the server's clock (TIME) to set the
 // record's expiry: every record expires IdleTTL after its last write, or
 // IdleTTL after the end of its open or cooldown period when that is later,
 // so nothing grows without bound and no replica's clock decides it.

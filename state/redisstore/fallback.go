@@ -146,7 +146,10 @@ func (s *Store) dial() (rueidis.Client, error) {
 		o.DisableCache = true
 		c, err = rueidis.NewClient(o)
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	return counted{Client: c, s: s}, nil
 }
 
 // Ping connects once to the server o names (no fallback, no retry, within

@@ -91,6 +91,14 @@ type Store struct {
 	// goroutines on one hot key could lose maxTries races in a row under
 	// load, and a lost update fell back to local state as if Redis were down.
 	keyLocks [64]sync.Mutex
+	// guessed counts, by the same stripes, the guesses updates left in
+	// seen: a read answered before one of them must not replace it.
+	guessed [64]atomic.Uint64
+	// later holds the updates UpdateBreakerLater writes after returning.
+	later laterQueue
+	// trips counts the round trips to the server on callers' paths,
+	// laterTrips those of the writes after (see counted).
+	trips, laterTrips atomic.Int64
 
 	mu     sync.Mutex
 	client rueidis.Client // nil until the first connection
@@ -146,7 +154,7 @@ func New(ctx context.Context, o *Options) (*Store, error) {
 		v.Logger = slog.Default()
 	}
 	s := &Store{opt: v, addr: strings.Join(copt.InitAddress, ","), copt: copt, log: v.Logger,
-		cas: rueidis.NewLuaScript(casScript), local: newLocal(), done: make(chan struct{}),
+		cas: rueidis.NewLuaScriptRetryable(casScript), local: newLocal(), done: make(chan struct{}),
 		seen: otter.Must(&otter.Options[string, string]{MaximumSize: seenEntries,
 			ExpiryCalculator: otter.ExpiryWriting[string, string](seenTTL)})}
 	if err := s.connect(ctx); err != nil {
@@ -189,10 +197,13 @@ func newLocal() *local {
 // Addr returns the server addresses the URL names (the password left out).
 func (s *Store) Addr() string { return s.addr }
 
-// Close stops reconnecting and closes the connections. The Store must not
-// be used after.
+// Close writes the updates UpdateBreakerLater holds, stops reconnecting
+// and closes the connections. The Store must not be used after.
 func (s *Store) Close() {
 	s.closeOnce.Do(func() {
+		s.later.mu.Lock()
+		s.later.closed = true
+		s.later.mu.Unlock()
 		close(s.done)
 		s.wg.Wait()
 		s.mu.Lock()
@@ -210,27 +221,11 @@ func (s *Store) recordKey(key string) string {
 
 // Breaker returns the record at key, or the zero Breaker.
 func (s *Store) Breaker(ctx context.Context, key string) (state.Breaker, error) {
-	if err := ctx.Err(); err != nil {
+	bs, err := s.Breakers(ctx, []string{key})
+	if err != nil {
 		return state.Breaker{}, err
 	}
-	c, l := s.use()
-	if c == nil {
-		return l.breakers.Breaker(ctx, key)
-	}
-	cctx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
-	raw, err := s.read(cctx, c, key)
-	cancel()
-	if err == nil {
-		var b state.Breaker
-		if err = decode(raw, &b); err == nil {
-			return b, nil
-		}
-	}
-	if ctx.Err() != nil {
-		return state.Breaker{}, ctx.Err()
-	}
-	s.fail(err)
-	return s.locally().breakers.Breaker(ctx, key)
+	return bs[0], nil
 }
 
 // read returns the stored record at key ("" when none).
@@ -256,7 +251,7 @@ func (s *Store) UpdateBreaker(ctx context.Context, key string, fn func(b *state.
 	if c == nil {
 		return l.breakers.UpdateBreaker(ctx, key, fn)
 	}
-	lock := &s.keyLocks[maphash.String(stripeSeed, key)%uint64(len(s.keyLocks))]
+	lock := &s.keyLocks[stripe(key)]
 	lock.Lock()
 	b, err := s.update(ctx, c, key, fn)
 	lock.Unlock()
@@ -316,7 +311,7 @@ func (s *Store) update(ctx context.Context, c rueidis.Client, key string, fn fun
 			return state.Breaker{}, errors.New("compare-and-set: empty answer")
 		}
 		if ok, _ := res[0].AsInt64(); ok == 1 {
-			s.seen.Set(key, args[1])
+			s.guess(key, args[1])
 			return b, nil
 		}
 		if len(res) < 2 {
@@ -325,10 +320,19 @@ func (s *Store) update(ctx context.Context, c rueidis.Client, key string, fn fun
 		if raw, err = res[1].ToString(); err != nil {
 			return state.Breaker{}, err
 		}
-		s.seen.Set(key, raw)
+		s.guess(key, raw)
 		fresh = true
 	}
 	return state.Breaker{}, fmt.Errorf("compare-and-set on %q lost %d races", key, maxTries)
+}
+
+// stripe is key's stripe of keyLocks and guessed.
+func stripe(key string) uint64 { return maphash.String(stripeSeed, key) % 64 }
+
+// guess keeps raw as what an update of key left on the server.
+func (s *Store) guess(key, raw string) {
+	s.seen.Set(key, raw)
+	s.guessed[stripe(key)].Add(1)
 }
 
 // keepUntil is the latest moment the record must outlive: the end of its
@@ -349,7 +353,11 @@ func keepUntil(b *state.Breaker) time.Time {
 // casScript stores ARGV[2] at KEYS[1] if it still holds ARGV[1] ("" = no
 // record) and answers {1}; otherwise it answers {0, what it holds}. The
 // record expires ARGV[4] ms after the later of now (the server's clock)
-// and ARGV[3] (unix ms).
+// and ARGV[3] (unix ms). The client sends it again on a fresh connection
+// when one breaks (after a restart of Redis, its other connections still
+// lead to the killed server): a write whose answer alone was lost is then
+// applied twice (a call counted twice in a window), where a write never
+// sent would have begun an outage.
 const casScript = `local cur = redis.call('GET', KEYS[1])
 if cur == false then cur = '' end
 if cur ~= ARGV[1] then return {0, cur} end

@@ -53,6 +53,7 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) state.Store { return newStore(t, srv, nil) })
 	storetest.RunItems(t, func(t *testing.T) state.ItemStore { return newStore(t, srv, nil) })
 	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return newStore(t, srv, nil) })
+	storetest.RunPipelined(t, func(t *testing.T) state.Pipelined { return newStore(t, srv, nil) })
 }
 
 // Two stores on one server (two replicas) update one record: every
@@ -368,6 +369,7 @@ func TestClusterConformance(t *testing.T) {
 	storetest.RunItems(t, func(t *testing.T) state.ItemStore { return newCluster(t) })
 	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return newCluster(t) })
 	storetest.RunLeases(t, func(t *testing.T) state.LeaseStore { return newCluster(t) })
+	storetest.RunPipelined(t, func(t *testing.T) state.Pipelined { return newCluster(t) })
 	// The records of 50 targets landed on more than one node.
 	st := newCluster(t)
 	ctx := context.Background()
@@ -388,4 +390,43 @@ func TestClusterConformance(t *testing.T) {
 func TestLeasesConformance(t *testing.T) {
 	srv := redistest.Start(t)
 	storetest.RunLeases(t, func(t *testing.T) state.LeaseStore { return newStore(t, srv, nil) })
+}
+
+// After Redis restarts, the replica's first writes find connections of
+// its client that still lead to the killed server: the client sends a
+// write again on a fresh one (the compare-and-set is safe to repeat)
+// rather than the store beginning a second outage.
+func TestWriteAfterRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	st := newStore(t, srv, nil)
+	ctx := context.Background()
+	incr := func(r *state.Breaker) bool { r.WindowCalls++; return true }
+	call := func() {
+		if _, err := st.Breakers(ctx, []string{"key/p", "target/p/m"}); err != nil {
+			t.Fatal(err)
+		}
+		st.UpdateBreakerLater("target/p/m", incr, nil)
+	}
+	for range 10 {
+		call()
+	}
+	srv.Kill()
+	call()
+	srv.Restart()
+	for deadline := time.Now().Add(15 * time.Second); !st.Status().Shared; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not sharing 15s after Redis restarted: %+v", st.Status())
+		}
+	}
+	for range 10 {
+		call()
+	}
+	if s := st.Status(); s.Outages != 1 || !s.Shared {
+		t.Fatalf("after the restart: %+v", s)
+	}
+	redisstore.RoundTrips(t, st) // the writes done
+	// (The writes asked as Redis went away may land after it came back.)
+	if b, err := st.Breaker(ctx, "target/p/m"); err != nil || b.WindowCalls < 10 {
+		t.Fatalf("after the restart, %d calls counted (%v), want at least 10", b.WindowCalls, err)
+	}
 }

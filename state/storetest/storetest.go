@@ -212,3 +212,132 @@ func manyKeys(t *testing.T, st state.Store) {
 		}
 	}
 }
+
+// RunPipelined runs the suite of a state.Pipelined store's own methods
+// against stores made by newStore (each subtest gets a fresh, empty one).
+func RunPipelined(t *testing.T, newStore func(t *testing.T) state.Pipelined) {
+	t.Helper()
+	t.Run("BreakersReadEach", func(t *testing.T) { breakersReadEach(t, newStore(t)) })
+	t.Run("LaterIsAppliedInOrder", func(t *testing.T) { laterIsAppliedInOrder(t, newStore(t)) })
+	t.Run("LaterFalseDoesNotStore", func(t *testing.T) { laterFalseDoesNotStore(t, newStore(t)) })
+}
+
+// breakersReadEach: Breakers answers what Breaker answers for each key,
+// in order, the zero record where none (the keys on different Cluster
+// slots).
+func breakersReadEach(t *testing.T, st state.Pipelined) {
+	ctx := context.Background()
+	keys := []string{"key/p", "target/p/m1", "target/none", "target/p/m2"}
+	for i, k := range keys {
+		if k == "target/none" {
+			continue
+		}
+		if _, err := st.UpdateBreaker(ctx, k, func(b *state.Breaker) bool { *b = full; b.Generation = uint64(i); return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.Breakers(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(keys) {
+		t.Fatalf("Breakers(%d keys) answered %d records", len(keys), len(got))
+	}
+	for i, k := range keys {
+		want, err := st.Breaker(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got[i], equalTimes); diff != "" {
+			t.Errorf("Breakers, %s (-Breaker +Breakers):\n%s", k, diff)
+		}
+	}
+	if _, err := st.Breakers(canceled(), keys); err == nil {
+		t.Error("Breakers with a canceled context returned no error")
+	}
+}
+
+// laterIsAppliedInOrder: updates asked of one key from one goroutine are
+// applied in the order asked, none lost among many goroutines', and each
+// done is called once.
+func laterIsAppliedInOrder(t *testing.T, st state.Pipelined) {
+	const goroutines, each = 4, 50
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done, last := 0, map[int]int{}
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				st.UpdateBreakerLater("k", func(b *state.Breaker) bool {
+					b.WindowCalls++
+					b.Reason = fmt.Sprintf("%d/%d", g, i)
+					return true
+				}, func(err error) {
+					if err != nil {
+						t.Error(err)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					done++
+					if i <= last[g]-1 {
+						t.Errorf("goroutine %d: update %d done after %d", g, i, last[g]-1)
+					}
+					last[g] = i + 1
+				})
+			}
+		})
+	}
+	wg.Wait()
+	waitDone(t, &mu, &done, goroutines*each)
+	b, err := st.Breaker(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.WindowCalls != goroutines*each {
+		t.Errorf("WindowCalls=%d after %d updates", b.WindowCalls, goroutines*each)
+	}
+}
+
+// laterFalseDoesNotStore: an update that reports no change leaves nothing
+// of what it did, even when written together with one that changed.
+func laterFalseDoesNotStore(t *testing.T, st state.Pipelined) {
+	var mu sync.Mutex
+	done := 0
+	count := func(error) { mu.Lock(); done++; mu.Unlock() }
+	for range 20 {
+		st.UpdateBreakerLater("k", func(b *state.Breaker) bool { b.Trips += 100; return false }, count)
+		st.UpdateBreakerLater("k", func(b *state.Breaker) bool { b.WindowCalls++; return true }, count)
+	}
+	waitDone(t, &mu, &done, 40)
+	b, err := st.Breaker(context.Background(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Trips != 0 || b.WindowCalls != 20 {
+		t.Errorf("Trips=%d WindowCalls=%d, want 0 and 20", b.Trips, b.WindowCalls)
+	}
+}
+
+// waitDone waits until *n reaches want, for at most 10 s.
+func waitDone(t *testing.T, mu *sync.Mutex, n *int, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		got := *n
+		mu.Unlock()
+		if got == want {
+			return
+		}
+		if got > want || time.Now().After(deadline) {
+			t.Fatalf("%d updates done, want %d", got, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func canceled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
