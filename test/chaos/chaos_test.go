@@ -168,11 +168,15 @@ routes:
     targets: TARGETS
 `
 
-// phase is one run of a scenario on a fresh mock: send(i) sends request i
-// and says whether it was answered (and if not, what came back).
+// phase is one run of a scenario on a fresh mock: send sends request i
+// with text as its prompt and says whether it was answered (and if not,
+// what came back).
 type phase struct {
-	send     func(i int) (bool, string)
-	attempts *atomic.Int64 // generation requests the mock received
+	send     func(ctx context.Context, i int, text string) (bool, string)
+	attempts *atomic.Int64 // generation requests the mock received for measured requests
+	// warm: run warms down (through the gateway; a direct client does not
+	// retry, so its calls meet no retry budget).
+	warm bool
 }
 
 // newPhase starts a fresh mock for the built-in scenario name and, when via
@@ -186,7 +190,7 @@ func newPhase(t *testing.T, name string, sc scenario, via bool) *phase {
 	attempts := new(atomic.Int64)
 	ms := mock.New(&mock.Config{Scenario: msc, HangLimit: 20 * time.Second})
 	mts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
+		if r.Method == http.MethodPost && !warmDown(r) {
 			attempts.Add(1)
 		}
 		ms.ServeHTTP(w, r)
@@ -194,10 +198,12 @@ func newPhase(t *testing.T, name string, sc scenario, via bool) *phase {
 	t.Cleanup(mts.Close)
 	t.Cleanup(ms.Close)
 	client := &http.Client{Timeout: time.Minute}
-	var send func(i int) (bool, string)
+	var send func(ctx context.Context, i int, text string) (bool, string)
 	if via {
 		base := startGateway(t, mts.URL, sc)
-		send = func(i int) (bool, string) { return sendGateway(client, base, i) }
+		send = func(ctx context.Context, i int, text string) (bool, string) {
+			return sendGateway(ctx, client, base, i, text)
+		}
 	} else {
 		direct := sc.direct
 		if direct == nil {
@@ -208,31 +214,42 @@ func newPhase(t *testing.T, name string, sc scenario, via bool) *phase {
 			p, m, _ := strings.Cut(tg, "/")
 			models[p] = m
 		}
-		send = func(i int) (bool, string) {
+		send = func(ctx context.Context, i int, text string) (bool, string) {
 			p := direct[i%len(direct)]
-			return sendDirect(client, mts.URL, p, models[p], i)
+			return sendDirect(ctx, client, mts.URL, p, models[p], i, text)
 		}
 	}
-	return &phase{send: send, attempts: attempts}
+	return &phase{send: send, attempts: attempts, warm: via}
 }
 
 // run sends rate requests a second for dur, waits for every answer and
 // returns what it measured.
+//
+// When ph.warm, it goes on sending at the same rate until the last of them
+// is answered, requests it does not count (a warm-down, cancelled then): the
+// retries of the measured requests meet the traffic they would meet in
+// service, not a drain in which every call left in flight is a retry (the
+// retry budget is a share of the calls in flight, so such a drain is
+// refused retries that steady traffic gets; a loaded machine makes the
+// drain long).
 func (ph *phase) run(dur time.Duration) result {
 	n := int(dur.Seconds() * rate)
 	slots := make(chan struct{}, inFlight)
 	var answered atomic.Int64
 	var mu sync.Mutex
 	why := map[string]int{}
-	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var measured, warm sync.WaitGroup
 	start := time.Now()
+	due := func(i int) time.Time { return start.Add(time.Duration(i) * time.Second / rate) }
 	for i := range n {
 		// Pace the load generator (not a backoff): request i starts at i/rate.
-		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / rate)))
+		time.Sleep(time.Until(due(i)))
 		slots <- struct{}{}
-		wg.Go(func() {
+		measured.Go(func() {
 			defer func() { <-slots }()
-			ok, what := ph.send(i)
+			ok, what := ph.send(ctx, i, prompt(i))
 			if ok {
 				answered.Add(1)
 				return
@@ -242,8 +259,37 @@ func (ph *phase) run(dur time.Duration) result {
 			mu.Unlock()
 		})
 	}
-	wg.Wait()
-	return result{requests: n, ok: int(answered.Load()), attempts: ph.attempts.Load(), elapsed: time.Since(start), why: why}
+	done := make(chan struct{})
+	go func() { measured.Wait(); close(done) }()
+	for i := n; ph.warm && wake(done, due(i)); i++ {
+		select {
+		case slots <- struct{}{}:
+		case <-done:
+			continue
+		}
+		warm.Go(func() {
+			defer func() { <-slots }()
+			ph.send(ctx, i, warmDownPrompt(i))
+		})
+	}
+	<-done
+	elapsed := time.Since(start)
+	cancel()
+	warm.Wait()
+	return result{requests: n, ok: int(answered.Load()), attempts: ph.attempts.Load(), elapsed: elapsed, why: why}
+}
+
+// wake waits until t and reports true, or reports false once done is
+// closed.
+func wake(done <-chan struct{}, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return false
+	case <-timer.C:
+		return true
+	}
 }
 
 // startGateway starts the gateway over the mock at mockURL with one route,
@@ -273,52 +319,67 @@ func startGateway(t *testing.T, mockURL string, sc scenario) string {
 // of a call it retried to exhaustion for such repeats (repeat_hold).
 func prompt(i int) string { return fmt.Sprintf("Say hello to the chaos test please (document %d)", i) }
 
-// sendGateway sends request i to the gateway: OpenAI and Anthropic
-// dialects in turn, every sixteenth streaming.
-func sendGateway(c *http.Client, base string, i int) (bool, string) {
-	stream := i%16 == 15
-	if i%2 == 0 {
-		return post(c, base+"/v1/chat/completions", nil, openAIBody("default", stream, i), "openai", stream)
-	}
-	return post(c, base+"/v1/messages", nil, anthropicBody("default", stream, i), "anthropic", stream)
+// warmDownTag marks the prompts of the requests run does not count.
+const warmDownTag = "(warm-down request "
+
+func warmDownPrompt(i int) string {
+	return fmt.Sprintf("Say hello to the chaos test please %s%d)", warmDownTag, i)
 }
 
-// sendDirect sends request i straight to provider p of the mock, as that
-// provider's own client would; every sixteenth streaming.
-func sendDirect(c *http.Client, base, p, model string, i int) (bool, string) {
+// warmDown reports whether r carries a warm-down prompt (and leaves its
+// body to be read again).
+func warmDown(r *http.Request) bool {
+	b, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return err == nil && bytes.Contains(b, []byte(warmDownTag))
+}
+
+// sendGateway sends request i, asking text, to the gateway: OpenAI and
+// Anthropic dialects in turn, every sixteenth streaming.
+func sendGateway(ctx context.Context, c *http.Client, base string, i int, text string) (bool, string) {
+	stream := i%16 == 15
+	if i%2 == 0 {
+		return post(ctx, c, base+"/v1/chat/completions", nil, openAIBody("default", stream, text), "openai", stream)
+	}
+	return post(ctx, c, base+"/v1/messages", nil, anthropicBody("default", stream, text), "anthropic", stream)
+}
+
+// sendDirect sends request i, asking text, straight to provider p of the
+// mock, as that provider's own client would; every sixteenth streaming.
+func sendDirect(ctx context.Context, c *http.Client, base, p, model string, i int, text string) (bool, string) {
 	stream := i%16 == 15
 	switch p {
 	case "anthropic":
-		return post(c, base+"/v1/messages", http.Header{"X-Api-Key": {"chaos-ant-key"}, "Anthropic-Version": {"2023-06-01"}},
-			anthropicBody(model, stream, i), "anthropic", stream)
+		return post(ctx, c, base+"/v1/messages", http.Header{"X-Api-Key": {"chaos-ant-key"}, "Anthropic-Version": {"2023-06-01"}},
+			anthropicBody(model, stream, text), "anthropic", stream)
 	case "openai":
-		return post(c, base+"/v1/chat/completions", http.Header{"Authorization": {"Bearer chaos-oai-key"}},
-			openAIBody(model, stream, i), "openai", stream)
+		return post(ctx, c, base+"/v1/chat/completions", http.Header{"Authorization": {"Bearer chaos-oai-key"}},
+			openAIBody(model, stream, text), "openai", stream)
 	case "gemini":
 		path := base + "/v1beta/models/" + model + ":generateContent"
 		if stream {
 			path = base + "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
 		}
-		body := `{"contents":[{"role":"user","parts":[{"text":"` + prompt(i) + `"}]}]}`
-		return post(c, path, http.Header{"X-Goog-Api-Key": {"chaos-gem-key"}}, body, "gemini", stream)
+		body := `{"contents":[{"role":"user","parts":[{"text":"` + text + `"}]}]}`
+		return post(ctx, c, path, http.Header{"X-Goog-Api-Key": {"chaos-gem-key"}}, body, "gemini", stream)
 	}
 	panic("chaos: no direct client for " + p)
 }
 
-func openAIBody(model string, stream bool, i int) string {
-	return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt(i))
+func openAIBody(model string, stream bool, text string) string {
+	return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, text)
 }
 
-func anthropicBody(model string, stream bool, i int) string {
-	return fmt.Sprintf(`{"model":%q,"max_tokens":100,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, prompt(i))
+func anthropicBody(model string, stream bool, text string) string {
+	return fmt.Sprintf(`{"model":%q,"max_tokens":100,"stream":%t,"messages":[{"role":"user","content":%q}]}`, model, stream, text)
 }
 
 // post sends one request and reports whether it was answered: a 200 with
 // a complete answer in the dialect (a whole JSON body with text, or a
 // stream that reached its end without an error event). When not, what
 // says what came back instead.
-func post(c *http.Client, url string, hdr http.Header, body, dialect string, stream bool) (ok bool, what string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func post(ctx context.Context, c *http.Client, url string, hdr http.Header, body, dialect string, stream bool) (ok bool, what string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
