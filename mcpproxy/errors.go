@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
@@ -169,14 +171,16 @@ func serverRefused(err error) (*jsonrpc.Error, bool) {
 }
 
 // connLost reports whether err says the connection to the server ended
-// (it crashed, exited or was cut): the call may have reached it.
+// (it crashed, exited or was cut): the call may have reached it. A stdio
+// server's pipes say so with a write to a process that is gone (EPIPE) or
+// to a pipe exec closed once it exited (os.ErrClosed).
 func connLost(err error) bool {
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) && (rpc.Code == codeServerClosing || rpc.Code == codeClientClosing) {
 		return true
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed)
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 // notSent reports whether err says the request never reached the server:

@@ -49,11 +49,20 @@ func startProc(ctx context.Context, u *Upstream, w io.Writer) (*proc, *mcp.IOTra
 	if err != nil {
 		return nil, nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Stdout is a pipe of llmguard's own, not cmd.StdoutPipe: Wait closes
+	// the pipes exec made as soon as the process exits, under a reader that
+	// has not yet read what the server wrote last (its Read then fails with
+	// "file already closed" instead of reaching the end of the output).
+	stdout, pw, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = pw
+	err = cmd.Start()
+	pw.Close() // the child has its own copy
+	if err != nil {
+		stdout.Close()
 		return nil, nil, err
 	}
 	p := &proc{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
@@ -69,6 +78,9 @@ func startProc(ctx context.Context, u *Upstream, w io.Writer) (*proc, *mcp.IOTra
 			p.status = "exit status 0"
 		}
 		close(p.exited)
+		// A process the server left running may hold its stdout open: the
+		// reader has terminateAfter to reach the end of the output.
+		time.AfterFunc(terminateAfter, func() { stdout.Close() })
 	}()
 	return p, &mcp.IOTransport{Reader: stdout, Writer: p}, nil
 }
