@@ -59,8 +59,13 @@ func TestInFlightAcrossReplicas(t *testing.T) {
 	got := make([]string, 2)
 	for i, st := range []*stack{a, b} {
 		wg.Go(func() {
-			if i == 1 {
-				time.Sleep(100 * time.Millisecond) // a's call is running
+			if i == 1 { // once a's call is running
+				for deadline := time.Now().Add(10 * time.Second); f.Executions("charge") == 0; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Error("replica a's call never reached the server")
+						return
+					}
+				}
 			}
 			got[i], _ = st.call(t, context.Background(), "charge", args, nil)
 		})
