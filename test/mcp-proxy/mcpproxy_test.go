@@ -170,7 +170,10 @@ func TestStdioUpstream(t *testing.T) {
 	})
 
 	t.Run("non-idempotent retried by the client runs once", func(t *testing.T) {
-		args := map[string]any{"amount": 5, "sleep_ms": 3500}
+		// The charge outlasts the first call's 2s deadline (it cannot end
+		// sooner: it starts after the call arrived) and ends well within the
+		// retry's, which starts 2s later: 1.5s to spare on a loaded machine.
+		args := map[string]any{"amount": 5, "sleep_ms": 2500}
 		first, isErr, took := g.call(t, "charge", args)
 		if !isErr || !strings.Contains(first, "no answer from upstream \"fake\" within this tool's 2s deadline") {
 			t.Errorf("first call: %q", first)
