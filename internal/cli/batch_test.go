@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -77,18 +78,18 @@ func newBatchFixture(t *testing.T, n int, latency time.Duration) *batchFixture {
 }
 
 // start runs llmguard batch in the background.
-func (f *batchFixture) start(t *testing.T, extra ...string) (*exec.Cmd, *bytes.Buffer) {
+func (f *batchFixture) start(t *testing.T, extra ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	args := append([]string{"batch", "--config", f.config, "--in", f.in, "--out", f.out, "--concurrency", "8"}, extra...)
 	cmd := exec.Command(f.bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.dir}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, &out
+	return cmd, out
 }
 
 // waitLines waits until the results file has at least n complete lines.
@@ -213,7 +214,9 @@ func TestBatchInterrupt(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		_ = cmd.Process.Signal(os.Interrupt)
-		time.Sleep(100 * time.Millisecond)
+		// The second once the first is taken: two sent before the process
+		// runs its handler are one signal.
+		waitLog(t, out, regexp.MustCompile(`(stopping)`), "stopping line")
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		err := cmd.Wait()
 		if exitCode(err) != batchStopped || !strings.Contains(out.String(), "aborting") {
