@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -63,25 +64,56 @@ func TestScorecard(t *testing.T) {
 // TestHopelessAttempts: once a target said the key is bad or the credit
 // is gone, llmguard sends it nothing more, while a client that retries
 // every error, or never retries but repeats every request, keeps sending.
+//
+// Each strategy sends its requests one after another, so that "once said"
+// is plain: at a steady rate a request may cross an answer in flight
+// (admitted between the answer's arrival and the breaker opening, a moment
+// a loaded machine stretches) and count as hopeless by its timestamps.
 func TestHopelessAttempts(t *testing.T) {
-	s, err := Run(context.Background(), &Options{Requests: 20, Window: time.Second, Parallel: 1, Scenarios: []string{"bad-key", "empty-credit"}})
+	want, err := answers()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []string{"bad-key", "empty-credit"} {
-		if c := s.Cell(sc, "llmguard"); c.Hopeless != 0 {
-			t.Errorf("%s: llmguard sent %d hopeless attempts, want 0", sc, c.Hopeless)
-		}
-		for _, b := range []string{"naive", "no-retry"} {
-			if c := s.Cell(sc, b); c.Hopeless == 0 {
-				t.Errorf("%s: %s sent no hopeless attempt (it retries or repeats every request): %+v", sc, b, *c)
-			}
-		}
-		if c := s.Cell(sc, "no-retry"); c.Full != 0 || c.Errors != c.Requests {
-			t.Errorf("%s: no-retry got %d full answers and %d errors, want every request a clean error", sc, c.Full, c.Errors)
+	const requests = 20
+	opt := (&Options{Requests: requests, Window: time.Second}).withDefaults()
+	names := []string{"bad-key", "empty-credit"}
+	scs, err := pick(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Scorecard{Cells: make([]Cell, len(scs)*len(strategies))}
+	var wg sync.WaitGroup
+	for j := range scs {
+		for i := range strategies {
+			wg.Go(func() {
+				r, err := newRig(&scs[j], &strategies[i], &opt)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer r.close()
+				r.reset()
+				for k := range requests {
+					r.do(context.Background(), k, want[k%len(want)])
+				}
+				s.Cells[j*len(strategies)+i] = r.cell()
+			})
 		}
 	}
-
+	wg.Wait()
+	for _, name := range names {
+		if c := s.Cell(name, "llmguard"); c == nil || c.Hopeless != 0 {
+			t.Errorf("%s: llmguard sent hopeless attempts, want 0: %+v", name, c)
+		}
+		for _, b := range []string{"naive", "no-retry"} {
+			if c := s.Cell(name, b); c == nil || c.Hopeless == 0 {
+				t.Errorf("%s: %s sent no hopeless attempt (it retries or repeats every request): %+v", name, b, c)
+			}
+		}
+		if c := s.Cell(name, "no-retry"); c == nil || c.Full != 0 || c.Errors != c.Requests {
+			t.Errorf("%s: no-retry got a full answer or fewer errors than requests, want every request a clean error: %+v", name, c)
+		}
+	}
 }
 
 // bars parses an SVG document and counts its bars (rects with a title).
