@@ -56,18 +56,13 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 
 // runBenchOverhead implements "llmguard bench overhead".
 func runBenchOverhead(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("bench overhead", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard bench overhead [--rate QPS | --concurrency N] [--duration 20s] [--stream]\n\n"+
-			"Sends the same load straight to an in-process zero-latency mock (the calibration), through a plain\n"+
-			"httputil.ReverseProxy and through llmguard's gateway, the three taking turns, all on 127.0.0.1, and prints\n"+
-			"in Markdown the latency each adds (p50/p90/p99 less the calibration's) at a fixed rate, the highest rate\n"+
-			"each sustains, the throughput at a fixed concurrency, the CPU and allocations per request, peak RSS and\n"+
-			"the machine. Without --rate or --concurrency it measures both (1,000 QPS and 64 connections); the run\n"+
-			"takes about twice --duration.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "bench overhead", "Usage: llmguard bench overhead [--rate QPS | --concurrency N] [--duration 20s] [--stream]\n\n"+
+		"Sends the same load straight to an in-process zero-latency mock (the calibration), through a plain\n"+
+		"httputil.ReverseProxy and through llmguard's gateway, the three taking turns, all on 127.0.0.1, and prints\n"+
+		"in Markdown the latency each adds (p50/p90/p99 less the calibration's) at a fixed rate, the highest rate\n"+
+		"each sustains, the throughput at a fixed concurrency, the CPU and allocations per request, peak RSS and\n"+
+		"the machine. Without --rate or --concurrency it measures both (1,000 QPS and 64 connections); the run\n"+
+		"takes about twice --duration.\n\n")
 	rate := fs.Float64("rate", 0, "measure the added latency at this fixed rate (requests per second, open loop), then higher rates (default 1000 without --concurrency)")
 	conns := fs.Int("concurrency", 0, "measure the throughput of this many concurrent clients (closed loop) (default 64 without --rate)")
 	d := fs.Duration("duration", 20*time.Second, "length of the fixed-rate measurement, the three paths together (at most 10m)")
@@ -100,15 +95,10 @@ func runBenchOverhead(ctx context.Context, env *Env, args []string) int {
 
 // runBenchScaling implements "llmguard bench scaling".
 func runBenchScaling(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("bench scaling", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard bench scaling [--duration 1.5s] [--group body|stream|conns]\n\n"+
-			"Measures, beside a plain httputil.ReverseProxy in the same run, the CPU time and allocations per request\n"+
-			"llmguard adds for request bodies of 1/32/128/512 KB (same dialect and across), streams of 10/100/1,000\n"+
-			"chunks and 1/16/64/256 connections, all on 127.0.0.1, and prints the table in Markdown.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "bench scaling", "Usage: llmguard bench scaling [--duration 1.5s] [--group body|stream|conns]\n\n"+
+		"Measures, beside a plain httputil.ReverseProxy in the same run, the CPU time and allocations per request\n"+
+		"llmguard adds for request bodies of 1/32/128/512 KB (same dialect and across), streams of 10/100/1,000\n"+
+		"chunks and 1/16/64/256 connections, all on 127.0.0.1, and prints the table in Markdown.\n\n")
 	d := fs.Duration("duration", 1500*time.Millisecond, "each row's measurement, the three paths together (at most 1m)")
 	group := fs.String("group", "", "run only this group of rows: body, stream or conns (default all)")
 	if code, ok := parseFlags(fs, args, env); !ok {

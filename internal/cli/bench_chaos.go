@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,22 +14,17 @@ import (
 
 // runBenchChaos implements "llmguard bench chaos".
 func runBenchChaos(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("bench chaos", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	names := make([]string, 0, 11)
 	for _, s := range chaos.Scenarios() {
 		names = append(names, s.Name)
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: llmguard bench chaos [--seed N] [--requests N] [--scenarios a,b] [--out DIR] [--json]\n\n"+
-			"Plays failure scenarios against the in-process mock on 127.0.0.1 (no keys, no network) for five ways of calling\n"+
-			"the same route (llmguard; a naive client retrying every error with a fixed backoff; a client that never retries;\n"+
-			"the classic retry-429-and-5xx loop with jitter; that loop plus a fallback), and prints a Markdown scorecard:\n"+
-			"success, full answers / clean errors / truncated, attempts per request, attempts wasted on errors that could\n"+
-			"never succeed, waiting, p50/p99, cost and wasted cost, and the cells where llmguard misses a target or a\n"+
-			"baseline does better. The whole scorecard takes about a minute.\n\nScenarios: %s\n\n", strings.Join(names, ", "))
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "bench chaos", fmt.Sprintf("Usage: llmguard bench chaos [--seed N] [--requests N] [--scenarios a,b] [--out DIR] [--json]\n\n"+
+		"Plays failure scenarios against the in-process mock on 127.0.0.1 (no keys, no network) for five ways of calling\n"+
+		"the same route (llmguard; a naive client retrying every error with a fixed backoff; a client that never retries;\n"+
+		"the classic retry-429-and-5xx loop with jitter; that loop plus a fallback), and prints a Markdown scorecard:\n"+
+		"success, full answers / clean errors / truncated, attempts per request, attempts wasted on errors that could\n"+
+		"never succeed, waiting, p50/p99, cost and wasted cost, and the cells where llmguard misses a target or a\n"+
+		"baseline does better. The whole scorecard takes about a minute.\n\nScenarios: %s\n\n", strings.Join(names, ", ")))
 	seed := fs.Uint64("seed", chaos.DefaultSeed, "random seed for the mocks' faults and every strategy's jitter")
 	n := fs.Int("requests", chaos.DefaultRequests, "requests each strategy sends in each scenario (at most 10000)")
 	only := fs.String("scenarios", "", "run only these scenarios, comma-separated (default all)")

@@ -97,3 +97,15 @@ func parseFlags(fs *flag.FlagSet, args []string, env *Env) (code int, ok bool) {
 	}
 	return 0, true
 }
+
+// newFlagSet is a subcommand's flag set: its errors go to env's stderr and
+// its usage is usage, then the flags' defaults.
+func newFlagSet(env *Env, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}

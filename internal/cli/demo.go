@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,16 +19,11 @@ import (
 // runDemo plays a scripted bad night against the in-process mock and shows
 // what llmguard, a naive retrying client and a no-retry client got.
 func runDemo(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard demo [--requests N] [--seed N] [--json] [--metrics-addr ADDR]\n\n"+
-			"Needs no key and no network: starts the mock on 127.0.0.1 with a scripted bad night and sends the same\n"+
-			"requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.\n"+
-			"With --metrics-addr, llmguard's /metrics and dashboard (/ui/) are served there during the night and after\n"+
-			"it, until interrupted.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "demo", "Usage: llmguard demo [--requests N] [--seed N] [--json] [--metrics-addr ADDR]\n\n"+
+		"Needs no key and no network: starts the mock on 127.0.0.1 with a scripted bad night and sends the same\n"+
+		"requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.\n"+
+		"With --metrics-addr, llmguard's /metrics and dashboard (/ui/) are served there during the night and after\n"+
+		"it, until interrupted.\n\n")
 	n := fs.Int("requests", demo.DefaultRequests, "requests each client sends")
 	seed := fs.Uint64("seed", demo.DefaultSeed, "random seed for the mock's faults")
 	asJSON := fs.Bool("json", false, "print only the summary, as JSON")

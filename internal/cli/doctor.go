@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -30,15 +29,10 @@ const maxClockSkew = 30 * time.Second
 // authenticated call, base-URL reachability, key shapes and clock skew, and
 // prints one row per provider. Exit 1 on any problem.
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard doctor [--config FILE] [--timeout 10s] [--probe]\n\n"+
-			"Checks the configuration, each provider's key (a model listing: no tokens spent), base-URL reachability,\n"+
-			"key shapes (whitespace or quotes pasted in, a key in the wrong variable) and clock skew.\n"+
-			"Exit status 1 when anything needs fixing. Keys are never printed, only masked.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "doctor", "Usage: llmguard doctor [--config FILE] [--timeout 10s] [--probe]\n\n"+
+		"Checks the configuration, each provider's key (a model listing: no tokens spent), base-URL reachability,\n"+
+		"key shapes (whitespace or quotes pasted in, a key in the wrong variable) and clock skew.\n"+
+		"Exit status 1 when anything needs fixing. Keys are never printed, only masked.\n\n")
 	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each provider's check")
 	probe := fs.Bool("probe", false, "also send a 1-token chat request to each provider's default model (spends a few tokens; catches quota and billing problems a model listing does not)")

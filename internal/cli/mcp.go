@@ -49,16 +49,11 @@ func useApp(cfg *mcpserver.Config, app *App, toolTimeoutFlag bool) {
 // HTTP (--http). In stdio mode stdout carries only JSON-RPC: every log line
 // goes to stderr.
 func runMCP(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--upstream 'name=command args']... [--config FILE] [-v]\n\n"+
-			"Serves the MCP tools summarize, ask, chat, batch_summarize, decode_error and llm_status on stdio,\n"+
-			"or on Streamable HTTP with --http, and the tools of each --upstream MCP server\n"+
-			"(and of mcp_upstreams in the config), guarded. Register it with:\n"+
-			"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "mcp", "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--upstream 'name=command args']... [--config FILE] [-v]\n\n"+
+		"Serves the MCP tools summarize, ask, chat, batch_summarize, decode_error and llm_status on stdio,\n"+
+		"or on Streamable HTTP with --http, and the tools of each --upstream MCP server\n"+
+		"(and of mcp_upstreams in the config), guarded. Register it with:\n"+
+		"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` (e.g. 127.0.0.1:8765; \":8765\" binds loopback) instead of stdio")
 	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $LLMGUARD_MCP_TOKEN)")
 	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net"
 	"slices"
@@ -16,19 +15,14 @@ import (
 // runServe runs the OpenAI- and Anthropic-compatible gateway until ctx is
 // done (SIGINT/SIGTERM), then shuts down gracefully.
 func runServe(ctx context.Context, env *Env, args []string) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]\n\n"+
-			"Serves POST /v1/chat/completions, /v1/responses and /v1/embeddings (OpenAI), POST /v1/messages\n"+
-			"(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz, /status and /metrics. Point\n"+
-			"clients at it:\n"+
-			"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
-			"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
-			"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
-			"and /metrics need one too; the dashboard is at /ui/. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(env, "serve", "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]\n\n"+
+		"Serves POST /v1/chat/completions, /v1/responses and /v1/embeddings (OpenAI), POST /v1/messages\n"+
+		"(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz, /status and /metrics. Point\n"+
+		"clients at it:\n"+
+		"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
+		"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
+		"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
+		"and /metrics need one too; the dashboard is at /ui/. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API")
 	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
 	adminAddr := fs.String("admin-addr", "", "separate listen address for /healthz, /readyz, /status and /metrics (default: on --addr)")
