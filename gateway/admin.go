@@ -47,12 +47,12 @@ func (s *Server) admin(mux *http.ServeMux) {
 // adminCheck applies the access policy to an admin endpoint: Host and
 // Origin always, the gateway key when needKey.
 func (s *Server) adminCheck(needKey bool, h http.HandlerFunc) http.HandlerFunc {
+	check := s.guard.CheckSource
+	if needKey {
+		check = s.guard.Check
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		ref := s.guard.CheckSource(r)
-		if ref == nil && needKey {
-			ref = s.guard.CheckKey(r)
-		}
-		if ref != nil {
+		if ref := check(r); ref != nil {
 			b := json.AppendEscape([]byte(`{"error":`), ref.Message, 0)
 			writeJSON(w, ref.Status, append(b, '}'))
 			return
