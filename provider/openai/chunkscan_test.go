@@ -1,12 +1,17 @@
 package openai
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // chunkSeeds are stream events as OpenAI and compatible servers send them,
@@ -76,5 +81,32 @@ func TestScanChunkAllocs(t *testing.T) {
 	sc.scan(ev)
 	if n := testing.AllocsPerRun(100, func() { sc.scan(ev) }); n > 1 {
 		t.Errorf("%v allocations per event, want at most 1", n)
+	}
+}
+
+// BenchmarkStreamEvents reads a relayed stream of 1,000 text deltas from
+// memory (SSE reader, decoder, the event kept for the relay): the
+// adapter's cost per event, without the network. Each op is one event.
+func BenchmarkStreamEvents(b *testing.B) {
+	const events = 1000
+	var body bytes.Buffer
+	for range events {
+		body.WriteString("data: " + chunkSeeds[0] + "\n\n")
+	}
+	body.WriteString("data: [DONE]\n\n")
+	b.ReportAllocs()
+	b.SetBytes(int64(body.Len() / events))
+	for i := 0; i < b.N; i += events {
+		resp := &http.Response{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body.Bytes()))}
+		call := httpcall.Call{Provider: "openai"}
+		st := call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header, relay: true}, "")
+		for {
+			if _, err := st.Recv(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
 	}
 }
