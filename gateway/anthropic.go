@@ -29,14 +29,14 @@ type anMessage struct {
 func decodeAnthropic(body []byte) (*inbound, error) { return anthropicRequest(bytes.Clone(body)) }
 
 // anthropicRequest is decodeAnthropic of a body the request keeps.
-func anthropicRequest(body []byte) (*inbound, error) { return anthropicDecode(body, false) }
+func anthropicRequest(body []byte) (*inbound, error) { return decodeWhole(DialectAnthropic, body) }
 
-// anthropicDecode decodes an Anthropic body whole, or with relay only what
-// decodeChat reads.
-func anthropicDecode(body []byte, relay bool) (*inbound, error) {
-	in := &inbound{dialect: DialectAnthropic, req: &provider.Request{Dialect: DialectAnthropic}}
+// anthropicDecode decodes an Anthropic body into in whole, or with relay
+// only what decodeChat reads.
+func anthropicDecode(body []byte, in *inbound, relay bool) error {
+	in.dialect, in.req = DialectAnthropic, &provider.Request{Dialect: DialectAnthropic}
 	r := in.req
-	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
+	return decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
 		if relay {
 			if known, err = deferField(in, k, v, "system", "stop_sequences", "tools", "tool_choice",
 				"output_config", "top_k"); known {
@@ -76,10 +76,6 @@ func anthropicDecode(body []byte, relay bool) (*inbound, error) {
 		}
 		return known, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return in, nil
 }
 
 func decodeANSystem(v json.RawMessage, r *provider.Request) error {

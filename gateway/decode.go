@@ -27,10 +27,7 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	if rawjson.IsNull(body) {
 		return decodeFault(body, errNotObject)
 	}
-	// One walk reads the fields and keeps where each lies, for the
-	// adapter that relays the body (Passthrough.Fields).
-	ms, err := rawjson.Members(body, func(key, v []byte) error {
-		k := keyString(key)
+	visit := func(k string, v []byte) error {
 		known, err := field(k, v)
 		if !known {
 			switch k {
@@ -69,7 +66,8 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 			return userError(k, err)
 		}
 		return nil
-	})
+	}
+	ms, err := walkFields(body, in.known, visit)
 	if err != nil {
 		return decodeFault(body, err)
 	}
@@ -95,6 +93,23 @@ func decodeRequest(body []byte, in *inbound, field func(k string, v json.RawMess
 	}
 	r.Passthrough = &provider.Passthrough{Dialect: in.dialect, Body: raw, Fields: ms}
 	return nil
+}
+
+// walkFields calls visit with each top-level field of body and returns
+// where each lies: one walk reads the fields and keeps their places, for
+// the adapter that relays the body (Passthrough.Fields) and for the whole
+// decoding of a relay decoding's body, which then walks it no more (known,
+// when set, are those places).
+func walkFields(body []byte, known []rawjson.Member, visit func(k string, v []byte) error) ([]rawjson.Member, error) {
+	if known == nil {
+		return rawjson.Members(body, func(key, v []byte) error { return visit(keyString(key), v) })
+	}
+	for _, m := range known {
+		if err := visit(m.Key, body[m.Value:m.End]); err != nil {
+			return nil, err
+		}
+	}
+	return known, nil
 }
 
 // anthropicFallbacks reports whether a "fallbacks" value on /v1/messages is

@@ -122,14 +122,11 @@ func keyString(k []byte) string {
 var errNotObject = errors.New("malformed JSON object")
 
 // objects decodes a JSON array of objects into maps of raw values, which
-// point into raw, validating each.
+// point into raw, validating each in the walk.
 func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 	var out []map[string]json.RawMessage
 	var obj map[string]json.RawMessage
-	err := rawjson.EachObject(raw, func(k, v []byte) error {
-		if !rawjson.Valid(v) {
-			return errNotObject
-		}
+	err := rawjson.EachObjectValid(raw, func(k, v []byte) error {
 		if obj == nil {
 			obj = make(map[string]json.RawMessage, 4)
 		}

@@ -29,6 +29,9 @@ type inbound struct {
 	// messages: a request decoded for relay (see decodeChat) has a
 	// non-empty array of messages, not decoded.
 	messages bool
+	// known, when set, are the body's top-level fields, as a relay
+	// decoding found them: decodeRequest reads them without a walk.
+	known []rawjson.Member
 }
 
 // requestError is a client-side fault found while decoding (status 400).
@@ -76,14 +79,14 @@ type oaTool struct {
 func decodeOpenAI(body []byte) (*inbound, error) { return openAIRequest(bytes.Clone(body)) }
 
 // openAIRequest is decodeOpenAI of a body the request keeps.
-func openAIRequest(body []byte) (*inbound, error) { return openAIDecode(body, false) }
+func openAIRequest(body []byte) (*inbound, error) { return decodeWhole(DialectOpenAI, body) }
 
-// openAIDecode decodes an OpenAI body whole, or with relay only what
-// decodeChat reads.
-func openAIDecode(body []byte, relay bool) (*inbound, error) {
-	in := &inbound{dialect: DialectOpenAI, req: &provider.Request{Dialect: DialectOpenAI}}
+// openAIDecode decodes an OpenAI body into in whole, or with relay only
+// what decodeChat reads.
+func openAIDecode(body []byte, in *inbound, relay bool) error {
+	in.dialect, in.req = DialectOpenAI, &provider.Request{Dialect: DialectOpenAI}
 	r := in.req
-	err := decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
+	return decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
 		if relay {
 			if known, err = deferField(in, k, v, "stop", "tools", "tool_choice", "response_format", "seed",
 				"user", "parallel_tool_calls"); known {
@@ -129,10 +132,6 @@ func openAIDecode(body []byte, relay bool) (*inbound, error) {
 		}
 		return known, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return in, nil
 }
 
 // setExtra stores v, which points into the request's body (the decoders

@@ -35,33 +35,48 @@ import (
 // the request's raw values and its Passthrough point into it, so the
 // caller must not change it.
 func decodeChat(dialect string, body []byte) (*inbound, error) {
-	full := openAIRequest
-	if dialect == DialectAnthropic {
-		full = anthropicRequest
-	}
 	in, err := relayRequest(dialect, body)
 	if err != nil {
-		if _, ferr := full(body); ferr != nil {
+		if ferr := whole(dialect, body, &inbound{}); ferr != nil {
 			return nil, ferr // the 400 it always was
 		}
 		return nil, err
 	}
+	known := in.req.Passthrough.Fields // nil when the body had routing fields
 	in.req.Deferred = provider.NewDeferred(func() (*provider.Request, error) {
-		in, err := full(body)
-		if err != nil {
+		w := &inbound{known: known}
+		if err := whole(dialect, body, w); err != nil {
 			return nil, err
 		}
-		return in.req, nil
+		return w.req, nil
 	})
 	return in, nil
 }
 
 // relayRequest is decodeChat's decoding of what routing needs.
 func relayRequest(dialect string, body []byte) (*inbound, error) {
+	in := &inbound{}
 	if dialect == DialectAnthropic {
-		return anthropicDecode(body, true)
+		return in, anthropicDecode(body, in, true)
 	}
-	return openAIDecode(body, true)
+	return in, openAIDecode(body, in, true)
+}
+
+// decodeWhole decodes a chat body of dialect whole, keeping body.
+func decodeWhole(dialect string, body []byte) (*inbound, error) {
+	in := &inbound{}
+	if err := whole(dialect, body, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// whole decodes body whole into in (whose known fields it may use).
+func whole(dialect string, body []byte, in *inbound) error {
+	if dialect == DialectAnthropic {
+		return anthropicDecode(body, in, false)
+	}
+	return openAIDecode(body, in, false)
 }
 
 // deferField is the part of a relay decoding (see decodeChat) that skips

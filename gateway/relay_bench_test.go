@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/llmguard/llmguard/provider/anthropic"
+	"github.com/llmguard/llmguard/provider/openai"
 	"golang.org/x/tools/txtar"
 )
 
@@ -41,5 +43,36 @@ func BenchmarkClaudeCodeBody(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkTranslate is the gateway's own work on a request translated to
+// another dialect (issue 19 item 1, the cross-dialect rows of
+// BodySize): decode an agent's conversation whole and encode it for the
+// target, no I/O.
+func BenchmarkTranslate(b *testing.B) {
+	for _, d := range []struct{ client, target string }{{DialectAnthropic, DialectOpenAI}, {DialectOpenAI, DialectAnthropic}} {
+		for _, kb := range []int{32, 512} {
+			body := agentBody(d.client, d.target, kb<<10)
+			b.Run(fmt.Sprintf("%s-to-%s/%dKB", d.client, d.target, kb), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					in, err := decodeChatWhole(d.client, string(body))
+					if err != nil {
+						b.Fatal(err)
+					}
+					in.req.Passthrough = nil
+					if d.target == DialectOpenAI {
+						_, err = openai.Encode(in.req, "gpt-4o", false)
+					} else {
+						_, err = anthropic.Encode(in.req, "claude-sonnet-4-5", false)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

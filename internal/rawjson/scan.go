@@ -128,12 +128,24 @@ func valueEnd(b []byte, i int, valid bool) (int, error) {
 // bytes; an element that is not an object goes to done alone, for the
 // caller to judge. A null arr has no elements.
 func EachObject(arr []byte, field func(key, val []byte) error, done func(i int, elem []byte) error) error {
+	return eachObject(arr, field, done, false)
+}
+
+// EachObjectValid is EachObject that also checks, in the same pass, that
+// each object element's keys and values are valid JSON (as Valid does); an
+// invalid one is ErrMalformed. Elements that are not objects are skipped
+// unchecked, for done to judge.
+func EachObjectValid(arr []byte, field func(key, val []byte) error, done func(i int, elem []byte) error) error {
+	return eachObject(arr, field, done, true)
+}
+
+func eachObject(arr []byte, field func(key, val []byte) error, done func(i int, elem []byte) error, valid bool) error {
 	n := 0
 	return eachElement(arr, func(arr []byte, i int) (int, error) {
 		var end int
 		var err error
 		if arr[i] == '{' {
-			end, err = walkObject(arr, i, field, false)
+			end, err = walkObject(arr, i, field, valid)
 		} else {
 			end, err = skipValue(arr, i)
 		}

@@ -118,5 +118,25 @@ func FuzzEachObject(f *testing.F) {
 		if werr == nil && !cmp.Equal(want, got) {
 			t.Fatalf("%q:\n%s", b, cmp.Diff(want, got))
 		}
+		// EachObjectValid: the same walk, failing exactly when a key or
+		// value of an object element is not valid JSON.
+		allValid := true
+		var valid []string
+		verr := EachObjectValid(b, func(k, v []byte) error {
+			valid = append(valid, string(k)+"="+string(v))
+			return nil
+		}, func(i int, el []byte) error { valid = append(valid, "done "+string(el)); return nil })
+		if gerr == nil {
+			_ = EachObject(b, func(k, v []byte) error {
+				allValid = allValid && Valid(v)
+				return nil
+			}, func(int, []byte) error { return nil })
+			if (verr == nil) != allValid {
+				t.Fatalf("%q: EachObjectValid error %v, values valid %v", b, verr, allValid)
+			}
+			if verr == nil && !cmp.Equal(got, valid) {
+				t.Fatalf("%q: EachObjectValid:\n%s", b, cmp.Diff(got, valid))
+			}
+		}
 	})
 }

@@ -129,7 +129,7 @@ func encode(req *provider.Request, model string, stream bool) ([]byte, []string,
 	if w.Messages == nil {
 		w.Messages = []wireMessage{}
 	}
-	body, err := json.Marshal(&w)
+	body, err := httpcall.Marshal(&w, req)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -134,7 +134,7 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 			return nil, nil, fmt.Errorf("message %d: %w", i, err)
 		}
 	}
-	body, err := json.Marshal(&w)
+	body, err := httpcall.Marshal(&w, req)
 	if err != nil || !same {
 		return body, drops.Names(), err
 	}

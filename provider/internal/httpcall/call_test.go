@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/segmentio/encoding/json"
+
+	"github.com/llmguard/llmguard/provider"
 )
 
 func TestReadAll(t *testing.T) {
@@ -80,5 +84,24 @@ func TestPostParts(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != want || got[1] != want || lengths[0] != int64(len(want)) || lengths[1] != int64(len(want)) {
 		t.Errorf("upstream read %d bodies (lengths %v), want 2 of %d bytes", len(got), lengths, len(want))
+	}
+}
+
+// TestMarshal: Marshal encodes as json.Marshal does, into one buffer of
+// about the request's size.
+func TestMarshal(t *testing.T) {
+	req := &provider.Request{System: "be <brief>", Messages: []provider.Message{{Role: "user", Content: []provider.Part{
+		{Type: provider.PartText, Text: strings.Repeat("fmt.Println(\"hello\") // one line of code, & more é\n", 500)}}}}}
+	v := map[string]any{"b": req.Messages, "a": req.System}
+	got, err := Marshal(v, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(v)
+	if string(got) != string(want) {
+		t.Errorf("Marshal = %.80s..., json.Marshal %.80s...", got, want)
+	}
+	if h := SizeHint(req); cap(got) != h || h < len(got) {
+		t.Errorf("Marshal's buffer: cap %d for %d bytes, SizeHint %d", cap(got), len(got), h)
 	}
 }

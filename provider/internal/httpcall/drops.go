@@ -138,3 +138,36 @@ func FieldName(dialect, canonical string) string {
 	}
 	return canonical
 }
+
+// Marshal is json.Marshal of an adapter's wire request for req, encoded
+// into one buffer sized for it (SizeHint) rather than grown and copied: a
+// long conversation translated to another dialect is its largest
+// allocation.
+func Marshal(v any, req *provider.Request) ([]byte, error) {
+	return json.Append(make([]byte, 0, SizeHint(req)), v, json.EscapeHTML|json.SortMapKeys)
+}
+
+// SizeHint is about the size of req encoded in any dialect: its text and
+// raw values, a quarter more for escapes, and some bytes per part.
+func SizeHint(req *provider.Request) int {
+	n := 512 + len(req.System)
+	for _, m := range req.Messages {
+		n += 32
+		for _, p := range m.Content {
+			n += 64 + len(p.Text)
+			if p.ToolCall != nil {
+				n += len(p.ToolCall.Name) + len(p.ToolCall.Arguments)
+			}
+			if p.ToolResult != nil {
+				n += len(p.ToolResult.Content)
+			}
+			if p.Image != nil {
+				n += len(p.Image.URL) + len(p.Image.Data)
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		n += 64 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return n + n/4
+}
