@@ -167,7 +167,10 @@ func (s *Store) writeLater(key string) {
 
 // counted is the client with its round trips counted: one per Do or
 // DoMulti (a script's EVALSHA, and its EVAL when the server lacked it,
-// are one each).
+// are one each). It pins every command, so the client never recycles
+// one: a command it sent again on a fresh connection (after Redis
+// restarted) was otherwise put back in its pool while the dead
+// connection's writer had still read it last (a data race).
 type counted struct {
 	rueidis.Client
 	s *Store
@@ -175,11 +178,14 @@ type counted struct {
 
 func (c counted) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	c.s.count(ctx)
-	return c.Client.Do(ctx, cmd)
+	return c.Client.Do(ctx, cmd.Pin())
 }
 
 func (c counted) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	c.s.count(ctx)
+	for i := range cmds {
+		cmds[i] = cmds[i].Pin()
+	}
 	return c.Client.DoMulti(ctx, cmds...)
 }
 
