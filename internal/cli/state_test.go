@@ -61,52 +61,61 @@ func redisState(srv *redistest.Server) string {
 	return "state: {backend: redis, redis_url: " + srv.URL() + ", timeout: 1s}\n"
 }
 
+// eachState runs test as subtest "redis", replicas sharing srv (emptied
+// first), then as "memory", each replica on its own state.
+func eachState(t *testing.T, srv *redistest.Server, test func(t *testing.T, state string, shared bool)) {
+	t.Run("redis", func(t *testing.T) {
+		redistest.Command(srv.Addr(), "FLUSHALL")
+		test(t, redisState(srv), true)
+	})
+	t.Run("memory", func(t *testing.T) { test(t, "", false) })
+}
+
+// replicas starts two `llmguard serve` replicas, A and B, of the config
+// file cfg and returns them with their base URLs; they are stopped when
+// the test ends, their stderr logged if it failed.
+func replicas(t *testing.T, cfg string) (a, b *running, ua, ub string) {
+	t.Helper()
+	a, uas := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+	b, ubs := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
+		}
+		a.stop()
+		b.stop()
+	})
+	return a, b, uas[0], ubs[0]
+}
+
 // Two `llmguard serve` replicas on one Redis: a breaker opened through A
 // keeps B's calls off the failing target (with memory state, B calls it).
 func TestReplicasShareBreaker(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, tc := range []struct {
-		name, state string
-		shared      bool
-	}{
-		{"redis", redisState(srv), true},
-		{"memory", "", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.shared {
-				redistest.Command(srv.Addr(), "FLUSHALL")
+	eachState(t, srv, func(t *testing.T, state string, shared bool) {
+		mockURL, calls := countedMock(t)
+		a, _, ua, ub := replicas(t, replicaConfig(t, mockURL, "529", state))
+		for i := range 4 { // 4 failures of 4 calls: beyond chance for a 50% trigger
+			if status, body := postMessage(t, ua); status == 200 {
+				t.Fatalf("request %d through A: 200 from a target failing with 529: %s", i, body)
 			}
-			mockURL, calls := countedMock(t)
-			cfg := replicaConfig(t, mockURL, "529", tc.state)
-			a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-			b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-			for i := range 4 { // 4 failures of 4 calls: beyond chance for a 50% trigger
-				if status, body := postMessage(t, ua[0]); status == 200 {
-					t.Fatalf("request %d through A: 200 from a target failing with 529: %s", i, body)
-				}
-			}
-			before := calls.Load()
-			status, body := postMessage(t, ub[0])
-			reached := calls.Load() - before
-			if tc.shared && reached != 0 {
-				t.Errorf("B's request reached the target %d time(s) after A opened its breaker (status %d: %s)", reached, status, body)
-			}
-			if !tc.shared && reached != 1 {
-				t.Errorf("with memory state B's request reached the target %d times, want 1", reached)
-			}
-			if tc.shared && !strings.Contains(string(body), "breaker open") {
-				t.Errorf("B answered %d %s, want the breaker-open refusal", status, body)
-			}
-			if tc.shared && !strings.Contains(a.stderr.String(), "state: redis at "+srv.Addr()+" (fallback: local)") {
-				t.Errorf("no start line on A's stderr: %s", a.stderr)
-			}
-			if t.Failed() {
-				t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
-			}
-			a.stop()
-			b.stop()
-		})
-	}
+		}
+		before := calls.Load()
+		status, body := postMessage(t, ub)
+		reached := calls.Load() - before
+		if shared && reached != 0 {
+			t.Errorf("B's request reached the target %d time(s) after A opened its breaker (status %d: %s)", reached, status, body)
+		}
+		if !shared && reached != 1 {
+			t.Errorf("with memory state B's request reached the target %d times, want 1", reached)
+		}
+		if shared && !strings.Contains(string(body), "breaker open") {
+			t.Errorf("B answered %d %s, want the breaker-open refusal", status, body)
+		}
+		if shared && !strings.Contains(a.stderr.String(), "state: redis at "+srv.Addr()+" (fallback: local)") {
+			t.Errorf("no start line on A's stderr: %s", a.stderr)
+		}
+	})
 }
 
 // Redis killed (SIGKILL) under a replica's traffic: every request is
@@ -172,10 +181,9 @@ func TestReplicasOneProbe(t *testing.T) {
 	// slowly (2s), so that the probe is in flight while the other calls ask.
 	cfg := replicaConfigTimes(t, mockURL, "529,529,529,529,200@2s", "10s", "1s",
 		redisState(srv))
-	a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-	b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
+	_, _, ua, ub := replicas(t, cfg)
 	for i := range 4 {
-		if status, body := postMessage(t, ua[0]); status == 200 {
+		if status, body := postMessage(t, ua); status == 200 {
 			t.Fatalf("request %d: 200 from an overloaded target: %s", i, body)
 		}
 	}
@@ -184,9 +192,9 @@ func TestReplicasOneProbe(t *testing.T) {
 	var wg sync.WaitGroup
 	statuses := make([]int, 6)
 	for i := range 6 {
-		base := ua[0]
+		base := ua
 		if i%2 == 1 {
-			base = ub[0]
+			base = ub
 		}
 		wg.Go(func() { statuses[i], _ = postMessage(t, base) })
 	}
@@ -204,9 +212,6 @@ func TestReplicasOneProbe(t *testing.T) {
 		if s != 200 {
 			t.Errorf("call %d: status %d after the target recovered", i, s)
 		}
-	}
-	if t.Failed() {
-		t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
 	}
 }
 
@@ -261,95 +266,63 @@ func scrape(t *testing.T, base string) string {
 // state B calls it: the target answers again by then).
 func TestReplicasShareServerWait(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, tc := range []struct {
-		name, state string
-		shared      bool
-	}{
-		{"redis", redisState(srv), true},
-		{"memory", "", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.shared {
-				redistest.Command(srv.Addr(), "FLUSHALL")
+	eachState(t, srv, func(t *testing.T, state string, shared bool) {
+		var limited atomic.Int64 // requests for the rate-limited model
+		m := mock.New(nil)
+		ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if r.URL.Path == "/v1/messages" && strings.Contains(string(body), "rate_limit") {
+				limited.Add(1)
 			}
-			var limited atomic.Int64 // requests for the rate-limited model
-			m := mock.New(nil)
-			ms := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if r.URL.Path == "/v1/messages" && strings.Contains(string(body), "rate_limit") {
-					limited.Add(1)
-				}
-				m.ServeHTTP(w, r)
-			}))
-			t.Cleanup(ms.Close)
-			cfg := writeConfig(t, "providers:\n  anthropic: {base_url: "+ms.URL+", api_key: test-key}\n"+
-				"routes:\n  default:\n    targets: ['anthropic/claude-sonnet-4-5+fault=rate_limit:5,200', 'anthropic/claude-haiku-4-5']\n"+
-				"    timeout: 2s\n    retry: {max_attempts: 1}\n"+tc.state)
-			a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-			b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-			if status, body := postMessage(t, ua[0]); status != 200 || limited.Load() != 1 {
-				t.Fatalf("A: %d %s after %d request(s) to the rate-limited target, want 200 from the fallback after 1", status, body, limited.Load())
+			m.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ms.Close)
+		cfg := writeConfig(t, "providers:\n  anthropic: {base_url: "+ms.URL+", api_key: test-key}\n"+
+			"routes:\n  default:\n    targets: ['anthropic/claude-sonnet-4-5+fault=rate_limit:5,200', 'anthropic/claude-haiku-4-5']\n"+
+			"    timeout: 2s\n    retry: {max_attempts: 1}\n"+state)
+		_, _, ua, ub := replicas(t, cfg)
+		if status, body := postMessage(t, ua); status != 200 || limited.Load() != 1 {
+			t.Fatalf("A: %d %s after %d request(s) to the rate-limited target, want 200 from the fallback after 1", status, body, limited.Load())
+		}
+		for i := range 3 {
+			if status, body := postMessage(t, ub); status != 200 {
+				t.Fatalf("B's request %d: %d %s", i, status, body)
 			}
-			for i := range 3 {
-				if status, body := postMessage(t, ub[0]); status != 200 {
-					t.Fatalf("B's request %d: %d %s", i, status, body)
-				}
-			}
-			reached := limited.Load() - 1
-			if tc.shared && reached != 0 {
-				t.Errorf("B's requests reached the target %d time(s) within the retry-after: 5 A got", reached)
-			}
-			if !tc.shared && reached != 3 {
-				t.Errorf("with memory state B's requests reached the target %d times, want 3", reached)
-			}
-			if t.Failed() {
-				t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
-			}
-			a.stop()
-			b.stop()
-		})
-	}
+		}
+		reached := limited.Load() - 1
+		if shared && reached != 0 {
+			t.Errorf("B's requests reached the target %d time(s) within the retry-after: 5 A got", reached)
+		}
+		if !shared && reached != 3 {
+			t.Errorf("with memory state B's requests reached the target %d times, want 3", reached)
+		}
+	})
 }
 
 // The same Idempotency-Key sent to A and B at once: one upstream call, and
 // both answer with it (with memory state each replica calls).
 func TestReplicasShareIdempotency(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, tc := range []struct {
-		name, state string
-		shared      bool
-	}{
-		{"redis", redisState(srv), true},
-		{"memory", "", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			mockURL, calls := countedMock(t)
-			// The answer takes 300ms, so both requests are in flight at once.
-			cfg := replicaConfigTimes(t, mockURL, "200@300ms", "5s", "30s", tc.state)
-			a, ua := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-			b, ub := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0", "--config", cfg)
-			var wg sync.WaitGroup
-			statuses, bodies := make([]int, 2), make([][]byte, 2)
-			for i, base := range []string{ua[0], ub[0]} {
-				wg.Go(func() { statuses[i], bodies[i] = postMessage(t, base, "Idempotency-Key", "order-42") })
-			}
-			wg.Wait()
-			if statuses[0] != 200 || statuses[1] != 200 {
-				t.Fatalf("statuses %v: %s | %s", statuses, bodies[0], bodies[1])
-			}
-			n := calls.Load()
-			if tc.shared && (n != 1 || !bytes.Equal(bodies[0], bodies[1])) {
-				t.Errorf("%d upstream calls for one Idempotency-Key sent to A and B, want 1 and the same answer:\nA: %s\nB: %s", n, bodies[0], bodies[1])
-			}
-			if !tc.shared && n != 2 {
-				t.Errorf("with memory state: %d upstream calls, want 2", n)
-			}
-			if t.Failed() {
-				t.Logf("A: %s\nB: %s", a.stderr, b.stderr)
-			}
-			a.stop()
-			b.stop()
-		})
-	}
+	eachState(t, srv, func(t *testing.T, state string, shared bool) {
+		mockURL, calls := countedMock(t)
+		// The answer takes 300ms, so both requests are in flight at once.
+		_, _, ua, ub := replicas(t, replicaConfigTimes(t, mockURL, "200@300ms", "5s", "30s", state))
+		var wg sync.WaitGroup
+		statuses, bodies := make([]int, 2), make([][]byte, 2)
+		for i, base := range []string{ua, ub} {
+			wg.Go(func() { statuses[i], bodies[i] = postMessage(t, base, "Idempotency-Key", "order-42") })
+		}
+		wg.Wait()
+		if statuses[0] != 200 || statuses[1] != 200 {
+			t.Fatalf("statuses %v: %s | %s", statuses, bodies[0], bodies[1])
+		}
+		n := calls.Load()
+		if shared && (n != 1 || !bytes.Equal(bodies[0], bodies[1])) {
+			t.Errorf("%d upstream calls for one Idempotency-Key sent to A and B, want 1 and the same answer:\nA: %s\nB: %s", n, bodies[0], bodies[1])
+		}
+		if !shared && n != 2 {
+			t.Errorf("with memory state: %d upstream calls, want 2", n)
+		}
+	})
 }
