@@ -58,7 +58,14 @@ func loggedGateway(t *testing.T, st *stack, keys ...string) (*pipenet.Server, *l
 
 func postTo(t *testing.T, gw *pipenet.Server, path, body string, hdr ...string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, gw.URL+path, strings.NewReader(body))
+	return send(t, gw, http.MethodPost, path, body, hdr...)
+}
+
+// send makes one request to gw with hdr (name, value pairs) and returns
+// its status and body.
+func send(t *testing.T, gw *pipenet.Server, method, path, body string, hdr ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, gw.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,18 +53,20 @@ func metricsStack(t *testing.T, keys ...string) (*pipenet.Server, *telemetry.Met
 
 func doPost(t *testing.T, gw *pipenet.Server, path, body string, hdr ...string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, gw.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+	status, _ := postTo(t, gw, path, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
+	return status
+}
+
+// getWithKey GETs path from gw, with key as a bearer token unless it is
+// "", and returns the status.
+func getWithKey(t *testing.T, gw *pipenet.Server, path, key string) int {
+	t.Helper()
+	hdr := []string{}
+	if key != "" {
+		hdr = []string{"Authorization", "Bearer " + key}
 	}
-	res, err := gw.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	return res.StatusCode
+	status, _ := send(t, gw, http.MethodGet, path, "", hdr...)
+	return status
 }
 
 // family finds a gathered metric family by name.
@@ -190,17 +192,8 @@ func TestMetricsNeedKey(t *testing.T) {
 		key  string
 		want int
 	}{{"", 401}, {"wrong", 401}, {"gw-key-1", 200}} {
-		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/metrics", nil)
-		if c.key != "" {
-			req.Header.Set("Authorization", "Bearer "+c.key)
-		}
-		res, err := gw.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != c.want {
-			t.Errorf("key %q: status %d, want %d", c.key, res.StatusCode, c.want)
+		if got := getWithKey(t, gw, "/metrics", c.key); got != c.want {
+			t.Errorf("key %q: status %d, want %d", c.key, got, c.want)
 		}
 	}
 }
@@ -264,17 +257,8 @@ func TestUINeedsKeyForData(t *testing.T) {
 		path, key string
 		want      int
 	}{{"/ui/", "", 200}, {"/ui/app.js", "", 200}, {"/ui/events", "", 401}, {"/ui/snapshot", "", 401}, {"/ui/events", "gw-key-2", 200}} {
-		req, _ := http.NewRequest(http.MethodGet, gw.URL+c.path, nil)
-		if c.key != "" {
-			req.Header.Set("Authorization", "Bearer "+c.key)
-		}
-		res, err := gw.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != c.want {
-			t.Errorf("%s (key %q): %d, want %d", c.path, c.key, res.StatusCode, c.want)
+		if got := getWithKey(t, gw, c.path, c.key); got != c.want {
+			t.Errorf("%s (key %q): %d, want %d", c.path, c.key, got, c.want)
 		}
 	}
 }
