@@ -52,20 +52,17 @@ func BenchmarkAdapterDirect(b *testing.B) {
 // path: route lookup, deadline, both breakers read, attempt, success.
 func BenchmarkChatNoFault(b *testing.B) {
 	eng, _ := benchEngine(b, 0)
-	ctx := context.Background()
-	call := &Call{Request: userReq("hello")}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := eng.Chat(ctx, call); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchChat(context.Background(), b, eng)
 }
 
 // BenchmarkChatNoFaultBulkhead adds a concurrency limit (a semaphore slot).
 func BenchmarkChatNoFaultBulkhead(b *testing.B) {
 	eng, _ := benchEngine(b, 100)
-	ctx := context.Background()
+	benchChat(context.Background(), b, eng)
+}
+
+// benchChat times a one-message Chat through eng under ctx.
+func benchChat(ctx context.Context, b *testing.B, eng *Engine) {
 	call := &Call{Request: userReq("hello")}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -114,11 +111,5 @@ func BenchmarkChatNoFaultCallerDeadline(b *testing.B) {
 	eng, _ := benchEngine(b, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	call := &Call{Request: userReq("hello")}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := eng.Chat(ctx, call); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchChat(ctx, b, eng)
 }
