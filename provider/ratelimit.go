@@ -82,7 +82,8 @@ func ParseRateLimit(h http.Header, now time.Time) *RateLimit {
 	if !rl.Requests.Announced() && !rl.Tokens.Announced() {
 		return nil
 	}
-	return &rl
+	out := rl // only an announcement moves to the heap
+	return &out
 }
 
 func openaiQuota(h http.Header, kind string) Quota {
@@ -99,8 +100,13 @@ func anthropicQuota(h http.Header, prefix string) Quota {
 
 // quota reads a limit and a remaining count; a limit of 0 or -1 (Azure's
 // Responses API) is unknown.
+// An absent header is not parsed: strconv's error for "" allocates, on
+// every answer.
 func quota(limit, remaining string) Quota {
 	var q Quota
+	if limit == "" && remaining == "" {
+		return q
+	}
 	if n, err := strconv.Atoi(strings.TrimSpace(limit)); err == nil && n > 0 {
 		q.Limit = n
 	}

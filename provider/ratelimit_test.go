@@ -55,3 +55,17 @@ func TestParseRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// Reading the headers of an answer that announces no rate limit allocates
+// nothing (an absent header is not parsed into an error): it runs on every
+// answer.
+func TestParseRateLimitQuiet(t *testing.T) {
+	h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req_1"}}
+	if n := testing.AllocsPerRun(100, func() {
+		if provider.ParseRateLimit(h, time.Now()) != nil {
+			t.Fatal("a rate limit from no header")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+}

@@ -115,7 +115,7 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	}
 	out.Provider = a.name
 	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
-	out.RequestID = resp.Header.Get("request-id")
+	out.RequestID = resp.Header.Get("Request-Id")
 	out.Dropped = call.Dropped
 	if relayed(req) {
 		out.Raw = body // the Messages API's answer to its client's own request
@@ -133,7 +133,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	if dec.relay && req.Assemble {
 		dec.log = &messageLog{}
 	}
-	return call.OpenStream(ctx, resp, dec, resp.Header.Get("request-id"))
+	return call.OpenStream(ctx, resp, dec, resp.Header.Get("Request-Id"))
 }
 
 // passThrough lists the request headers of an Anthropic client that are sent

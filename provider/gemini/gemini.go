@@ -84,7 +84,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 }
 
 func requestID(h http.Header) string {
-	return httpcall.FirstHeader(h, "x-request-id", "x-goog-request-id")
+	return httpcall.FirstHeader(h, "X-Request-Id", "X-Goog-Request-Id")
 }
 
 // Chat implements provider.Adapter.

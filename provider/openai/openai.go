@@ -160,7 +160,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 
 // requestID picks the provider's request id header.
 func requestID(h http.Header) string {
-	return httpcall.FirstHeader(h, "x-request-id", "apim-request-id", "request-id", "x-generation-id")
+	return httpcall.FirstHeader(h, "X-Request-Id", "Apim-Request-Id", "Request-Id", "X-Generation-Id")
 }
 
 // Chat implements provider.Adapter.

@@ -274,7 +274,8 @@ func MergeExtra(body []byte, extra map[string]json.RawMessage, keep ...string) (
 	return json.Marshal(m)
 }
 
-// FirstHeader returns the first non-empty header among names.
+// FirstHeader returns the first non-empty header among names, given in
+// canonical form (http.Header.Get allocates to canonicalise any other).
 func FirstHeader(h http.Header, names ...string) string {
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
