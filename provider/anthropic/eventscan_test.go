@@ -4,12 +4,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
+	"github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // eventSeeds are stream events as the Messages API sends them, and the
@@ -32,29 +29,8 @@ var eventSeeds = []string{
 // scan reads an event, it reads what Unmarshal does, also on a scanner
 // that read another event before (what it reuses).
 func FuzzScanEvent(f *testing.F) {
-	for _, s := range eventSeeds {
-		f.Add([]byte(s))
-	}
 	var sc eventScan
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var want wireEvent
-		werr := rawjson.Unmarshal(b, &want)
-		for _, prev := range []string{"", eventSeeds[2]} {
-			if prev != "" {
-				sc.scan([]byte(prev))
-			}
-			got, ok := sc.scan(b)
-			if !ok {
-				continue
-			}
-			if werr != nil {
-				t.Fatalf("scan read %q, Unmarshal: %v", b, werr)
-			}
-			if diff := cmp.Diff(want, *got, cmpopts.EquateEmpty()); diff != "" {
-				t.Fatalf("%s: read differently (-Unmarshal +scan):\n%s", b, diff)
-			}
-		}
-	})
+	providertest.FuzzScan(f, eventSeeds, eventSeeds[2], sc.scan)
 }
 
 // TestScanEventReads checks that the scan reads the events that carry

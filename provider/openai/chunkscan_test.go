@@ -7,11 +7,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
+	"github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // chunkSeeds are stream events as OpenAI and compatible servers send them,
@@ -37,29 +34,8 @@ var chunkSeeds = []string{
 // scan reads an event, it reads what Unmarshal does, also on a scanner
 // that read another event before (what it reuses).
 func FuzzScanChunk(f *testing.F) {
-	for _, s := range chunkSeeds {
-		f.Add([]byte(s))
-	}
 	var sc chunkScan
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var want wireResponse
-		werr := rawjson.Unmarshal(b, &want)
-		for _, prev := range []string{"", chunkSeeds[0]} {
-			if prev != "" {
-				sc.scan([]byte(prev))
-			}
-			got, ok := sc.scan(b)
-			if !ok {
-				continue
-			}
-			if werr != nil {
-				t.Fatalf("scan read %q, Unmarshal: %v", b, werr)
-			}
-			if diff := cmp.Diff(want, *got, cmpopts.EquateEmpty()); diff != "" {
-				t.Fatalf("%s: read differently (-Unmarshal +scan):\n%s", b, diff)
-			}
-		}
-	})
+	providertest.FuzzScan(f, chunkSeeds, chunkSeeds[0], sc.scan)
 }
 
 // TestScanChunkReads checks that the scan reads the events streams carry
