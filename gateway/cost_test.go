@@ -6,11 +6,7 @@ import (
 	"testing"
 )
 
-const costConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-pricing:
+const costConfig = mockProviders + `pricing:
   openai/gpt-4.1-mini+fault=midstream:0: {in: 0.4, out: 1.6}
 routes:
   cascade:

@@ -20,13 +20,17 @@ import (
 	"github.com/llmguard/llmguard/resilience"
 )
 
-// testConfig is the gateway's config in tests; MOCK is the mock's URL.
-// Fault markers in model names ("+fault=") script the mock per target.
-const testConfig = `
+// mockProviders is the providers block of the test configs: the Anthropic
+// and OpenAI adapters on the mock (MOCK is its URL).
+const mockProviders = `
 providers:
   anthropic: {base_url: MOCK, api_key: test-ant-key}
   openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+`
+
+// testConfig is the gateway's config in tests; MOCK is the mock's URL.
+// Fault markers in model names ("+fault=") script the mock per target.
+const testConfig = mockProviders + `routes:
   default:
     targets: [anthropic/claude-sonnet-4-5, openai/gpt-4o]
   oai:

@@ -14,11 +14,7 @@ import (
 
 // longConfig has only default policies: a 30 s header timeout, 15 s to the
 // first token, 20 s of idle, 60 s for the whole call.
-const longConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+const longConfig = mockProviders + `routes:
   long-ant:
     targets: ["anthropic/claude-sonnet-4-5+fault=long:40"]
   long-oai:

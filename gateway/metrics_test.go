@@ -17,11 +17,7 @@ import (
 	"github.com/llmguard/llmguard/telemetry"
 )
 
-const metricsConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+const metricsConfig = mockProviders + `routes:
   default:
     targets: [openai/gpt-4o]
   overloaded:

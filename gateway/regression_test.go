@@ -9,11 +9,7 @@ import (
 	"time"
 )
 
-const reviewConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+const reviewConfig = mockProviders + `routes:
   default:
     targets: [anthropic/claude-sonnet-4-5]
   down-then-badkey:
@@ -67,11 +63,7 @@ func TestRegressionStreamIdempotencyKey(t *testing.T) {
 	}
 }
 
-const reviewCostConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+const reviewCostConfig = mockProviders + `routes:
   default:
     order: cost
     targets: [openai/gpt-4o-mini, anthropic/claude-sonnet-4-5]
@@ -90,11 +82,7 @@ func TestRegressionNamedTargetWithFallbackCostOrder(t *testing.T) {
 	t.Logf("without fallbacks: %d target=%s", r.status, r.header.Get("X-Llmguard-Target"))
 }
 
-const reviewStreamConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+const reviewStreamConfig = mockProviders + `routes:
   default:
     targets: [anthropic/claude-sonnet-4-5+fault=midstream:0, openai/gpt-4o]
   stuck:

@@ -7,11 +7,7 @@ import (
 	"time"
 )
 
-const repeatConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-routes:
+const repeatConfig = mockProviders + `routes:
   default:
     targets: [anthropic/claude-sonnet-4-5]
   down:

@@ -11,11 +11,7 @@ import (
 	"testing/synctest"
 )
 
-const truthConfig = `
-providers:
-  anthropic: {base_url: MOCK, api_key: test-ant-key}
-  openai: {base_url: MOCK/v1, api_key: test-oai-key}
-  badkey-o: {type: openai, base_url: MOCK/v1, api_key: test-bad-key}
+const truthConfig = mockProviders + `  badkey-o: {type: openai, base_url: MOCK/v1, api_key: test-bad-key}
   badkey-a: {type: anthropic, base_url: MOCK, api_key: test-bad-key}
   broke-a: {type: anthropic, base_url: MOCK, api_key: test-broke-key}
   broke-o: {type: openai, base_url: MOCK/v1, api_key: test-broke-key}
