@@ -78,12 +78,7 @@ func TestUnknownPathsAndMethodsAreJSON(t *testing.T) {
 			if _, err := io.WriteString(c, req+"\r\n"); err != nil {
 				t.Fatal(err)
 			}
-			res, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
+			res, b := readAnswer(t, c)
 			if res.StatusCode != tt.status {
 				t.Errorf("status %d, want %d; body %s", res.StatusCode, tt.status, b)
 			}
@@ -147,12 +142,7 @@ func TestNetHTTPErrorsAreJSON(t *testing.T) {
 			defer c.Close()
 			c.SetDeadline(time.Now().Add(10 * time.Second))
 			go io.WriteString(c, tt.raw) // the server may answer before it read everything
-			res, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
+			res, b := readAnswer(t, c)
 			if res.StatusCode != tt.status {
 				t.Errorf("status %d, want %d: %s", res.StatusCode, tt.status, b)
 			}
@@ -216,4 +206,16 @@ func BenchmarkJSONErrorsListener(b *testing.B) {
 			}
 		})
 	}
+}
+
+// readAnswer reads one HTTP answer from c, and its whole body.
+func readAnswer(t *testing.T, c io.Reader) (*http.Response, []byte) {
+	t.Helper()
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	return res, b
 }

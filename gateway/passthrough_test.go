@@ -39,7 +39,7 @@ func TestPassThroughLossless(t *testing.T) {
 	rec := &recorder{next: mock.New(nil)}
 	up := httptest.NewServer(rec)
 	defer up.Close()
-	srv, _ := newGateway(t, `
+	gw := serveGateway(t, `
 default_provider: anthropic # as for Claude Code, which sends bare model ids
 providers:
   anthropic: {base_url: `+up.URL+`, api_key: k}
@@ -47,9 +47,7 @@ providers:
 routes:
   default:
     targets: [anthropic/claude-sonnet-4-5]
-`, nil, nil, nil)
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
+`)
 
 	tests := []struct {
 		name, path, body string

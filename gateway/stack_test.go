@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,16 @@ func newGateway(tb testing.TB, yaml string, client *http.Client, onEvent func(re
 		tb.Fatal(err)
 	}
 	return srv, eng
+}
+
+// serveGateway serves newGateway's gateway for yaml (default client, no
+// events, default options) on an httptest server the test's cleanup closes.
+func serveGateway(t *testing.T, yaml string) *httptest.Server {
+	t.Helper()
+	srv, _ := newGateway(t, yaml, nil, nil, nil)
+	gw := httptest.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	return gw
 }
 
 // runGateway serves the stack's gateway through Run on a loopback listener

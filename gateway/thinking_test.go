@@ -126,16 +126,14 @@ func TestThinkingThroughGateway(t *testing.T) {
 	})}
 	up := httptest.NewServer(rec)
 	defer up.Close()
-	srv, _ := newGateway(t, `
+	gw := serveGateway(t, `
 default_provider: anthropic
 providers:
   anthropic: {base_url: `+up.URL+`, api_key: k}
 routes:
   default:
     targets: [anthropic/claude-sonnet-4-5]
-`, nil, nil, nil)
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
+`)
 
 	var want []any
 	if err := json.Unmarshal([]byte(wantThinkingContent), &want); err != nil {
