@@ -63,22 +63,37 @@ func newBench(tb testing.TB) *benchSetup {
 
 const benchBody = `{"model":"%s","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarise the benefits of circuit breakers in two sentences"}],"max_tokens":128,"temperature":0.2}`
 
-// call posts one request and reads the whole answer.
-func (b *benchSetup) call(tb testing.TB, target string) {
+// body is benchBody for target: the model is the route "default" on the
+// gateway, gpt-4o on the direct and proxy paths; streamed if stream.
+func (b *benchSetup) body(target string, stream bool) string {
 	model := "gpt-4o"
 	if target == b.gateway {
 		model = "default"
 	}
-	postJSON(tb, b.client, target, strings.NewReader(fmt.Sprintf(benchBody, model)))
+	s := fmt.Sprintf(benchBody, model)
+	if stream {
+		s = strings.Replace(s, `"max_tokens"`, `"stream":true,"max_tokens"`, 1)
+	}
+	return s
+}
+
+// call posts one request and reads the whole answer.
+func (b *benchSetup) call(tb testing.TB, target string) {
+	postJSON(tb, b.client, target, strings.NewReader(b.body(target, false)))
+}
+
+// benchPost posts body to url as the benchmarks' client (JSON, the bench key).
+func benchPost(client *http.Client, url string, body io.Reader) (*http.Response, error) {
+	req, _ := http.NewRequest(http.MethodPost, url, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer bench-key")
+	return client.Do(req)
 }
 
 // postJSON posts body to url as the benchmarks' client and reads the whole
 // answer, which must be a 200 with a body.
 func postJSON(tb testing.TB, client *http.Client, url string, body io.Reader) {
-	req, _ := http.NewRequest(http.MethodPost, url, body)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer bench-key")
-	res, err := client.Do(req)
+	res, err := benchPost(client, url, body)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -95,35 +110,46 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[int(float64(len(s)-1)*p)]
 }
 
-// BenchmarkGatewaySequential interleaves direct, proxy and gateway calls
-// one at a time and reports each path's p50/p99 latency and the latency
-// the proxy and the gateway add over the direct call.
-func BenchmarkGatewaySequential(b *testing.B) {
-	bs := newBench(b)
-	defer bs.close()
-	paths := []string{bs.direct, bs.proxy, bs.gateway}
+// quantiles are the percentiles the latency benchmarks report.
+var quantiles = []struct {
+	name string
+	p    float64
+}{{"p50", 0.50}, {"p99", 0.99}}
+
+// micros is d in microseconds, the unit the benchmarks report.
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// interleave warms each path with one call, then makes b.N rounds of one
+// call on each path in turn, timed, and returns each path's latencies.
+func interleave(b *testing.B, paths []string, call func(string)) [][]time.Duration {
 	for _, p := range paths { // warm connections
-		bs.call(b, p)
+		call(p)
 	}
 	lat := make([][]time.Duration, len(paths))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j, p := range paths {
 			t0 := time.Now()
-			bs.call(b, p)
+			call(p)
 			lat[j] = append(lat[j], time.Since(t0))
 		}
 	}
 	b.StopTimer()
-	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	for _, q := range []struct {
-		name string
-		p    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
+	return lat
+}
+
+// BenchmarkGatewaySequential interleaves direct, proxy and gateway calls
+// one at a time and reports each path's p50/p99 latency and the latency
+// the proxy and the gateway add over the direct call.
+func BenchmarkGatewaySequential(b *testing.B) {
+	bs := newBench(b)
+	defer bs.close()
+	lat := interleave(b, []string{bs.direct, bs.proxy, bs.gateway}, func(p string) { bs.call(b, p) })
+	for _, q := range quantiles {
 		d, px, gw := percentile(lat[0], q.p), percentile(lat[1], q.p), percentile(lat[2], q.p)
-		b.ReportMetric(us(d), "direct-"+q.name+"-µs")
-		b.ReportMetric(us(px-d), "proxy-added-"+q.name+"-µs")
-		b.ReportMetric(us(gw-d), "gateway-added-"+q.name+"-µs")
+		b.ReportMetric(micros(d), "direct-"+q.name+"-µs")
+		b.ReportMetric(micros(px-d), "proxy-added-"+q.name+"-µs")
+		b.ReportMetric(micros(gw-d), "gateway-added-"+q.name+"-µs")
 		if px > d {
 			b.ReportMetric(float64(gw-d)/float64(px-d), "gateway/proxy-added-"+q.name)
 		}
@@ -297,19 +323,9 @@ func BenchmarkGatewayStream(b *testing.B) {
 	bs := newBench(b)
 	defer bs.close()
 	paths := []string{bs.direct, bs.proxy, bs.gateway}
-	body := func(target string) string {
-		model := "gpt-4o"
-		if target == bs.gateway {
-			model = "default"
-		}
-		return strings.Replace(fmt.Sprintf(benchBody, model), `"max_tokens"`, `"stream":true,"max_tokens"`, 1)
-	}
 	stream := func(target string) (first, total time.Duration) {
 		t0 := time.Now()
-		req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(body(target)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer bench-key")
-		res, err := bs.client.Do(req)
+		res, err := benchPost(bs.client, target, strings.NewReader(bs.body(target, true)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -346,13 +362,12 @@ func BenchmarkGatewayStream(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	b.ReportMetric(us(percentile(firsts[0], .5)), "direct-first-p50-µs")
-	b.ReportMetric(us(percentile(firsts[1], .5)-percentile(firsts[0], .5)), "proxy-added-first-p50-µs")
-	b.ReportMetric(us(percentile(firsts[2], .5)-percentile(firsts[0], .5)), "gateway-added-first-p50-µs")
-	b.ReportMetric(us(percentile(totals[0], .5)), "direct-total-p50-µs")
-	b.ReportMetric(us(percentile(totals[1], .5)-percentile(totals[0], .5)), "proxy-added-total-p50-µs")
-	b.ReportMetric(us(percentile(totals[2], .5)-percentile(totals[0], .5)), "gateway-added-total-p50-µs")
+	b.ReportMetric(micros(percentile(firsts[0], .5)), "direct-first-p50-µs")
+	b.ReportMetric(micros(percentile(firsts[1], .5)-percentile(firsts[0], .5)), "proxy-added-first-p50-µs")
+	b.ReportMetric(micros(percentile(firsts[2], .5)-percentile(firsts[0], .5)), "gateway-added-first-p50-µs")
+	b.ReportMetric(micros(percentile(totals[0], .5)), "direct-total-p50-µs")
+	b.ReportMetric(micros(percentile(totals[1], .5)-percentile(totals[0], .5)), "proxy-added-total-p50-µs")
+	b.ReportMetric(micros(percentile(totals[2], .5)-percentile(totals[0], .5)), "gateway-added-total-p50-µs")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -381,18 +396,8 @@ func BenchmarkGatewayStreamThroughput(b *testing.B) {
 			bs := newBench(b)
 			defer bs.close()
 			const perClient = 8
-			body := func(target string) string {
-				model := "gpt-4o"
-				if target == bs.gateway {
-					model = "default"
-				}
-				return strings.Replace(fmt.Sprintf(benchBody, model), `"max_tokens"`, `"stream":true,"max_tokens"`, 1)
-			}
 			stream := func(target string) {
-				req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(body(target)))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer bench-key")
-				res, err := bs.client.Do(req)
+				res, err := benchPost(bs.client, target, strings.NewReader(bs.body(target, true)))
 				if err != nil {
 					b.Error(err)
 					return

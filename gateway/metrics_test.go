@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
@@ -209,32 +208,14 @@ func BenchmarkGatewayMetrics(b *testing.B) {
 	ms := httptest.NewServer(srv.Handler())
 	defer ms.Close()
 	with := ms.URL + "/v1/chat/completions"
-	paths := []string{bs.gateway, with}
-	call := func(p string) {
+	lat := interleave(b, []string{bs.gateway, with}, func(p string) {
 		bs.gateway = p // call names the route "default" on bs.gateway
 		bs.call(b, p)
-	}
-	for _, p := range paths {
-		call(p)
-	}
-	lat := make([][]time.Duration, len(paths))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for j, p := range paths {
-			t0 := time.Now()
-			call(p)
-			lat[j] = append(lat[j], time.Since(t0))
-		}
-	}
-	b.StopTimer()
-	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	for _, q := range []struct {
-		name string
-		p    float64
-	}{{"p50", 0.50}, {"p99", 0.99}} {
+	})
+	for _, q := range quantiles {
 		off, on := percentile(lat[0], q.p), percentile(lat[1], q.p)
-		b.ReportMetric(us(off), "without-"+q.name+"-µs")
-		b.ReportMetric(us(on-off), "metrics-added-"+q.name+"-µs")
+		b.ReportMetric(micros(off), "without-"+q.name+"-µs")
+		b.ReportMetric(micros(on-off), "metrics-added-"+q.name+"-µs")
 	}
 	b.ReportMetric(0, "ns/op")
 }
