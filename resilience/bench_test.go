@@ -40,12 +40,10 @@ func BenchmarkAdapterDirect(b *testing.B) {
 	ctx := context.Background()
 	req := userReq("hello")
 	req.Model = "m1"
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ad.Chat(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLoop(b, func() error {
+		_, err := ad.Chat(ctx, req)
+		return err
+	})
 }
 
 // BenchmarkChatNoFault is the same call through the engine on the no-fault
@@ -64,9 +62,17 @@ func BenchmarkChatNoFaultBulkhead(b *testing.B) {
 // benchChat times a one-message Chat through eng under ctx.
 func benchChat(ctx context.Context, b *testing.B, eng *Engine) {
 	call := &Call{Request: userReq("hello")}
+	benchLoop(b, func() error {
+		_, err := eng.Chat(ctx, call)
+		return err
+	})
+}
+
+// benchLoop times f, which must not fail, with allocations reported.
+func benchLoop(b *testing.B, f func() error) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := eng.Chat(ctx, call); err != nil {
+		if err := f(); err != nil {
 			b.Fatal(err)
 		}
 	}

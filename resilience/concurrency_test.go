@@ -3,7 +3,6 @@ package resilience
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -171,81 +170,57 @@ func TestHedging(t *testing.T) {
 		{"deterministic error is never hedged", reply{delay: 500 * time.Millisecond, err: errInvalid}, reply{}, "", ErrRejected, 0, 500 * time.Millisecond},
 	}
 	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			name := tt.name
+		bothWays(t, tt.name, func(t *testing.T, stream bool) {
+			h := newHarness(t, map[string]*Route{
+				"default": {Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second},
+			}, nil)
+			h.ads["a"].on("m1", tt.primary)
+			h.ads["b"].on("m2", tt.hedge)
+			start := time.Now()
+			var target string
+			var err error
 			if stream {
-				name += "/stream"
+				var sr *StreamResult
+				sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+				if err == nil {
+					target = sr.Target
+					text := Streamed(t, sr.Stream)
+					if !strings.HasSuffix(text, strings.Split(target, "/")[1]) {
+						t.Errorf("stream text %q from %s", text, target)
+					}
+				}
+			} else {
+				var res *Result
+				res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
+				if err == nil {
+					target = res.Target
+				}
 			}
-			t.Run(name, func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					h := newHarness(t, map[string]*Route{
-						"default": {Targets: targets("a/m1", "b/m2"), HedgeAfter: time.Second},
-					}, nil)
-					h.ads["a"].on("m1", tt.primary)
-					h.ads["b"].on("m2", tt.hedge)
-					start := time.Now()
-					var target string
-					var err error
-					if stream {
-						var sr *StreamResult
-						sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
-						if err == nil {
-							target = sr.Target
-							text := drain(t, sr.Stream)
-							if !strings.HasSuffix(text, strings.Split(target, "/")[1]) {
-								t.Errorf("stream text %q from %s", text, target)
-							}
-						}
-					} else {
-						var res *Result
-						res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
-						if err == nil {
-							target = res.Target
-						}
-					}
-					took := time.Since(start)
-					if !errors.Is(err, tt.wantErr) || target != tt.wantTarget {
-						t.Fatalf("target %q err %v; want %q %v", target, err, tt.wantTarget, tt.wantErr)
-					}
-					if got := h.ads["b"].Calls("m2"); got != tt.wantBCalls {
-						t.Errorf("hedge target called %d times, want %d", got, tt.wantBCalls)
-					}
-					if took != tt.wantTook {
-						t.Errorf("took %s, want %s", took, tt.wantTook)
-					}
-					synctest.Wait()
-					hedged := tt.wantTarget == "b/m2"
-					if hedged && h.ads["a"].CtxEnded("m1") != 1 {
-						t.Error("losing primary was not cancelled")
-					}
-					var won []string
-					for _, ev := range h.Events() {
-						if ev.Kind == EventHedgeWon {
-							won = append(won, ev.From+" -> "+ev.Target)
-						}
-					}
-					if want := map[bool]int{true: 1}[hedged]; len(won) != want || (hedged && won[0] != "a/m1 -> b/m2") {
-						t.Errorf("hedge_won events %q, want %d from a/m1 to b/m2", won, want)
-					}
-				})
-			})
-		}
-	}
-}
-
-func drain(t *testing.T, s provider.Stream) string {
-	t.Helper()
-	defer s.Close()
-	var b strings.Builder
-	for {
-		c, err := s.Recv()
-		if err == io.EOF {
-			return b.String()
-		}
-		if err != nil {
-			t.Fatalf("Recv: %v", err)
-		}
-		b.WriteString(c.Text)
+			took := time.Since(start)
+			if !errors.Is(err, tt.wantErr) || target != tt.wantTarget {
+				t.Fatalf("target %q err %v; want %q %v", target, err, tt.wantTarget, tt.wantErr)
+			}
+			if got := h.ads["b"].Calls("m2"); got != tt.wantBCalls {
+				t.Errorf("hedge target called %d times, want %d", got, tt.wantBCalls)
+			}
+			if took != tt.wantTook {
+				t.Errorf("took %s, want %s", took, tt.wantTook)
+			}
+			synctest.Wait()
+			hedged := tt.wantTarget == "b/m2"
+			if hedged && h.ads["a"].CtxEnded("m1") != 1 {
+				t.Error("losing primary was not cancelled")
+			}
+			var won []string
+			for _, ev := range h.Events() {
+				if ev.Kind == EventHedgeWon {
+					won = append(won, ev.From+" -> "+ev.Target)
+				}
+			}
+			if want := map[bool]int{true: 1}[hedged]; len(won) != want || (hedged && won[0] != "a/m1 -> b/m2") {
+				t.Errorf("hedge_won events %q, want %d from a/m1 to b/m2", won, want)
+			}
+		})
 	}
 }
 
@@ -280,7 +255,7 @@ func TestSilentUpstreamFailsOverAfterFirstTimeout(t *testing.T) {
 					var sr *StreamResult
 					if sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")}); err == nil {
 						target = sr.Target
-						if got := drain(t, sr.Stream); got != "ok from m2" {
+						if got := Streamed(t, sr.Stream); got != "ok from m2" {
 							t.Errorf("stream text %q", got)
 						}
 					}

@@ -98,12 +98,7 @@ func TestChatAttemptBound(t *testing.T) {
 					Stream: Timeouts{HeaderTimeout: 6 * time.Second},
 				}}, nil)
 				h.ads["a"].on("m1", reply{hang: true})
-				ctx := context.Background()
-				if tt.callerLimit > 0 {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, tt.callerLimit)
-					defer cancel()
-				}
+				ctx := callerContext(t, tt.callerLimit)
 				start := time.Now()
 				_, err := h.eng.Chat(ctx, &Call{Request: userReq("x")})
 				if took := time.Since(start); took != tt.wantTook {
@@ -152,12 +147,7 @@ func TestDeadlineCutIsNotIllHealth(t *testing.T) {
 					Breaker: Breaker{FailureRatio: new(1.0), MinCalls: 1, Failures: new(1)}, // one failure would open it
 				}}, nil)
 				h.ads["a"].on("m1", tt.rep, reply{})
-				ctx := context.Background()
-				if tt.callerTimeout > 0 {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, tt.callerTimeout)
-					defer cancel()
-				}
+				ctx := callerContext(t, tt.callerTimeout)
 				start := time.Now()
 				call := &Call{Request: userReq("x"), Timeout: tt.callTimeout}
 				var err error
@@ -188,4 +178,15 @@ func TestDeadlineCutIsNotIllHealth(t *testing.T) {
 			})
 		})
 	}
+}
+
+// callerContext is a caller's context with a timeout of d (none if d is 0),
+// cancelled when the test ends.
+func callerContext(t *testing.T, d time.Duration) context.Context {
+	if d <= 0 {
+		return context.Background()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -25,7 +25,7 @@ func TestFirstTokenHedge(t *testing.T) {
 			t.Fatal(err)
 		}
 		took := time.Since(start)
-		got := streamed(t, sr.Stream)
+		got := resilience.Streamed(t, sr.Stream)
 		if sr.Target != "anthropic/claude-sonnet-4-5" || !strings.HasPrefix(got, "Mock answer from claude-sonnet-4-5") {
 			t.Errorf("answered by %s: %q", sr.Target, got)
 		}

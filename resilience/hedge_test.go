@@ -66,62 +66,69 @@ func TestHedgeObeysTheWalk(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			name := tt.name
-			if stream {
-				name += "/stream"
-			}
-			t.Run(name, func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					route := tt.route
-					route.HedgeAfter = time.Second
-					h := newHarness(t, map[string]*Route{"default": &route}, func(o *Options) {
-						o.Catalog = &catalog.Catalog{Models: windows}
-					})
-					for target, rs := range tt.script {
-						prov, model, _ := catalog.SplitTarget(target)
-						h.ads[prov].on(model, rs...)
-					}
-					start := time.Now()
-					var got string
-					attempts := 0
-					var err error
-					if stream {
-						var sr *StreamResult
-						sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
-						if err == nil {
-							got, attempts = sr.Target, sr.Attempts
-							sr.Stream.Close()
-						}
-					} else {
-						var res *Result
-						res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
-						if err == nil {
-							got, attempts = res.Target, res.Attempts
-						}
-					}
-					took := time.Since(start)
-					synctest.Wait()
-					if re := (*RouteError)(nil); errors.As(err, &re) {
-						attempts = len(re.Attempts)
-					}
-					if got != tt.want || !errors.Is(err, tt.wantErr) {
-						t.Fatalf("target %q err %v; want %q %v", got, err, tt.want, tt.wantErr)
-					}
-					for target, want := range tt.calls {
-						prov, model, _ := catalog.SplitTarget(target)
-						if n := h.ads[prov].Calls(model); n != want {
-							t.Errorf("%s called %d times, want %d", target, n, want)
-						}
-					}
-					if attempts != tt.attempts {
-						t.Errorf("attempts = %d, want %d", attempts, tt.attempts)
-					}
-					if tt.took != 0 && took != tt.took {
-						t.Errorf("took %s, want %s", took, tt.took)
-					}
-				})
+		bothWays(t, tt.name, func(t *testing.T, stream bool) {
+			route := tt.route
+			route.HedgeAfter = time.Second
+			h := newHarness(t, map[string]*Route{"default": &route}, func(o *Options) {
+				o.Catalog = &catalog.Catalog{Models: windows}
 			})
+			for target, rs := range tt.script {
+				prov, model, _ := catalog.SplitTarget(target)
+				h.ads[prov].on(model, rs...)
+			}
+			start := time.Now()
+			var got string
+			attempts := 0
+			var err error
+			if stream {
+				var sr *StreamResult
+				sr, err = h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+				if err == nil {
+					got, attempts = sr.Target, sr.Attempts
+					sr.Stream.Close()
+				}
+			} else {
+				var res *Result
+				res, err = h.eng.Chat(context.Background(), &Call{Request: userReq("x")})
+				if err == nil {
+					got, attempts = res.Target, res.Attempts
+				}
+			}
+			took := time.Since(start)
+			synctest.Wait()
+			if re := (*RouteError)(nil); errors.As(err, &re) {
+				attempts = len(re.Attempts)
+			}
+			if got != tt.want || !errors.Is(err, tt.wantErr) {
+				t.Fatalf("target %q err %v; want %q %v", got, err, tt.want, tt.wantErr)
+			}
+			for target, want := range tt.calls {
+				prov, model, _ := catalog.SplitTarget(target)
+				if n := h.ads[prov].Calls(model); n != want {
+					t.Errorf("%s called %d times, want %d", target, n, want)
+				}
+			}
+			if attempts != tt.attempts {
+				t.Errorf("attempts = %d, want %d", attempts, tt.attempts)
+			}
+			if tt.took != 0 && took != tt.took {
+				t.Errorf("took %s, want %s", took, tt.took)
+			}
+		})
+	}
+}
+
+// bothWays runs f as the subtest name in a synctest bubble twice: for a
+// Chat (stream false), then for a Stream (the subtest name/stream).
+func bothWays(t *testing.T, name string, f func(t *testing.T, stream bool)) {
+	t.Helper()
+	for _, stream := range []bool{false, true} {
+		n := name
+		if stream {
+			n += "/stream"
 		}
+		t.Run(n, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { f(t, stream) })
+		})
 	}
 }

@@ -188,7 +188,7 @@ func TestMockStreamFailsOverBeforeFirstToken(t *testing.T) {
 		if sr.Target != "gemini/gemini-2.5-flash" {
 			t.Errorf("target %s", sr.Target)
 		}
-		got := streamed(t, sr.Stream)
+		got := resilience.Streamed(t, sr.Stream)
 		if want := "Mock answer from gemini-2.5-flash: What is the capital of France"; got != want {
 			t.Errorf("streamed %q, want %q", got, want)
 		}
@@ -242,7 +242,7 @@ func TestMockStreamMidstreamRegenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sr.Stream.Close()
-		got := streamed(t, sr.Stream)
+		got := resilience.Streamed(t, sr.Stream)
 		if want := "Mock answer from gpt-4o: one two three"; got != want {
 			t.Errorf("streamed %q, want %q", got, want)
 		}
@@ -271,7 +271,7 @@ func TestMockStreamMidstreamContinued(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sr.Stream.Close()
-		got := streamed(t, sr.Stream)
+		got := resilience.Streamed(t, sr.Stream)
 		if want := "Mock answerMock answer from claude-sonnet-4-5: one two three"; got != want {
 			t.Errorf("streamed %q, want %q", got, want)
 		}
@@ -327,7 +327,7 @@ func TestMockStreamFailureBeforeFirstTokenFallsBack(t *testing.T) {
 				if sr.Target != strings.Split(tc.second, "+")[0] {
 					t.Errorf("answered by %s, want %s", sr.Target, tc.second)
 				}
-				got := streamed(t, sr.Stream)
+				got := resilience.Streamed(t, sr.Stream)
 				if !strings.Contains(got, "one two three") {
 					t.Errorf("streamed %q", got)
 				}
@@ -379,7 +379,7 @@ func TestMockStreamMalformedEventSkipped(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := streamed(t, sr.Stream)
+				got := resilience.Streamed(t, sr.Stream)
 				_, model, _ := strings.Cut(target, "/")
 				if want := "Mock answer from " + model + ": one two three"; got != want {
 					t.Errorf("streamed %q, want %q", got, want)

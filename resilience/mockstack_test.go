@@ -1,7 +1,6 @@
 package resilience_test
 
 import (
-	"io"
 	"strings"
 	"testing"
 
@@ -79,20 +78,3 @@ func modelOf(target string) string {
 	return m
 }
 
-// streamed reads a stream to its end and closes it: the text it carried.
-// An error before io.EOF fails the test, with the text read until then.
-func streamed(t *testing.T, s provider.Stream) string {
-	t.Helper()
-	defer s.Close()
-	var b strings.Builder
-	for {
-		c, err := s.Recv()
-		if err == io.EOF {
-			return b.String()
-		}
-		if err != nil {
-			t.Fatalf("after %q: %v", b.String(), err)
-		}
-		b.WriteString(c.Text)
-	}
-}
