@@ -77,4 +77,3 @@ func modelOf(target string) string {
 	m, _, _ = strings.Cut(m, "+")
 	return m
 }
-
