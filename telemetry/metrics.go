@@ -60,6 +60,12 @@ type Metrics struct {
 	tokens       *prometheus.HistogramVec
 	cost         *prometheus.CounterVec
 	wasted       *prometheus.CounterVec
+	// cached holds the children every request counts in (see handles).
+	cached struct {
+		requests, attempts, cost, wasted                      *handles[prometheus.Counter]
+		reqDuration, opDuration, firstChunk, perChunk, tokens *handles[prometheus.Observer]
+		prices                                                *handles[priced] // by target
+	}
 }
 
 // Label names of the OpenTelemetry GenAI conventions, as Prometheus spells them.
@@ -149,6 +155,13 @@ func New(o *Options) *Metrics {
 	m.wasted = counter("llmguard_wasted_cost_usd_total",
 		"Cost in US dollars of tokens paid for that never reached the caller (failed attempts the provider billed, a caller gone, a stream broken after it began), by the target that answered (\"\" when none did).",
 		"target")
+	c := &m.cached
+	c.requests, c.attempts = newHandles(4, m.requests.WithLabelValues), newHandles(3, m.attempts.WithLabelValues)
+	c.cost, c.wasted = newHandles(1, m.cost.WithLabelValues), newHandles(1, m.wasted.WithLabelValues)
+	c.reqDuration, c.opDuration = newHandles(3, m.reqDuration.WithLabelValues), newHandles(4, m.opDuration.WithLabelValues)
+	c.firstChunk, c.perChunk = newHandles(3, m.firstChunk.WithLabelValues), newHandles(3, m.perChunk.WithLabelValues)
+	c.tokens = newHandles(5, m.tokens.WithLabelValues)
+	c.prices = newHandles(1, func(v ...string) priced { return m.price(v[0]) })
 	m.zero()
 	if opts.Status != nil {
 		m.reg.MustRegister(&statusCollector{status: opts.Status, names: m.names})
@@ -198,9 +211,9 @@ func (m *Metrics) Event(ev resilience.Event) {
 	case resilience.EventSuccess:
 		if ev.Attempt > 0 { // not a cached or static answer
 			t := m.names.target(ev.Target)
-			m.attempts.WithLabelValues(t, "", "").Inc()
+			m.cached.attempts.get(labelKey{t, "", ""}).Inc()
 			prov, model := m.names.genAI(ev.Target)
-			m.opDuration.WithLabelValues("chat", prov, model, "").Observe(ev.Elapsed.Seconds())
+			m.cached.opDuration.get(labelKey{"chat", prov, model, ""}).Observe(ev.Elapsed.Seconds())
 		}
 	case resilience.EventFailure:
 		m.failure(ev)
@@ -230,10 +243,10 @@ func (m *Metrics) failure(ev resilience.Event) {
 	if ev.Verdict != nil {
 		class, domain = string(ev.Verdict.Class), Domain(ev.Verdict.Class)
 	}
-	m.attempts.WithLabelValues(t, class, domain).Inc()
+	m.cached.attempts.get(labelKey{t, class, domain}).Inc()
 	if ev.Reason == "" { // the attempt's own end, not a note on it
 		prov, model := m.names.genAI(ev.Target)
-		m.opDuration.WithLabelValues("chat", prov, model, class).Observe(ev.Elapsed.Seconds())
+		m.cached.opDuration.get(labelKey{"chat", prov, model, class}).Observe(ev.Elapsed.Seconds())
 	}
 }
 
@@ -332,11 +345,11 @@ func (m *Metrics) Request(r *Request) {
 	if outcome == "" {
 		outcome = OutcomeSuccess
 	}
-	m.requests.WithLabelValues(route, target, r.Dialect, outcome).Inc()
+	m.cached.requests.get(labelKey{route, target, r.Dialect, outcome}).Inc()
 	if r.WastedUSD > 0 {
-		m.wasted.WithLabelValues(target).Add(r.WastedUSD)
+		m.cached.wasted.get(labelKey{target}).Add(r.WastedUSD)
 	}
-	m.reqDuration.WithLabelValues(route, r.Dialect, outcome).Observe(r.Duration.Seconds())
+	m.cached.reqDuration.get(labelKey{route, r.Dialect, outcome}).Observe(r.Duration.Seconds())
 	if r.Target == "" || outcome == OutcomeCached || outcome == OutcomeStatic {
 		return
 	}
@@ -346,10 +359,10 @@ func (m *Metrics) Request(r *Request) {
 	}
 	prov, model := m.names.genAI(r.Target)
 	if r.Chunks > 0 {
-		m.firstChunk.WithLabelValues(op, prov, model).Observe(r.FirstChunk.Seconds())
+		m.cached.firstChunk.get(labelKey{op, prov, model}).Observe(r.FirstChunk.Seconds())
 		if r.Chunks > 1 {
 			per := (r.Duration - r.FirstChunk) / time.Duration(r.Chunks-1)
-			m.perChunk.WithLabelValues(op, prov, model).Observe(per.Seconds())
+			m.cached.perChunk.get(labelKey{op, prov, model}).Observe(per.Seconds())
 		}
 	}
 	u := r.Usage
@@ -357,27 +370,44 @@ func (m *Metrics) Request(r *Request) {
 		return
 	}
 	rm := m.names.model(r.Model)
-	m.tokens.WithLabelValues(op, prov, model, rm, "input").Observe(float64(u.InputTokens))
-	m.tokens.WithLabelValues(op, prov, model, rm, "output").Observe(float64(u.OutputTokens))
+	m.cached.tokens.get(labelKey{op, prov, model, rm, "input"}).Observe(float64(u.InputTokens))
+	m.cached.tokens.get(labelKey{op, prov, model, rm, "output"}).Observe(float64(u.OutputTokens))
 	if u.CacheReadTokens > 0 {
-		m.tokens.WithLabelValues(op, prov, model, rm, "cache_read").Observe(float64(u.CacheReadTokens))
+		m.cached.tokens.get(labelKey{op, prov, model, rm, "cache_read"}).Observe(float64(u.CacheReadTokens))
 	}
 	if u.CacheWriteTokens > 0 {
-		m.tokens.WithLabelValues(op, prov, model, rm, "cache_write").Observe(float64(u.CacheWriteTokens))
+		m.cached.tokens.get(labelKey{op, prov, model, rm, "cache_write"}).Observe(float64(u.CacheWriteTokens))
 	}
-	p, m2, ok := strings.Cut(r.Target, "/")
-	if !ok {
+	var pr priced
+	if target == r.Target { // a configured target: its price is cached
+		pr = m.cached.prices.get(labelKey{target})
+	} else {
+		pr = m.price(r.Target)
+	}
+	if !pr.ok {
 		return
 	}
-	price, ok := m.cat.Price(p, m2)
-	if !ok {
-		return
-	}
-	c := price.Cost(u.InputTokens, u.OutputTokens)
-	m.cost.WithLabelValues(target).Add(c)
+	c := pr.Cost(u.InputTokens, u.OutputTokens)
+	m.cached.cost.get(labelKey{target}).Add(c)
 	if r.Broken || outcome == OutcomeCanceled {
-		m.wasted.WithLabelValues(target).Add(c)
+		m.cached.wasted.get(labelKey{target}).Add(c)
 	}
+}
+
+// priced is a target's price, and whether the catalogue knows it.
+type priced struct {
+	catalog.Price
+	ok bool
+}
+
+// price is the catalogue's price of target ("provider/model").
+func (m *Metrics) price(target string) priced {
+	p, model, ok := strings.Cut(target, "/")
+	if !ok {
+		return priced{}
+	}
+	price, ok := m.cat.Price(p, model)
+	return priced{Price: price, ok: ok}
 }
 
 // ChatRequest is the record of one engine Chat call made for a caller
