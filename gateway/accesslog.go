@@ -139,13 +139,13 @@ func (a *access) noteFailure(err error) {
 func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, logged bool) {
 	a := &tw.acc
 	h := tw.Header()
-	if v := h.Get("X-Llmguard-Attempts"); v != "" {
+	if v := headerOf(h, "X-Llmguard-Attempts"); v != "" {
 		a.attempts, _ = strconv.Atoi(v)
-		a.fallbacks, _ = strconv.Atoi(h.Get("X-Llmguard-Fallbacks"))
-		if t := h.Get("X-Llmguard-Target"); t != "" && a.target == "" {
+		a.fallbacks, _ = strconv.Atoi(headerOf(h, "X-Llmguard-Fallbacks"))
+		if t := headerOf(h, "X-Llmguard-Target"); t != "" && a.target == "" {
 			a.target = t
 		}
-		if id := h.Get("X-Llmguard-Upstream-Request-Id"); id != "" {
+		if id := headerOf(h, "X-Llmguard-Upstream-Request-Id"); id != "" {
 			a.requestID = id
 		}
 	}
@@ -164,17 +164,17 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 		return
 	}
 	ms := math.Round(float64(took.Microseconds())/100) / 10
-	attrs := []slog.Attr{
+	var buf [16]slog.Attr // room for every attribute: no allocation
+	attrs := append(buf[:0],
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("model", a.model), slog.String("route", a.route), slog.String("target", a.target),
 		slog.Int("status", status), slog.Int("attempts", a.attempts), slog.Int("fallbacks", a.fallbacks),
-		slog.Float64("ms", ms), slog.String("request_id", a.requestID),
-	}
-	if v := h.Get("X-Llmguard-Cost-Usd"); v != "" {
+		slog.Float64("ms", ms), slog.String("request_id", a.requestID))
+	if v := headerOf(h, "X-Llmguard-Cost-Usd"); v != "" {
 		f, _ := strconv.ParseFloat(v, 64)
 		attrs = append(attrs, slog.Float64("cost_usd", f))
 	}
-	if v := h.Get("X-Llmguard-Wasted-Usd"); v != "" {
+	if v := headerOf(h, "X-Llmguard-Wasted-Usd"); v != "" {
 		f, _ := strconv.ParseFloat(v, 64)
 		attrs = append(attrs, slog.Float64("wasted_usd", f))
 	}
@@ -187,7 +187,7 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 	if n := a.malformed.Load(); n != 0 {
 		attrs = append(attrs, slog.Int64("malformed_events", n))
 	}
-	if h.Get("X-Llmguard-Cached") != "" {
+	if headerOf(h, "X-Llmguard-Cached") != "" {
 		attrs = append(attrs, slog.Bool("cached", true))
 	}
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "access", attrs...)
@@ -202,9 +202,9 @@ func (s *Server) observe(tw *trackingWriter, dialect string, status int, took ti
 		outcome = telemetry.OutcomeCanceled
 	case status >= 400 || a.streamStatus != 0:
 		outcome = telemetry.OutcomeError
-	case h.Get("X-Llmguard-Cached") != "":
+	case headerOf(h, "X-Llmguard-Cached") != "":
 		outcome = telemetry.OutcomeCached
-	case h.Get("X-Llmguard-Static") != "":
+	case headerOf(h, "X-Llmguard-Static") != "":
 		outcome = telemetry.OutcomeStatic
 	}
 	op := "chat"
@@ -218,13 +218,22 @@ func (s *Server) observe(tw *trackingWriter, dialect string, status int, took ti
 	rec := &telemetry.Request{Dialect: dialect, Operation: op, Route: a.route, Target: target,
 		Outcome: outcome, Duration: took, FirstChunk: a.firstChunk, Chunks: a.chunks, Usage: a.usage,
 		Model: a.respModel, Broken: a.streamStatus != 0}
-	if v := h.Get("X-Llmguard-Wasted-Usd"); v != "" {
+	if v := headerOf(h, "X-Llmguard-Wasted-Usd"); v != "" {
 		rec.WastedUSD, _ = strconv.ParseFloat(v, 64)
 	}
 	if a.route != "" {
 		s.metrics.Request(rec)
 	}
 	a.span.End(rec, status)
+}
+
+// headerOf is h.Get of a key in canonical form, which it does not canonicalise
+// again.
+func headerOf(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // accessOn reports whether access lines are logged at all (the logger
