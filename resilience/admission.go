@@ -59,7 +59,7 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 	if err != nil {
 		return g, refusal{reason: storePrefix + err.Error()}
 	}
-	ok, probe, kb, why := e.ask(ctx, cs, t, t.keyKey, t.keyLabel, kb, now)
+	ok, probe, why := e.ask(ctx, cs, t, t.keyKey, t.keyLabel, &kb, now)
 	if !ok {
 		if why.reason != "" && !strings.HasPrefix(why.reason, storePrefix) {
 			why.reason = "key " + t.provider + ": " + why.reason
@@ -74,7 +74,7 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 	}
 	g.keyProbe, g.keyGen = probe, kb.Generation
 	quiet := breakerQuiet(&tb, now)
-	ok, probe, tb, why = e.ask(ctx, cs, t, t.breakerKey, "", tb, now)
+	ok, probe, why = e.ask(ctx, cs, t, t.breakerKey, "", &tb, now)
 	if !ok {
 		e.release(t, g)
 		why.hold = !strings.HasPrefix(why.reason, storePrefix)
@@ -85,28 +85,36 @@ func (e *Engine) admit(ctx context.Context, cs *callState, t *targetPlan, now ti
 	return g, refusal{}
 }
 
-// ask asks the breaker at key, whose record was just read as b, whether a
-// call may start at now, and returns its record as the answer left it. A
-// quiet record (closed, no cooldown) admits without a write.
-func (e *Engine) ask(ctx context.Context, cs *callState, t *targetPlan, key, label string, b state.Breaker, now time.Time) (ok, probe bool, after state.Breaker, why refusal) {
-	if breakerQuiet(&b, now) {
-		return true, false, b, refusal{}
+// ask asks the breaker at key, whose record was just read as *b, whether a
+// call may start at now, and leaves in *b the record as the answer left
+// it. A quiet record (closed, no cooldown) admits without a write.
+func (e *Engine) ask(ctx context.Context, cs *callState, t *targetPlan, key, label string, b *state.Breaker, now time.Time) (ok, probe bool, why refusal) {
+	if breakerQuiet(b, now) {
+		return true, false, refusal{}
 	}
-	from := breakerState(&b)
-	after, err := e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
+	from := breakerState(b)
+	var err error
+	*b, ok, probe, why, err = e.askStore(ctx, t, key, now)
+	if err != nil {
+		return false, false, refusal{reason: storePrefix + err.Error()}
+	}
+	cs.breakerEvent(t.name, from, breakerState(b), label)
+	if !ok {
+		return false, false, why
+	}
+	return true, probe, refusal{}
+}
+
+// askStore is ask's write to the record at key (apart from ask, so that a
+// quiet record's admission allocates nothing for the closure).
+func (e *Engine) askStore(ctx context.Context, t *targetPlan, key string, now time.Time) (after state.Breaker, ok, probe bool, why refusal, err error) {
+	after, err = e.store.UpdateBreaker(ctx, key, func(b *state.Breaker) bool {
 		var changed bool
 		ok, probe, changed, why.reason = breakerAllow(b, t.breaker, now)
 		why.until, why.rateLimited = refusedUntil(b, now)
 		return changed
 	})
-	if err != nil {
-		return false, false, after, refusal{reason: storePrefix + err.Error()}
-	}
-	cs.breakerEvent(t.name, from, breakerState(&after), label)
-	if !ok {
-		return false, false, after, why
-	}
-	return true, probe, after, refusal{}
+	return after, ok, probe, why, err
 }
 
 // release returns a grant's half-open probe slots without an outcome.

@@ -89,17 +89,18 @@ func storeCtx() context.Context { return context.Background() }
 // to cs's events, or (cs nil: a stream that failed after its call returned)
 // to the engine's hook under route.
 func (e *Engine) update(cs *callState, t *targetPlan, key, label, route string, fn func(b *state.Breaker) bool) {
-	var from, to string
+	var states [2]string // from, to: one allocation for the closure to fill
 	_, err := e.store.UpdateBreaker(storeCtx(), key, func(b *state.Breaker) bool {
-		from = breakerState(b)
+		states[0] = breakerState(b)
 		ch := fn(b)
-		to = breakerState(b)
+		states[1] = breakerState(b)
 		return ch
 	})
 	if err != nil {
 		e.log.Warn("llmguard: breaker update failed", "key", key, "err", err)
 		return
 	}
+	from, to := states[0], states[1]
 	if cs != nil {
 		cs.breakerEvent(t.name, from, to, label)
 	} else if from != to && e.onEvent != nil {

@@ -64,14 +64,16 @@ func (p *pacer) apply(paced bool, fn func(b *state.Pace) bool) {
 // then call started (or cancel if the call gives up waiting). Not ok: no
 // turn within maxWait; next is when one would come. A call that sends must
 // report its answer with done. paced is as for apply.
-func (p *pacer) reserve(now time.Time, maxWait time.Duration, paced bool) (wait time.Duration, ok bool, next time.Time) {
+func (p *pacer) reserve(now time.Time, maxWait time.Duration, paced bool) (time.Duration, bool, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ok = true
-	p.apply(paced, func(b *state.Pace) bool {
-		wait, ok, next = paceReserve(b, now, maxWait)
-		return ok && b.Known
-	})
+	wait, ok, next := time.Duration(0), true, time.Time{}
+	switch { // as apply does, without a closure for the bucket of its own
+	case p.share == nil:
+		wait, ok, next = paceReserve(&p.b, now, maxWait)
+	case paced:
+		wait, ok, next = p.reserveShared(now, maxWait)
+	}
 	if !ok {
 		return 0, false, next
 	}
@@ -81,6 +83,16 @@ func (p *pacer) reserve(now time.Time, maxWait time.Duration, paced bool) (wait 
 		p.inflight++
 	}
 	return wait, true, time.Time{}
+}
+
+// reserveShared is reserve's turn from the bucket in the store.
+func (p *pacer) reserveShared(now time.Time, maxWait time.Duration) (wait time.Duration, ok bool, next time.Time) {
+	ok = true
+	p.share(func(b *state.Pace) bool {
+		wait, ok, next = paceReserve(b, now, maxWait)
+		return ok && b.Known
+	})
+	return wait, ok, next
 }
 
 // started moves a call that waited for its turn in flight.
