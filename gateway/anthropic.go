@@ -46,7 +46,7 @@ func anthropicDecode(body []byte, in *inbound, relay bool) error {
 		known = true
 		switch k {
 		case "messages":
-			err = decodeANMessages(v, r)
+			err = decodeANMessages(v, r, in.lean)
 		case "system":
 			err = decodeANSystem(v, r)
 		case "max_tokens":
@@ -142,7 +142,7 @@ func (l *lossyNames) keys(prefix string, obj map[string]json.RawMessage, known .
 	}
 }
 
-func decodeANMessages(v json.RawMessage, r *provider.Request) error {
+func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 	if !isArray(v) {
 		return typeError("", "an array of messages", v)
 	}
@@ -177,7 +177,7 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 	}
 	r.Messages = make([]provider.Message, 0, len(msgs))
 	for i, m := range msgs {
-		parts, err := decodeANContent(m.Content)
+		parts, err := decodeANContent(m.Content, lean)
 		if err != nil {
 			return prefixError(fmt.Sprintf("[%d].content", i), err)
 		}
@@ -206,12 +206,13 @@ func decodeANMessages(v json.RawMessage, r *provider.Request) error {
 	return nil
 }
 
-// decodeANContent decodes a string or an array of content blocks.
-func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
-	return decodeContent(v, func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
+// decodeANContent decodes a string or an array of content blocks; with
+// lean, texts may be left undecoded in Part.Raw.
+func decodeANContent(v json.RawMessage, lean bool) ([]provider.Part, error) {
+	return decodeContent(v, lean, func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
 		switch typ {
 		case "text":
-			if p.Text, err = rawjson.String(obj["text"]); err != nil {
+			if err = textPart(p, obj["text"], lean); err != nil {
 				return typeError("text", "a string", obj["text"])
 			}
 			delete(obj, "text")
@@ -246,14 +247,22 @@ func decodeANContent(v json.RawMessage) ([]provider.Part, error) {
 			_ = rawjson.Unmarshal(obj["tool_use_id"], &tr.CallID)
 			_ = rawjson.Unmarshal(obj["is_error"], &tr.IsError)
 			var inner []provider.Part
-			if inner, err = decodeANContent(obj["content"]); err != nil {
+			if inner, err = decodeANContent(obj["content"], lean); err != nil {
 				return prefixError("content", err)
 			}
 			texts := 0
-			for _, ip := range inner {
-				if ip.Type == provider.PartText {
-					tr.Content += ip.Text
+			for i := range inner {
+				if inner[i].Type == provider.PartText {
 					texts++
+				}
+			}
+			if len(inner) == 1 && texts == 1 && inner[0].Raw != nil {
+				p.Raw = inner[0].Raw // one text, left undecoded
+			} else {
+				for i := range inner {
+					if inner[i].Type == provider.PartText {
+						tr.Content += partText(&inner[i])
+					}
 				}
 			}
 			delete(obj, "tool_use_id")

@@ -133,17 +133,18 @@ func anthropicFallbacks(v json.RawMessage) bool {
 // block decodes the fields of its type into p, deleting the keys it used;
 // the keys left over are kept verbatim in p.Extra, so a same-dialect target
 // receives them unchanged. An element of an unknown type is kept whole.
-func decodeContent(v json.RawMessage, block func(typ string, obj map[string]json.RawMessage, p *provider.Part) error) ([]provider.Part, error) {
+// With lean, a string's text may be left undecoded (see textPart).
+func decodeContent(v json.RawMessage, lean bool, block func(typ string, obj map[string]json.RawMessage, p *provider.Part) error) ([]provider.Part, error) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 || string(v) == "null" {
 		return nil, nil
 	}
 	if v[0] == '"' {
-		s, err := rawjson.String(v)
-		if err != nil {
+		p := provider.Part{Type: provider.PartText}
+		if err := textPart(&p, v, lean); err != nil {
 			return nil, err
 		}
-		return []provider.Part{{Type: provider.PartText, Text: s}}, nil
+		return []provider.Part{p}, nil
 	}
 	if v[0] != '[' {
 		return nil, typeError("", "a string or an array of content blocks", v)
@@ -171,6 +172,28 @@ func decodeContent(v json.RawMessage, block func(typ string, obj map[string]json
 		parts = append(parts, p)
 	}
 	return parts, nil
+}
+
+// textPart sets p's text to the JSON string v: with lean, left undecoded
+// in p.Raw where the string can be sent on as it is (rawjson.Verbatim), so
+// that a request translated to another dialect carries its client's text
+// unchanged (see provider.Request.Lean); else decoded into p.Text.
+func textPart(p *provider.Part, v []byte, lean bool) (err error) {
+	if lean && rawjson.Verbatim(v) {
+		p.Raw = v
+		return nil
+	}
+	p.Text, err = rawjson.String(v)
+	return err
+}
+
+// partText is p's text, decoded from p.Raw when it is there.
+func partText(p *provider.Part) string {
+	if p.Raw == nil {
+		return p.Text
+	}
+	s, _ := rawjson.String(p.Raw) // Verbatim: it decodes
+	return s
 }
 
 // ---- errors in the user's terms ----

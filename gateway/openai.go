@@ -32,6 +32,9 @@ type inbound struct {
 	// known, when set, are the body's top-level fields, as a relay
 	// decoding found them: decodeRequest reads them without a walk.
 	known []rawjson.Member
+	// lean: message texts may be left undecoded in Part.Raw, for a
+	// deferred decoding (see provider.Request.Lean).
+	lean bool
 }
 
 // requestError is a client-side fault found while decoding (status 400).
@@ -272,7 +275,7 @@ func partsText(parts []provider.Part) string {
 
 // decodeOAContent decodes message content: a string, null, or an array of parts.
 func decodeOAContent(v json.RawMessage) ([]provider.Part, error) {
-	return decodeContent(v, func(typ string, obj map[string]json.RawMessage, p *provider.Part) error {
+	return decodeContent(v, false, func(typ string, obj map[string]json.RawMessage, p *provider.Part) error {
 		switch typ {
 		case "text":
 			var err error

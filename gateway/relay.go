@@ -24,7 +24,8 @@ import (
 // relayed truthfully, where the gateway answered its own 400 before; a
 // body that is not a JSON object, or lacks or mistypes what routing needs,
 // still gets the gateway's one-line 400. A request any of whose targets
-// speaks another dialect is decoded whole before the call, as ever.
+// speaks another dialect is decoded whole before the call, as ever (its
+// texts left undecoded in the body for an OpenAI-family target: settle).
 
 // decodeChat decodes what routing needs of a chat request body of dialect
 // (model, stream, fallbacks, max tokens, metadata; stream options) and
@@ -44,7 +45,7 @@ func decodeChat(dialect string, body []byte) (*inbound, error) {
 	}
 	known := in.req.Passthrough.Fields // nil when the body had routing fields
 	in.req.Deferred = provider.NewDeferred(func() (*provider.Request, error) {
-		w := &inbound{known: known}
+		w := &inbound{known: known, lean: true}
 		if err := whole(dialect, body, w); err != nil {
 			return nil, err
 		}
@@ -98,9 +99,22 @@ var errStop = errors.New("stop")
 
 // settle decodes the rest of a chat request (see decodeChat) unless every
 // target of the call, the route's and the per-request fallbacks, relays its
-// dialect; the error is the whole decoder's 400.
+// dialect; the error is the whole decoder's 400. Where every other target
+// is of the OpenAI family, whose adapter sends the texts as the client
+// wrote them (provider.Request.Lean), the request keeps its Deferred: its
+// texts are decoded only for whoever reads them (Full).
 func (s *Server) settle(in *inbound, route string, fallbacks []string) error {
-	if in.req.Deferred == nil || s.relaysAll(in.dialect, route, fallbacks) {
+	if in.req.Deferred == nil || s.allTargets(route, fallbacks, func(family string) bool { return relays(family, in.dialect) }) {
+		return nil
+	}
+	if s.allTargets(route, fallbacks, func(family string) bool { return relays(family, in.dialect) || readsLean(family) }) {
+		lean, err := in.req.Lean()
+		if err != nil {
+			return err
+		}
+		d := in.req.Deferred
+		*in.req = *lean
+		in.req.Deferred = d
 		return nil
 	}
 	full, err := in.req.Full()
@@ -111,9 +125,9 @@ func (s *Server) settle(in *inbound, route string, fallbacks []string) error {
 	return nil
 }
 
-// relaysAll reports whether every target of route and fallbacks is a
-// provider whose adapter relays a chat body of dialect.
-func (s *Server) relaysAll(dialect, route string, fallbacks []string) bool {
+// allTargets reports whether every target of route and fallbacks is a
+// provider of the catalogue whose dialect family passes ok.
+func (s *Server) allTargets(route string, fallbacks []string, ok func(family string) bool) bool {
 	targets := s.routes[route]
 	if targets == nil {
 		targets = []string{route}
@@ -121,13 +135,19 @@ func (s *Server) relaysAll(dialect, route string, fallbacks []string) bool {
 	for _, list := range [][]string{targets, fallbacks} {
 		for _, t := range list {
 			p, _, _ := strings.Cut(t, "/")
-			info, ok := s.cat.Provider(p)
-			if !ok || !relays(info.Dialect, dialect) {
+			info, found := s.cat.Provider(p)
+			if !found || !ok(info.Dialect) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// readsLean reports whether an adapter of the catalogue's dialect family
+// sends a request's texts as their client wrote them (Request.Lean).
+func readsLean(family string) bool {
+	return family == catalog.DialectOpenAI || family == catalog.DialectAzure
 }
 
 // relays reports whether an adapter of the catalogue's dialect family

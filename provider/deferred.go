@@ -10,12 +10,17 @@ import "sync"
 type Deferred struct {
 	once   sync.Once
 	decode func() (*Request, error)
-	full   *Request
+	lean   *Request // decode's, whose texts may be in Part.Raw (see Lean)
 	err    error
+	// texts decodes lean's texts once, for Full.
+	texts    sync.Once
+	full     *Request
+	textsErr error
 }
 
 // NewDeferred returns a Deferred whose decode gives the whole request (of
-// which Full takes the deferred fields). decode is called at most once.
+// which Full takes the deferred fields), whose texts it may leave in
+// Part.Raw: Full decodes them, Lean does not. decode is called at most once.
 func NewDeferred(decode func() (*Request, error)) *Deferred {
 	return &Deferred{decode: decode}
 }
@@ -33,21 +38,37 @@ func (r *Request) Full() (*Request, error) {
 	if d == nil {
 		return r, nil
 	}
+	lean, err := d.decoded()
+	if err != nil {
+		return nil, err
+	}
+	d.texts.Do(func() { d.full, d.textsErr = decodeTexts(lean) })
+	if d.textsErr != nil {
+		return nil, d.textsErr
+	}
+	return r.with(d.full), nil
+}
+
+// decoded is decode's request, decoded on the first call; its texts may
+// be in Part.Raw.
+func (d *Deferred) decoded() (*Request, error) {
 	d.once.Do(func() {
 		if d.decode != nil {
-			d.full, d.err = d.decode()
+			d.lean, d.err = d.decode()
 		}
-		if d.full == nil && d.err == nil {
-			d.full = &Request{}
+		if d.lean == nil && d.err == nil {
+			d.lean = &Request{}
 		}
 	})
-	if d.err != nil {
-		return nil, d.err
-	}
-	c, f := *r, d.full
+	return d.lean, d.err
+}
+
+// with is a copy of r, without its Deferred, with the deferred fields of f.
+func (r *Request) with(f *Request) *Request {
+	c := *r
 	c.Deferred = nil
 	c.System, c.Messages, c.Stop, c.Tools = f.System, f.Messages, f.Stop, f.Tools
 	c.ToolChoice, c.ParallelToolCalls, c.ResponseFormat = f.ToolChoice, f.ParallelToolCalls, f.ResponseFormat
 	c.Seed, c.TopK, c.User, c.Extra, c.Lossy = f.Seed, f.TopK, f.User, f.Extra, f.Lossy
-	return &c, nil
+	return &c
 }

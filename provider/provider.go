@@ -52,6 +52,14 @@ type Part struct {
 	// Extra keeps dialect-specific fields of the part (e.g. Anthropic
 	// cache_control) so a request that stays in its dialect loses nothing.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+	// Raw, when set, is the part's text undecoded: the JSON string, quotes
+	// included, that the client sent for the Text of a PartText or the
+	// ToolResult.Content of a PartToolResult, a slice of the client's body,
+	// which then holds "" (see Request.Lean). Raw is valid UTF-8 and
+	// escapes no UTF-16 surrogate (rawjson.Verbatim), so an encoder that
+	// writes JSON strings may send it as it is in place of the text. Only
+	// Lean gives parts with Raw; nil for most parts.
+	Raw json.RawMessage `json:"-"`
 }
 
 // JoinText appends the non-empty text parts of parts to s, paragraphs apart

@@ -74,6 +74,11 @@ type wireMessage struct {
 	ToolCalls  []wireToolCall             `json:"tool_calls,omitempty"`
 	ToolCallID string                     `json:"tool_call_id,omitempty"`
 	extra      map[string]json.RawMessage // the message's Extra, same dialect only
+	// raw, when set, is the content string as its client sent it
+	// (Part.Raw), in place of Content; raws[i], when set, is the text of
+	// the text part Content[i] so (see appendWireMessage).
+	raw  []byte
+	raws [][]byte
 }
 
 type wireToolCall struct {
@@ -108,35 +113,32 @@ func Encode(req *provider.Request, model string, stream bool) ([]byte, error) {
 // encode is Encode with the quirks q that also names the fields it could
 // not send.
 func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte, []string, error) {
-	same := req.Dialect == Dialect
-	if chatRelayed(req) {
-		parts, dropped, err := splice(req, model, stream, q)
-		return bytes.Join(parts, nil), dropped, err
+	parts, dropped, err := encodeParts(req, model, stream, q)
+	if len(parts) == 1 {
+		return parts[0], dropped, err
 	}
-	req, err := req.Full()
+	return bytes.Join(parts, nil), dropped, err
+}
+
+// encodeParts is encode's body as the slices to send one after another:
+// a request in this dialect relayed (slices of the client's body around
+// the fields set), or one from another dialect whose texts the client
+// sent are slices of its body too (see translate).
+func encodeParts(req *provider.Request, model string, stream bool, q quirks) ([][]byte, []string, error) {
+	if chatRelayed(req) {
+		return splice(req, model, stream, q)
+	}
+	if req.Dialect != Dialect {
+		return translate(req, model, stream, q)
+	}
+	var drops httpcall.Drops
+	req, w, err := wire(req.Full, model, stream, q, &drops)
 	if err != nil {
 		return nil, nil, err
 	}
-	var drops httpcall.Drops
-	w := wireRequest{Model: model, Stream: stream}
-	options(&w, req, stream, q, &drops)
-	encodeTools(&w, req)
-	if err := encodeToolChoice(&w, req.ToolChoice); err != nil {
+	body, err := httpcall.Marshal(w, req)
+	if err != nil {
 		return nil, nil, err
-	}
-	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
-	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
-	}
-	for i := range req.Messages {
-		var err error
-		if w.Messages, err = appendMessage(w.Messages, &req.Messages[i], same, &drops); err != nil {
-			return nil, nil, fmt.Errorf("message %d: %w", i, err)
-		}
-	}
-	body, err := httpcall.Marshal(&w, req)
-	if err != nil || !same {
-		return body, drops.Names(), err
 	}
 	extras := make([]map[string]json.RawMessage, len(w.Messages))
 	for i := range w.Messages {
@@ -146,7 +148,33 @@ func encode(req *provider.Request, model string, stream bool, q quirks) ([]byte,
 	if err == nil {
 		body, err = httpcall.MergeExtra(body, req.Extra, "model", "stream", "stream_options")
 	}
-	return body, drops.Names(), err
+	return [][]byte{body}, drops.Names(), err
+}
+
+// wire decodes a request with decoded (its Full or its Lean) and returns
+// it with its wire request, naming in drops what it cannot send.
+func wire(decoded func() (*provider.Request, error), model string, stream bool, q quirks, drops *httpcall.Drops) (*provider.Request, *wireRequest, error) {
+	req, err := decoded()
+	if err != nil {
+		return nil, nil, err
+	}
+	same := req.Dialect == Dialect
+	w := &wireRequest{Model: model, Stream: stream}
+	options(w, req, stream, q, drops)
+	encodeTools(w, req)
+	if err := encodeToolChoice(w, req.ToolChoice); err != nil {
+		return nil, nil, err
+	}
+	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
+	if req.System != "" {
+		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
+	}
+	for i := range req.Messages {
+		if w.Messages, err = appendMessage(w.Messages, &req.Messages[i], same, drops); err != nil {
+			return nil, nil, fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	return req, w, nil
 }
 
 // options sets the request's sampling, limits, metadata and output format

@@ -5,6 +5,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -40,10 +41,13 @@ type content struct {
 	same  bool // the request is in this dialect: its extras are sent
 	drops *httpcall.Drops
 	parts []json.RawMessage
+	raws  [][]byte // a text part's Part.Raw, by parts' index (nil: none)
 	calls []wireToolCall
 	text  string // the last text part
-	texts int    // how many text parts
-	rich  bool   // a part that only a content array can carry
+	// textRaw is the last text part's Part.Raw (text is then "").
+	textRaw []byte
+	texts   int  // how many text parts
+	rich    bool // a part that only a content array can carry
 }
 
 // add adds part j, p; a tool result is appended to out as a message of its
@@ -62,7 +66,7 @@ func (c *content) add(out []wireMessage, p *provider.Part, j int) ([]wireMessage
 			return nil, err
 		}
 		c.rich = true
-		c.parts = append(c.parts, raw)
+		c.add1(raw, nil)
 		return out, nil
 	}
 	switch p.Type {
@@ -70,7 +74,11 @@ func (c *content) add(out []wireMessage, p *provider.Part, j int) ([]wireMessage
 		if p.ToolResult == nil {
 			return nil, fmt.Errorf("part %d: tool_result part without result", j)
 		}
-		return append(out, wireMessage{Role: "tool", ToolCallID: p.ToolResult.CallID, Content: p.ToolResult.Content}), nil
+		tm := wireMessage{Role: "tool", ToolCallID: p.ToolResult.CallID, Content: p.ToolResult.Content, raw: p.Raw}
+		if p.Raw != nil && c.same {
+			tm.Content, tm.raw = textOf(p), nil // the library writes it
+		}
+		return append(out, tm), nil
 	case provider.PartToolCall:
 		if p.ToolCall == nil {
 			return nil, fmt.Errorf("part %d: tool_call part without tool call", j)
@@ -94,10 +102,27 @@ func (c *content) add(out []wireMessage, p *provider.Part, j int) ([]wireMessage
 	return out, nil
 }
 
+// add1 adds one encoded part, whose text is text when that is set (a
+// Part.Raw).
+func (c *content) add1(part json.RawMessage, text []byte) {
+	if text != nil && c.raws == nil {
+		c.raws = make([][]byte, len(c.parts), cap(c.parts)+1)
+	}
+	c.parts = append(c.parts, part)
+	if c.raws != nil {
+		c.raws = append(c.raws, text)
+	}
+}
+
 func (c *content) addText(p *provider.Part) error {
 	c.texts++
-	c.text = p.Text
-	raw, err := json.Marshal(wirePart{Type: "text", Text: p.Text})
+	if p.Raw != nil && !c.same && len(p.Raw) > 2 { // "" is no "text" in a part
+		c.text, c.textRaw = "", p.Raw
+		c.add1(nil, p.Raw)
+		return nil
+	}
+	c.text, c.textRaw = textOf(p), nil
+	raw, err := json.Marshal(wirePart{Type: "text", Text: c.text})
 	if err == nil && c.same && len(p.Extra) > 0 {
 		c.rich = true
 		raw, err = httpcall.MergeExtra(raw, p.Extra, "type")
@@ -105,8 +130,18 @@ func (c *content) addText(p *provider.Part) error {
 	if err != nil {
 		return err
 	}
-	c.parts = append(c.parts, raw)
+	c.add1(raw, nil)
 	return nil
+}
+
+// textOf is p's text (Text, or ToolResult.Content for a tool result),
+// decoded from p.Raw when it is there.
+func textOf(p *provider.Part) string {
+	if p.Raw == nil {
+		return p.Text
+	}
+	s, _ := rawjson.String(p.Raw) // rawjson.Verbatim: it decodes
+	return s
 }
 
 func (c *content) addImage(p *provider.Part) error {
@@ -135,7 +170,7 @@ func (c *content) addImage(p *provider.Part) error {
 	if err != nil {
 		return err
 	}
-	c.parts = append(c.parts, raw)
+	c.add1(raw, nil)
 	return nil
 }
 
@@ -162,20 +197,20 @@ func (c *content) message(out []wireMessage, m *provider.Message) []wireMessage 
 	}
 	switch {
 	case c.rich:
-		wm.Content = c.parts
+		wm.Content, wm.raws = c.parts, c.raws
 	case c.texts == 1:
-		wm.Content = c.text
+		wm.Content, wm.raw = c.text, c.textRaw
 	case c.texts > 1 && role == provider.RoleAssistant:
 		// Assistant content arrays are text-only; join them.
 		s := ""
 		for j := range m.Content {
 			if m.Content[j].Type == provider.PartText {
-				s += m.Content[j].Text
+				s += textOf(&m.Content[j])
 			}
 		}
 		wm.Content = s
 	case c.texts > 1:
-		wm.Content = c.parts
+		wm.Content, wm.raws = c.parts, c.raws
 	default:
 		wm.Content = nil // assistant turn with tool calls only
 	}

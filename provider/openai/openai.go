@@ -138,15 +138,8 @@ func (a *Adapter) endpoint(model string) string {
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
 	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
-	var parts [][]byte
-	var err error
-	if chatRelayed(req) {
-		parts, call.Dropped, err = splice(req, model, stream, a.q) // slices of the client's body
-	} else {
-		var body []byte
-		body, call.Dropped, err = encode(req, model, stream, a.q)
-		parts = [][]byte{body}
-	}
+	parts, dropped, err := encodeParts(req, model, stream, a.q) // slices of the client's body, where it can
+	call.Dropped = dropped
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}

@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/llmguard/llmguard/provider/openai"
+)
+
+// checkLean: an Anthropic body decoded as the gateway decodes it for a
+// target of another dialect (decodeChat, then the request's Lean, its
+// texts left in the client's body) gets the 400 the whole decoder gives,
+// or an OpenAI body that says what the whole decoding's does, and a Full
+// that is the whole decoding.
+func checkLean(t *testing.T, body []byte) {
+	t.Helper()
+	want, werr := decodeAnthropic(body)
+	in, err := decodeChat(DialectAnthropic, body)
+	if err == nil {
+		_, err = in.req.Lean()
+	}
+	if werr != nil || err != nil {
+		if werr == nil || err == nil || err.Error() != werr.Error() {
+			t.Fatalf("%s: lean decoding: %v, whole decoding: %v", body, err, werr)
+		}
+		return
+	}
+	wantBody, werr := openai.Encode(want.req, "gpt-4o", true)
+	got, err := openai.Encode(in.req, "gpt-4o", true)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("%s: encoding: %v, want %v", body, err, werr)
+	}
+	if err != nil {
+		return
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: encoded %s: %v", body, got, err)
+	}
+	if err := json.Unmarshal(wantBody, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s: encoded\n%s\nwant\n%s", body, got, wantBody)
+	}
+	full, err := in.req.Full()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Deferred, full.Passthrough, want.req.Passthrough = nil, nil, nil
+	fb, _ := json.Marshal(full)
+	wb, _ := json.Marshal(want.req)
+	if string(fb) != string(wb) {
+		t.Fatalf("%s: Full\n%s\nwant\n%s", body, fb, wb)
+	}
+}
+
+// leanBodies are Anthropic bodies with texts of every kind: Claude Code's
+// recorded requests, an agent's conversation, and small odd ones.
+func leanBodies(t testing.TB) [][]byte {
+	bodies := [][]byte{agentBody(DialectAnthropic, DialectOpenAI, 8<<10)}
+	files, _ := filepath.Glob("testdata/claude-code/*.txtar")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range txtar.Parse(b).Files {
+			if strings.HasSuffix(f.Name, ".json") {
+				bodies = append(bodies, f.Data)
+			}
+		}
+	}
+	for _, s := range []string{
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi \"there\"\n\u00e9 <b>"}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":""},{"type":"text","text":"a\ud83d\ude00"},{"type":"text","text":"\ud800"}]}]}`,
+		"{\"model\":\"m\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"bad \xff utf-8\"}]}",
+		`{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b\n"}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r\n"},{"type":"tool_result","tool_use_id":"u","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},{"type":"tool_result","tool_use_id":"v","content":[{"type":"text","text":"z\"","cache_control":{"type":"ephemeral"}}]},{"type":"text","text":"after"}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"},{"type":"image","source":{"type":"url","url":"u"}}]}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":7}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"ctl` + "\x01" + `"}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"user","content":[{"type":"text","text":"a\q"}]}]}`,
+	} {
+		bodies = append(bodies, []byte(s))
+	}
+	return bodies
+}
+
+func TestLeanDecoding(t *testing.T) {
+	for _, b := range leanBodies(t) {
+		checkLean(t, b)
+	}
+}
+
+// FuzzLeanDecoding is TestLeanDecoding on any body.
+func FuzzLeanDecoding(f *testing.F) {
+	for _, b := range leanBodies(f) {
+		if len(b) < 4<<10 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkLean(t, b) })
+}

@@ -1,0 +1,88 @@
+package rawjson
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+func TestVerbatim(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{`""`, true},
+		{`"plain text"`, true},
+		{`"line\nbreak \"quoted\" tab\t \\ \/ \u00e9 \u2028"`, true},
+		{"\"h\u00e9llo \u2014 \U0001F600\"", true},
+		{`"<b>&</b>"`, true},
+		{`"\ud83d\ude00"`, false}, // a pair: refused rather than told from a lone one
+		{`"\udc00"`, false},
+		{`"\\ud800"`, true}, // a backslash, then text
+		{"\"\xff\"", false},
+		{"\"\xe2\x82\"", false},
+		{"\"a\nb\"", false},
+		{`"\x"`, false},
+		{`"\u12"`, false},
+		{`"abc`, false},
+		{`"a"b"`, false},
+		{`"a" `, false},
+		{` "a"`, false},
+		{`"\"`, false},
+		{`null`, false},
+		{`1`, false},
+		{`"`, false},
+	}
+	for _, tt := range tests {
+		if got := Verbatim([]byte(tt.in)); got != tt.want {
+			t.Errorf("Verbatim(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzVerbatim: Verbatim is exactly "a JSON string as encoding/json reads
+// it, whose bytes are valid UTF-8 and whose escapes name no surrogate".
+func FuzzVerbatim(f *testing.F) {
+	for _, s := range []string{`""`, `"a\nb"`, `"\ud83d\ude00"`, `"\\ud800"`, "\"\xff\"", `"é\u00e9"`, `"a\"b"`, `"\u0000"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s string
+		want := len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && json.Unmarshal(b, &s) == nil && json.Valid(b) &&
+			utf8.Valid(b) && !surrogateEscape(string(b))
+		if got := Verbatim(b); got != want {
+			t.Fatalf("Verbatim(%q) = %v, want %v", b, got, want)
+		}
+	})
+}
+
+// surrogateEscape reports whether the JSON string s has a \u escape of a
+// UTF-16 surrogate (read escape by escape).
+func surrogateEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			var r rune
+			ok := true
+			for _, c := range strings.ToLower(s[i+2 : i+6]) {
+				switch {
+				case c >= '0' && c <= '9':
+					r = r<<4 | (c - '0')
+				case c >= 'a' && c <= 'f':
+					r = r<<4 | (c - 'a' + 10)
+				default:
+					ok = false
+				}
+			}
+			if ok && utf16.IsSurrogate(r) {
+				return true
+			}
+		}
+		i++ // the escaped byte
+	}
+	return false
+}
