@@ -27,15 +27,22 @@ const (
 	batchStopped = 3 // stopped with items left: the same command resumes them
 )
 
+// batchUsageText is the help of llmguard batch, before its flags.
+const batchUsageText = `Usage: llmguard batch --in items.jsonl --out results.jsonl [--route NAME] [--concurrency N]
+         [--prompt-template FILE] [--max-cost USD] [--retry-failed] [--no-wait-past 10m] [--config FILE] [-v]
+
+Runs every line of --in through llmguard's engine and appends each one's result to --out.
+Lines are llmguard's {"id", "text"|"prompt"|"messages"}, OpenAI Batch API requests or Anthropic
+Message Batches requests (results in the same API's format). Run it again to resume: items already
+in --out are skipped. Ctrl-C stops taking items and waits for those in flight; a second Ctrl-C aborts them.
+Exit: 0 all answered, 1 some failed, 2 nothing ran (bad flags or input), 3 stopped with items left.
+
+Flags:
+`
+
 // runBatch runs a file of prompts through the engine (see batch.Runner).
 func runBatch(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "batch", "Usage: llmguard batch --in items.jsonl --out results.jsonl [--route NAME] [--concurrency N]\n"+
-		"         [--prompt-template FILE] [--max-cost USD] [--retry-failed] [--no-wait-past 10m] [--config FILE] [-v]\n\n"+
-		"Runs every line of --in through llmguard's engine and appends each one's result to --out.\n"+
-		"Lines are llmguard's {\"id\", \"text\"|\"prompt\"|\"messages\"}, OpenAI Batch API requests or Anthropic\n"+
-		"Message Batches requests (results in the same API's format). Run it again to resume: items already\n"+
-		"in --out are skipped. Ctrl-C stops taking items and waits for those in flight; a second Ctrl-C aborts them.\n"+
-		"Exit: 0 all answered, 1 some failed, 2 nothing ran (bad flags or input), 3 stopped with items left.\n\nFlags:\n")
+	fs := newFlagSet(env, "batch", batchUsageText)
 	inPath := fs.String("in", "", "input `file` (JSON Lines)")
 	outPath := fs.String("out", "", "results `file` (JSON Lines; created, or resumed when it exists)")
 	route := fs.String("route", "", "route, provider/model or model id for every item (default: each line's model, else route default)")

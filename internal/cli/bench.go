@@ -29,14 +29,10 @@ Run 'llmguard bench <scorecard> -h' for its flags.
 
 // runBench implements "llmguard bench <scorecard>".
 func runBench(ctx context.Context, env *Env, args []string) int {
-	if len(args) == 0 {
-		io.WriteString(env.Stderr, benchUsage)
-		return 2
+	if code, ok := subcommand(env, benchUsage, args); !ok {
+		return code
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
-		io.WriteString(env.Stderr, benchUsage)
-		return 0
 	case "overhead":
 		return runBenchOverhead(ctx, env, args[1:])
 	case "scaling":
@@ -54,15 +50,21 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 	return 2
 }
 
+// overheadUsage is the help of llmguard bench overhead, before its flags.
+const overheadUsage = `Usage: llmguard bench overhead [--rate QPS | --concurrency N] [--duration 20s] [--stream]
+
+Sends the same load straight to an in-process zero-latency mock (the calibration), through a plain
+httputil.ReverseProxy and through llmguard's gateway, the three taking turns, all on 127.0.0.1, and prints
+in Markdown the latency each adds (p50/p90/p99 less the calibration's) at a fixed rate, the highest rate
+each sustains, the throughput at a fixed concurrency, the CPU and allocations per request, peak RSS and
+the machine. Without --rate or --concurrency it measures both (1,000 QPS and 64 connections); the run
+takes about twice --duration.
+
+`
+
 // runBenchOverhead implements "llmguard bench overhead".
 func runBenchOverhead(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "bench overhead", "Usage: llmguard bench overhead [--rate QPS | --concurrency N] [--duration 20s] [--stream]\n\n"+
-		"Sends the same load straight to an in-process zero-latency mock (the calibration), through a plain\n"+
-		"httputil.ReverseProxy and through llmguard's gateway, the three taking turns, all on 127.0.0.1, and prints\n"+
-		"in Markdown the latency each adds (p50/p90/p99 less the calibration's) at a fixed rate, the highest rate\n"+
-		"each sustains, the throughput at a fixed concurrency, the CPU and allocations per request, peak RSS and\n"+
-		"the machine. Without --rate or --concurrency it measures both (1,000 QPS and 64 connections); the run\n"+
-		"takes about twice --duration.\n\n")
+	fs := newFlagSet(env, "bench overhead", overheadUsage)
 	rate := fs.Float64("rate", 0, "measure the added latency at this fixed rate (requests per second, open loop), then higher rates (default 1000 without --concurrency)")
 	conns := fs.Int("concurrency", 0, "measure the throughput of this many concurrent clients (closed loop) (default 64 without --rate)")
 	d := fs.Duration("duration", 20*time.Second, "length of the fixed-rate measurement, the three paths together (at most 10m)")
@@ -93,12 +95,18 @@ func runBenchOverhead(ctx context.Context, env *Env, args []string) int {
 	return benchReport(env, "overhead", rep, err)
 }
 
+// scalingUsage is the help of llmguard bench scaling, before its flags.
+const scalingUsage = `Usage: llmguard bench scaling [--duration 1.5s] [--group body|stream|conns]
+
+Measures, beside a plain httputil.ReverseProxy in the same run, the CPU time and allocations per request
+llmguard adds for request bodies of 1/32/128/512 KB (same dialect and across), streams of 10/100/1,000
+chunks and 1/16/64/256 connections, all on 127.0.0.1, and prints the table in Markdown.
+
+`
+
 // runBenchScaling implements "llmguard bench scaling".
 func runBenchScaling(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "bench scaling", "Usage: llmguard bench scaling [--duration 1.5s] [--group body|stream|conns]\n\n"+
-		"Measures, beside a plain httputil.ReverseProxy in the same run, the CPU time and allocations per request\n"+
-		"llmguard adds for request bodies of 1/32/128/512 KB (same dialect and across), streams of 10/100/1,000\n"+
-		"chunks and 1/16/64/256 connections, all on 127.0.0.1, and prints the table in Markdown.\n\n")
+	fs := newFlagSet(env, "bench scaling", scalingUsage)
 	d := fs.Duration("duration", 1500*time.Millisecond, "each row's measurement, the three paths together (at most 1m)")
 	group := fs.String("group", "", "run only this group of rows: body, stream or conns (default all)")
 	if code, ok := parseFlags(fs, args, env); !ok {

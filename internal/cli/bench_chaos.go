@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,12 +61,9 @@ func runBenchChaos(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	if *asJSON {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "llmguard bench chaos: %v\n", err)
+		if !printJSON(env, "bench chaos", s) {
 			return 1
 		}
-		env.Stdout.Write(append(b, '\n'))
 		return 0
 	}
 	env.Stdout.Write(md.Bytes())

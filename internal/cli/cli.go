@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -78,6 +79,34 @@ func usage(w io.Writer) {
 	}
 	b.WriteString("\nRun 'llmguard <command> -h' for a command's flags.\n")
 	io.WriteString(w, b.String())
+}
+
+// subcommand reads the subcommand of a command that has some (bench,
+// config): ok is false when the command is done, with its exit code, after
+// printing usage: 2 with no argument, 0 for -h, --help or help.
+func subcommand(env *Env, usage string, args []string) (code int, ok bool) {
+	if len(args) == 0 {
+		io.WriteString(env.Stderr, usage)
+		return 2, false
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		io.WriteString(env.Stderr, usage)
+		return 0, false
+	}
+	return 0, true
+}
+
+// printJSON writes v to stdout as indented JSON and a newline; false after
+// an error, said on stderr as the command name's.
+func printJSON(env *Env, name string, v any) bool {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard %s: %v\n", name, err)
+		return false
+	}
+	env.Stdout.Write(append(b, '\n'))
+	return true
 }
 
 // parseFlags parses a subcommand's flags, which take no positional

@@ -26,14 +26,10 @@ See docs/config.md for every key and its default.
 
 // runConfig implements "llmguard config check [FILE]".
 func runConfig(ctx context.Context, env *Env, args []string) int {
-	if len(args) == 0 {
-		io.WriteString(env.Stderr, configUsage)
-		return 2
+	if code, ok := subcommand(env, configUsage, args); !ok {
+		return code
 	}
 	switch args[0] {
-	case "-h", "--help", "help":
-		io.WriteString(env.Stderr, configUsage)
-		return 0
 	case "check":
 		return runConfigCheck(env, args[1:])
 	}

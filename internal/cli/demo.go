@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,14 +15,20 @@ import (
 	"github.com/llmguard/llmguard/demo"
 )
 
+// demoUsage is the help of llmguard demo, before its flags.
+const demoUsage = `Usage: llmguard demo [--requests N] [--seed N] [--json] [--metrics-addr ADDR]
+
+Needs no key and no network: starts the mock on 127.0.0.1 with a scripted bad night and sends the same
+requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.
+With --metrics-addr, llmguard's /metrics and dashboard (/ui/) are served there during the night and after
+it, until interrupted.
+
+`
+
 // runDemo plays a scripted bad night against the in-process mock and shows
 // what llmguard, a naive retrying client and a no-retry client got.
 func runDemo(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "demo", "Usage: llmguard demo [--requests N] [--seed N] [--json] [--metrics-addr ADDR]\n\n"+
-		"Needs no key and no network: starts the mock on 127.0.0.1 with a scripted bad night and sends the same\n"+
-		"requests through llmguard's engine, a naive client (retry every error, fixed backoff) and a no-retry client.\n"+
-		"With --metrics-addr, llmguard's /metrics and dashboard (/ui/) are served there during the night and after\n"+
-		"it, until interrupted.\n\n")
+	fs := newFlagSet(env, "demo", demoUsage)
 	n := fs.Int("requests", demo.DefaultRequests, "requests each client sends")
 	seed := fs.Uint64("seed", demo.DefaultSeed, "random seed for the mock's faults")
 	asJSON := fs.Bool("json", false, "print only the summary, as JSON")
@@ -59,12 +64,9 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 		return 1
 	}
 	if *asJSON {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "llmguard demo: %v\n", err)
+		if !printJSON(env, "demo", s) {
 			return 1
 		}
-		env.Stdout.Write(append(b, '\n'))
 	} else {
 		printSummary(env.Stdout, s)
 	}

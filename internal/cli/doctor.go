@@ -25,14 +25,20 @@ import (
 // retry-after dates go wrong).
 const maxClockSkew = 30 * time.Second
 
+// doctorUsage is the help of llmguard doctor, before its flags.
+const doctorUsage = `Usage: llmguard doctor [--config FILE] [--timeout 10s] [--probe]
+
+Checks the configuration, each provider's key (a model listing: no tokens spent), base-URL reachability,
+key shapes (whitespace or quotes pasted in, a key in the wrong variable) and clock skew.
+Exit status 1 when anything needs fixing. Keys are never printed, only masked.
+
+`
+
 // runDoctor checks the configuration, every provider key with a cheap
 // authenticated call, base-URL reachability, key shapes and clock skew, and
 // prints one row per provider. Exit 1 on any problem.
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "doctor", "Usage: llmguard doctor [--config FILE] [--timeout 10s] [--probe]\n\n"+
-		"Checks the configuration, each provider's key (a model listing: no tokens spent), base-URL reachability,\n"+
-		"key shapes (whitespace or quotes pasted in, a key in the wrong variable) and clock skew.\n"+
-		"Exit status 1 when anything needs fixing. Keys are never printed, only masked.\n\n")
+	fs := newFlagSet(env, "doctor", doctorUsage)
 	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time allowed for each provider's check")
 	probe := fs.Bool("probe", false, "also send a 1-token chat request to each provider's default model (spends a few tokens; catches quota and billing problems a model listing does not)")

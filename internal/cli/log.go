@@ -50,6 +50,21 @@ func (f *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(classify.RedactHandler(f.rate)), nil
 }
 
+// parse parses a command's flags (parseFlags), then opens its logger on
+// stderr (logger). ok is false when the command is done, with its exit
+// code: parseFlags's, or 2 after a bad --log-format (said on stderr).
+func (f *logFlags) parse(fs *flag.FlagSet, args []string, env *Env) (l *slog.Logger, code int, ok bool) {
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return nil, code, false
+	}
+	l, err := f.logger(env.Stderr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "llmguard %s: %v\n", fs.Name(), err)
+		return nil, 2, false
+	}
+	return l, 0, true
+}
+
 // flush logs the counts of warnings still held back.
 func (f *logFlags) flush() {
 	if f.rate != nil {

@@ -45,15 +45,22 @@ func useApp(cfg *mcpserver.Config, app *App, toolTimeoutFlag bool) {
 	}
 }
 
+// mcpUsage is the help of llmguard mcp, before its flags.
+const mcpUsage = `Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--upstream 'name=command args']... [--config FILE] [-v]
+
+Serves the MCP tools summarize, ask, chat, batch_summarize, decode_error and llm_status on stdio,
+or on Streamable HTTP with --http, and the tools of each --upstream MCP server
+(and of mcp_upstreams in the config), guarded. Register it with:
+  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp
+
+Flags:
+`
+
 // runMCP serves llmguard's MCP tools over stdio (the default) or Streamable
 // HTTP (--http). In stdio mode stdout carries only JSON-RPC: every log line
 // goes to stderr.
 func runMCP(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "mcp", "Usage: llmguard mcp [--http 127.0.0.1:8765] [--token T] [--tool-timeout 50s] [--allow-files] [--upstream 'name=command args']... [--config FILE] [-v]\n\n"+
-		"Serves the MCP tools summarize, ask, chat, batch_summarize, decode_error and llm_status on stdio,\n"+
-		"or on Streamable HTTP with --http, and the tools of each --upstream MCP server\n"+
-		"(and of mcp_upstreams in the config), guarded. Register it with:\n"+
-		"  claude mcp add llmguard -e ANTHROPIC_API_KEY=sk-ant-... -- llmguard mcp\n\nFlags:\n")
+	fs := newFlagSet(env, "mcp", mcpUsage)
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `addr` (e.g. 127.0.0.1:8765; \":8765\" binds loopback) instead of stdio")
 	token := fs.String("token", "", "bearer `token` HTTP clients must send (default $LLMGUARD_MCP_TOKEN)")
 	toolTimeout := fs.Duration("tool-timeout", mcpserver.DefaultToolTimeout, "deadline of each tool call; keep it below the client's own tool timeout")
@@ -65,14 +72,10 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	var upstreams mcpUpstreams
 	fs.Var(&upstreams, "upstream", "also serve the tools of this MCP `server`, guarded: 'name=command args' (stdio) or name=https://host/mcp (repeatable)")
 	fs.Var(&origins, "allow-origin", "also admit HTTP requests from this browser `origin` (repeatable); loopback origins are always admitted")
-	if code, ok := parseFlags(fs, args, env); !ok {
-		return code
-	}
 	// stdout is the JSON-RPC channel in stdio mode: logs only ever go to stderr.
-	logger, err := logs.logger(env.Stderr)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
-		return 2
+	logger, code, ok := logs.parse(fs, args, env)
+	if !ok {
+		return code
 	}
 	defer logs.flush()
 

@@ -11,11 +11,17 @@ import (
 	"github.com/llmguard/llmguard/mock"
 )
 
+// mockUsage is the help of llmguard mock, before its flags.
+const mockUsage = `Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--rate-limit N/DURATION] [--quiet] [--list] [--allow-remote]
+
+Serves the Anthropic, OpenAI(-compatible), Azure and Gemini APIs with realistic answers and scripted faults.
+Per request: header X-Mock-Fault: 529,529,200 or model "NAME+fault=529,529,200". Request log: GET /_mock/requests.
+
+`
+
 // runMock serves the fault-injecting fake upstream until ctx is done.
 func runMock(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "mock", "Usage: llmguard mock [--addr 127.0.0.1:8089] [--scenario NAME|FILE] [--seed N] [--rate-limit N/DURATION] [--quiet] [--list] [--allow-remote]\n\n"+
-		"Serves the Anthropic, OpenAI(-compatible), Azure and Gemini APIs with realistic answers and scripted faults.\n"+
-		"Per request: header X-Mock-Fault: 529,529,200 or model \"NAME+fault=529,529,200\". Request log: GET /_mock/requests.\n\n")
+	fs := newFlagSet(env, "mock", mockUsage)
 	addr := fs.String("addr", "127.0.0.1:8089", "listen address")
 	scenario := fs.String("scenario", "healthy", "built-in scenario name (see --list) or a scenario file (YAML or JSON)")
 	seed := fs.Uint64("seed", 0, "random seed for fault rates and latency (0: the scenario's own)")

@@ -12,17 +12,23 @@ import (
 	"github.com/llmguard/llmguard/gateway"
 )
 
+// serveUsage is the help of llmguard serve, before its flags.
+const serveUsage = `Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]
+
+Serves POST /v1/chat/completions, /v1/responses and /v1/embeddings (OpenAI), POST /v1/messages
+(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz, /status and /metrics. Point
+clients at it:
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080
+Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are
+optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status
+and /metrics need one too; the dashboard is at /ui/. Browser pages are refused unless their origin is loopback or given with --allow-origin.
+
+`
+
 // runServe runs the OpenAI- and Anthropic-compatible gateway until ctx is
 // done (SIGINT/SIGTERM), then shuts down gracefully.
 func runServe(ctx context.Context, env *Env, args []string) int {
-	fs := newFlagSet(env, "serve", "Usage: llmguard serve [--addr 127.0.0.1:8080] [--config llmguard.yaml] [--admin-addr ADDR] [--allow-origin URL]\n\n"+
-		"Serves POST /v1/chat/completions, /v1/responses and /v1/embeddings (OpenAI), POST /v1/messages\n"+
-		"(Anthropic) and GET /v1/models over the config's routes, with /healthz, /readyz, /status and /metrics. Point\n"+
-		"clients at it:\n"+
-		"  OPENAI_BASE_URL=http://127.0.0.1:8080/v1   ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"+
-		"Gateway keys are read from the environment variable named by --keys-env, comma-separated; they are\n"+
-		"optional on loopback and required on any other address (unless --insecure-no-auth). With keys, /status\n"+
-		"and /metrics need one too; the dashboard is at /ui/. Browser pages are refused unless their origin is loopback or given with --allow-origin.\n\n")
+	fs := newFlagSet(env, "serve", serveUsage)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API")
 	configPath := fs.String("config", "", "configuration file (default: $LLMGUARD_CONFIG, ./llmguard.yaml, else zero config from provider keys in the environment)")
 	adminAddr := fs.String("admin-addr", "", "separate listen address for /healthz, /readyz, /status and /metrics (default: on --addr)")
@@ -33,13 +39,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	insecure := fs.Bool("insecure-no-auth", false, "allow listening off loopback without gateway keys (anyone who can reach the address spends your provider credits)")
 	var origins mcpOrigins
 	fs.Var(&origins, "allow-origin", "also admit requests from web pages of this `origin` (e.g. https://app.example; repeatable); loopback origins are always admitted")
-	if code, ok := parseFlags(fs, args, env); !ok {
+	logger, code, ok := logs.parse(fs, args, env)
+	if !ok {
 		return code
-	}
-	logger, err := logs.logger(env.Stderr)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
-		return 2
 	}
 	defer logs.flush()
 	path := *configPath
