@@ -168,8 +168,27 @@ func retryAllowed(t *targetPlan) int64 {
 
 // retryRoom reports whether t's retry budget has a free slot now. It is
 // asked when an attempt fails; the retry takes its slot after the backoff
-// (retrying.Add(1)) and gives it back when the attempt ends.
+// (takeRetrySlot) and gives it back when the attempt ends.
 func retryRoom(t *targetPlan) bool { return t.rt.retrying.Load() < retryAllowed(t) }
+
+// skipRetryBudget is the reason of a retry the target's retry budget refused.
+const skipRetryBudget = "retry budget exhausted"
+
+// takeRetrySlot takes a free slot of t's retry budget for a retry attempt,
+// if there is one. The budget is asked again when the backoff ends: calls
+// that failed together all found room then, and leave their backoff
+// together.
+func takeRetrySlot(t *targetPlan) bool {
+	for {
+		n := t.rt.retrying.Load()
+		if n >= retryAllowed(t) {
+			return false
+		}
+		if t.rt.retrying.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
 
 // deferWaited reports whether the walk should try t after the targets in
 // later: a server asked another engine's call to keep off t (or its key)

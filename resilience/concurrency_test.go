@@ -430,16 +430,18 @@ func TestHoldForABreaker(t *testing.T) {
 // TestBackoffHoldsNoRetrySlot: calls waiting out a server's retry-after do
 // not use up the retry budget: ten calls in flight that all got a 429 all
 // retry, though the budget allows two retry attempts at once. (The budget
-// is asked when an attempt fails and counts the retry attempts then on the
-// wire; with sleeping calls holding slots, eight of these would fail.)
+// counts the retry attempts on the wire: each of these retries after its
+// own retry-after, 2s to 11s; with sleeping calls holding slots, eight of
+// these would fail. Calls leaving their backoff together are
+// TestRetryBudgetAfterBackoff.)
 func TestBackoffHoldsNoRetrySlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, map[string]*Route{
-			"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 2, Budget: new(0.2), MinRetryConcurrency: new(-1)}},
+			"default": {Targets: targets("a/m1"), Retry: Retry{MaxAttempts: 2, Budget: new(0.0), MinRetryConcurrency: new(2)}},
 		}, nil)
 		var rs []reply
-		for range 10 {
-			rs = append(rs, reply{err: rateLimited(2 * time.Second), delay: 100 * time.Millisecond})
+		for i := range 10 {
+			rs = append(rs, reply{err: rateLimited(time.Duration(2+i) * time.Second), delay: 100 * time.Millisecond})
 		}
 		h.ads["a"].on("m1", append(rs, reply{})...)
 		var wg sync.WaitGroup

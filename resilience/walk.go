@@ -221,10 +221,14 @@ func (cs *callState) onTarget(ctx context.Context, stream bool, i int, prev *pro
 			return end
 		}
 		cs.waited += d
-		// The budget was asked when the attempt failed; the slot is taken
-		// for the retry itself, since a call waiting out its backoff puts
-		// no load on the upstream.
-		t.rt.retrying.Add(1)
+		// The budget was asked when the attempt failed and is asked again
+		// now (calls that failed together leave their backoff together);
+		// the slot is taken for the retry itself, since a call waiting out
+		// its backoff puts no load on the upstream.
+		if !takeRetrySlot(t) {
+			cs.skip(t, skipRetryBudget)
+			return end
+		}
 		retrySlot = true
 	}
 }
@@ -243,7 +247,7 @@ func (cs *callState) retryWait(t *targetPlan, n int, pe *provider.Error) (time.D
 	case v.Wait > t.retry.maxWait:
 		skip = fmt.Sprintf("server asked to wait %s, more than max_wait %s", v.Wait, t.retry.maxWait)
 	case !retryRoom(t):
-		skip = "retry budget exhausted"
+		skip = skipRetryBudget
 	default:
 		d := cs.e.jitter(n, t.retry, v.Wait)
 		if d < cs.left() {
