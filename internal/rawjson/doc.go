@@ -10,5 +10,7 @@
 // Hand-written, for request bodies relayed in their own dialect: Splice
 // sets, replaces or deletes top-level fields and copies every other byte
 // as sent (FuzzSplice), on the walk EachField and EachElement do; Valid is
-// json.Valid's grammar in one pass (FuzzValid).
+// json.Valid's grammar in one pass (FuzzValid). For stream events, Cursor
+// reads the fields a decoder needs in one pass that also checks the event
+// (FuzzCursor; each decoder's scan is fuzzed against Unmarshal).
 package rawjson

@@ -17,6 +17,8 @@ var validCases = []string{
 	`{"a":1 "b":2}`, `{"a" : 1 , "b" : [ true , null ] }`, `{"a":1}}`, `[1]]`, `{"a":"}"}`, `{"\u00e9":0}`, "\t{}\r\n",
 	`{"a":{"b":[1,2,{"c":"\u0041"}]},"d":-1.5e3,"e\"k":true}`, `{"a":[1,}`, `{"a":tru}`, `{"a":"x\q"}`, `{"a":01}`, "{\"a\x01\":1}",
 	`{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"hi","refusal":null}}],"usage":{"prompt_tokens":5}}`,
+	`{"a":{"b":[1,{"a":2}]},"A":1}`, `{"a":1,"a":2}`, `{"\u0061":[{}]}`, `{"a":"\u00e9"}`, `[{"a":[{"b":[]}]},null,"x",1.5,-2]`,
+	`{"a":null,"b":{"c":"x"}}`, `{"b":1,"c"}`, `{"a":[1,2,]}`, `[{"a":}]`,
 }
 
 func TestValid(t *testing.T) {
@@ -24,6 +26,7 @@ func TestValid(t *testing.T) {
 		if got, want := Valid([]byte(in)), json.Valid([]byte(in)); got != want {
 			t.Errorf("Valid(%q) = %v, json.Valid says %v", in, got, want)
 		}
+		checkCursor(t, []byte(in))
 	}
 }
 
@@ -38,6 +41,7 @@ func TestValidDepth(t *testing.T) {
 			if got, want := Valid(in), json.Valid(in); got != want {
 				t.Errorf("depth %d %s: Valid = %v, json.Valid says %v", n, open, got, want)
 			}
+			checkCursor(t, in)
 		}
 	}
 }
@@ -51,6 +55,7 @@ func FuzzValid(f *testing.F) {
 			t.Errorf("Valid(%q) = %v, json.Valid says %v", in, got, want)
 		}
 		checkEachFieldValid(t, in)
+		checkCursor(t, in)
 	})
 }
 

@@ -14,9 +14,12 @@ import "github.com/llmguard/llmguard/internal/rawjson"
 // eventScan reads events into reused storage: what a scan returns is valid
 // until the next scan.
 type eventScan struct {
+	cur   rawjson.Cursor
 	e     wireEvent
 	delta wireDelta
-	last  string // the last delta type read
+	// lastType and last are the last event and delta types read: mostly
+	// the next ones too, read without allocating.
+	lastType, last string
 }
 
 // wireDelta is wireEvent's delta.
@@ -39,63 +42,42 @@ var (
 // (it may be invalid, unusual, or an event read once a stream).
 func (s *eventScan) scan(data []byte) (*wireEvent, bool) {
 	s.e = wireEvent{}
-	ok := rawjson.ReadFields(data, true, eventKeys, func(k string, v []byte) (ok bool) {
-		switch e := &s.e; k {
-		case "type":
-			e.Type, ok = rawjson.Text(v, eventType(v))
-		case "index":
-			var err error
-			e.Index, err = rawjson.Int(v)
-			ok = err == nil
-		case "delta":
-			ok = s.scanDelta(v)
+	c := &s.cur
+	c.Reset(data)
+	if c.Object() {
+		for k := c.Field(eventKeys); k >= 0; k = c.Field(eventKeys) {
+			switch e := &s.e; k {
+			case 0:
+				e.Type = c.Text(s.lastType)
+				s.lastType = e.Type
+			case 1:
+				e.Index = c.Int()
+			case 2:
+				s.scanDelta()
+			default:
+				c.Fail() // message, content_block, usage: read once a stream
+			}
 		}
-		return ok // false for message, content_block, usage: read once
-	})
-	return &s.e, ok
-}
-
-// eventType is the event type v spells when it is a common one, so that
-// reading it allocates nothing.
-func eventType(v []byte) string {
-	switch string(v) {
-	case `"content_block_delta"`:
-		return "content_block_delta"
-	case `"content_block_stop"`:
-		return "content_block_stop"
-	case `"ping"`:
-		return "ping"
-	case `"message_stop"`:
-		return "message_stop"
 	}
-	return ""
+	return &s.e, c.Done()
 }
 
 // scanDelta reads the delta object (null: none).
-func (s *eventScan) scanDelta(v []byte) bool {
-	if rawjson.IsNull(v) {
-		return true
+func (s *eventScan) scanDelta() {
+	c := &s.cur
+	if !c.Object() {
+		return
 	}
 	s.delta = wireDelta{}
 	s.e.Delta = &s.delta
-	return rawjson.ReadFields(v, false, deltaKeys, func(k string, v []byte) (ok bool) {
-		switch d := &s.delta; k {
-		case "type":
-			d.Type, ok = rawjson.Text(v, s.last)
+	d := &s.delta
+	fields := [...]*string{&d.Type, &d.Text, &d.PartialJSON, &d.Thinking, &d.Signature, &d.StopReason, &d.StopSequence}
+	for k := c.Field(deltaKeys); k >= 0; k = c.Field(deltaKeys) {
+		if k == 0 {
+			d.Type = c.Text(s.last)
 			s.last = d.Type
-		case "text":
-			d.Text, ok = rawjson.Text(v, "")
-		case "partial_json":
-			d.PartialJSON, ok = rawjson.Text(v, "")
-		case "thinking":
-			d.Thinking, ok = rawjson.Text(v, "")
-		case "signature":
-			d.Signature, ok = rawjson.Text(v, "")
-		case "stop_reason":
-			d.StopReason, ok = rawjson.Text(v, "")
-		case "stop_sequence":
-			d.StopSequence, ok = rawjson.Text(v, "")
+		} else {
+			*fields[k] = c.Text("")
 		}
-		return ok
-	})
+	}
 }

@@ -14,13 +14,11 @@ import (
 // stand. FuzzScanChunk checks that both read the same.
 
 // chunkScan reads chunks into reused storage: what a scan returns is valid
-// until the next scan. (What its reads fill lives here too: a read's
-// closure that captured a local would move it to the heap, once a read.)
+// until the next scan.
 type chunkScan struct {
+	cur     rawjson.Cursor
 	r, last wireResponse // the chunk read, and the one before
 	choices []wireChoice
-	c       wireChoice // the choice being read
-	tc      wireToolCall
 	calls   []wireToolCall
 	usage   wireUsage
 }
@@ -29,24 +27,27 @@ type chunkScan struct {
 // rawjson.Unmarshal (it may be invalid, or unusual).
 func (s *chunkScan) scan(data []byte) (*wireResponse, bool) {
 	s.last, s.r = s.r, wireResponse{}
-	ok := rawjson.ReadFields(data, true, topKeys, func(k string, v []byte) (ok bool) {
-		switch r := &s.r; k {
-		case "id":
-			r.ID, ok = rawjson.Text(v, s.last.ID)
-		case "model":
-			r.Model, ok = rawjson.Text(v, s.last.Model)
-		case "choices":
-			ok = s.scanChoices(v)
-		case "usage":
-			ok = s.scanUsage(v)
-		case "service_tier":
-			r.ServiceTier, ok = rawjson.Text(v, s.last.ServiceTier)
-		case "error":
-			r.Error, ok = v, true
+	c := &s.cur
+	c.Reset(data)
+	if c.Object() {
+		for k := c.Field(topKeys); k >= 0; k = c.Field(topKeys) {
+			switch r := &s.r; k {
+			case 0:
+				r.ID = c.Text(s.last.ID)
+			case 1:
+				r.Model = c.Text(s.last.Model)
+			case 2:
+				s.scanChoices()
+			case 3:
+				s.scanUsage()
+			case 4:
+				r.ServiceTier = c.Text(s.last.ServiceTier)
+			case 5:
+				r.Error = c.Raw()
+			}
 		}
-		return ok
-	})
-	return &s.r, ok
+	}
+	return &s.r, c.Done()
 }
 
 var (
@@ -59,126 +60,124 @@ var (
 )
 
 // scanChoices reads the choices array.
-func (s *chunkScan) scanChoices(v []byte) bool {
-	s.choices, s.c = s.choices[:0], wireChoice{}
-	ok := rawjson.ReadObjects(v, choiceKeys, func(k string, v []byte) (ok bool) {
-		switch k {
-		case "index":
-			s.c.Index, ok = integer(v)
-		case "delta":
-			ok = s.scanDelta(v)
-		case "finish_reason":
-			s.c.FinishReason, ok = rawjson.Text(v, finishName(v))
+func (s *chunkScan) scanChoices() {
+	c := &s.cur
+	s.choices = s.choices[:0]
+	if !c.Array() {
+		return // null (or a failure)
+	}
+	for c.NextObject() { // a null element (a zero choice) is left to Unmarshal
+		var ch wireChoice
+		for k := c.Field(choiceKeys); k >= 0; k = c.Field(choiceKeys) {
+			switch k {
+			case 0:
+				ch.Index = c.Int()
+			case 1:
+				c.Fail() // not a stream's
+			case 2:
+				s.scanDelta(&ch.Delta)
+			case 3:
+				ch.FinishReason = c.Text("")
+			}
 		}
-		return ok // false for "message": not a stream's
-	}, func() bool {
-		s.choices, s.c = append(s.choices, s.c), wireChoice{}
-		return true
-	})
-	if !rawjson.IsNull(v) {
-		s.r.Choices = s.choices
+		s.choices = append(s.choices, ch)
 	}
-	return ok
+	s.r.Choices = s.choices
 }
 
-// finishName is the finish reason v spells when it is a common one, so
-// that reading it allocates nothing.
-func finishName(v []byte) string {
-	switch string(v) {
-	case `"stop"`:
-		return "stop"
-	case `"length"`:
-		return "length"
-	case `"tool_calls"`:
-		return "tool_calls"
+// scanDelta reads the delta of a choice: content as a string, refusal, and
+// tool-call fragments.
+func (s *chunkScan) scanDelta(m *wireRespMsg) {
+	c := &s.cur
+	if !c.Object() {
+		return
 	}
-	return ""
-}
-
-// scanDelta reads the delta of the choice being read: content as a
-// string, refusal, and tool-call fragments.
-func (s *chunkScan) scanDelta(v []byte) bool {
-	return rawjson.ReadFields(v, false, deltaKeys, func(k string, v []byte) (ok bool) {
-		switch m := &s.c.Delta; k {
-		case "content":
-			var t string
-			t, ok = rawjson.Text(v, "")
-			m.Content = flexText(t)
-		case "refusal":
-			m.Refusal, ok = rawjson.Text(v, "")
-		case "tool_calls":
-			ok = s.scanCalls(v)
+	for k := c.Field(deltaKeys); k >= 0; k = c.Field(deltaKeys) {
+		switch k {
+		case 0:
+			m.Content = flexText(c.Text(""))
+		case 1:
+			m.Refusal = c.Text("")
+		case 2:
+			s.scanCalls()
 			m.ToolCalls, s.calls = s.calls, nil
 		}
-		return ok
-	})
+	}
 }
 
 // scanCalls reads the tool_calls array of a delta into s.calls.
-func (s *chunkScan) scanCalls(v []byte) bool {
-	s.tc = wireToolCall{}
-	return rawjson.ReadObjects(v, callKeys, func(k string, v []byte) (ok bool) {
-		switch tc := &s.tc; k {
-		case "index":
-			ok = true
-			if !rawjson.IsNull(v) {
-				tc.Index = new(int)
-				*tc.Index, ok = integer(v)
-			}
-		case "id":
-			tc.ID, ok = rawjson.Text(v, "")
-		case "type":
-			tc.Type, ok = rawjson.Text(v, "function")
-		case "function":
-			ok = rawjson.ReadFields(v, false, fnKeys, func(k string, v []byte) (ok bool) {
-				if k == "name" {
-					tc.Function.Name, ok = rawjson.Text(v, "")
-				} else {
-					tc.Function.Arguments, ok = rawjson.Text(v, "")
+func (s *chunkScan) scanCalls() {
+	c := &s.cur
+	if !c.Array() {
+		return
+	}
+	for c.NextObject() {
+		var tc wireToolCall
+		for k := c.Field(callKeys); k >= 0; k = c.Field(callKeys) {
+			switch k {
+			case 0:
+				if !c.Null() {
+					tc.Index = new(int)
+					*tc.Index = c.Int()
 				}
-				return ok
-			})
+			case 1:
+				tc.ID = c.Text("")
+			case 2:
+				tc.Type = c.Text("function")
+			case 3:
+				s.scanFunction(&tc)
+			}
 		}
-		return ok
-	}, func() bool {
-		s.calls, s.tc = append(s.calls, s.tc), wireToolCall{}
-		return true
-	})
+		s.calls = append(s.calls, tc)
+	}
+}
+
+// scanFunction reads a tool-call fragment's function.
+func (s *chunkScan) scanFunction(tc *wireToolCall) {
+	c := &s.cur
+	if !c.Object() {
+		return
+	}
+	for k := c.Field(fnKeys); k >= 0; k = c.Field(fnKeys) {
+		if k == 0 {
+			tc.Function.Name = c.Text("")
+		} else {
+			tc.Function.Arguments = c.Text("")
+		}
+	}
 }
 
 // scanUsage reads the usage object (null: none).
-func (s *chunkScan) scanUsage(v []byte) bool {
-	if rawjson.IsNull(v) {
-		return true
+func (s *chunkScan) scanUsage() {
+	c := &s.cur
+	if !c.Object() {
+		return
 	}
 	u := &s.usage
 	*u = wireUsage{}
 	s.r.Usage = u
-	return rawjson.ReadFields(v, false, usageKeys, func(k string, v []byte) (ok bool) {
+	for k := c.Field(usageKeys); k >= 0; k = c.Field(usageKeys) {
 		switch k {
-		case "prompt_tokens":
-			u.PromptTokens, ok = integer(v)
-		case "completion_tokens":
-			u.CompletionTokens, ok = integer(v)
-		case "prompt_tokens_details":
-			ok = count(v, "cached_tokens", &u.PromptDetails.CachedTokens)
-		case "completion_tokens_details":
-			ok = count(v, "reasoning_tokens", &u.CompletionDetails.ReasoningTokens)
+		case 0:
+			u.PromptTokens = c.Int()
+		case 1:
+			u.CompletionTokens = c.Int()
+		case 2:
+			count(c, cachedKey, &u.PromptDetails.CachedTokens)
+		case 3:
+			count(c, reasoningKey, &u.CompletionDetails.ReasoningTokens)
 		}
-		return ok
-	})
+	}
 }
+
+var cachedKey, reasoningKey = []string{"cached_tokens"}, []string{"reasoning_tokens"}
 
 // count reads the one count of a usage details object that is read.
-func count(v []byte, name string, n *int) bool {
-	return rawjson.ReadFields(v, false, []string{name}, func(_ string, v []byte) (ok bool) {
-		*n, ok = integer(v)
-		return ok
-	})
-}
-
-// integer decodes a JSON integer that fits an int, or null (0).
-func integer(v []byte) (int, bool) {
-	n, err := rawjson.Int(v)
-	return n, err == nil
+func count(c *rawjson.Cursor, key []string, n *int) {
+	if !c.Object() {
+		return
+	}
+	for c.Field(key) >= 0 {
+		*n = c.Int()
+	}
 }
