@@ -170,8 +170,7 @@ func (s *anStream) relay(ev *provider.RawEvent) error {
 	if err := s.head(); err != nil {
 		return err
 	}
-	s.buf = append(s.buf[:0], ev.Data...)
-	return s.w.Event(ev.Name, s.buf)
+	return s.w.Event(ev.Name, ev.Data)
 }
 
 // chunk writes the content of c.

@@ -81,8 +81,7 @@ func (s *oaStream) relay(c *provider.Chunk) error {
 		}
 		s.rawUsage = true
 	}
-	s.buf = append(s.buf[:0], c.Raw.Data...)
-	return s.w.Event(c.Raw.Name, s.buf)
+	return s.w.Event(c.Raw.Name, c.Raw.Data)
 }
 
 // chunk writes the content of c (text and/or a tool-call fragment).

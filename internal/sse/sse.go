@@ -12,7 +12,9 @@ import (
 )
 
 // Event is one SSE event. Name is "" for unnamed ("message") events. The
-// Data of an event a Reader returns is its own (a new slice each time).
+// Data of an event a Reader returns is its own: the Reader never writes it
+// again (small events share a backing array, each slice capped at its
+// length, so an append to one copies it).
 type Event struct {
 	Name string
 	Data []byte
@@ -35,6 +37,9 @@ type Reader struct {
 	// read, returned again (not allocated again) when the next repeats it.
 	data []byte
 	name string
+	// slab is where events' data is kept: one allocation for many small
+	// events, not one each.
+	slab []byte
 	// Comments counts comment lines (": keep-alive") seen so far.
 	Comments int
 }
@@ -98,7 +103,7 @@ func (r *Reader) Next() (Event, error) {
 		line := r.sc.Bytes()
 		if len(line) == 0 {
 			if pending {
-				ev.Data = bytes.Clone(data)
+				ev.Data = r.keep(data)
 				return ev, nil
 			}
 			continue
@@ -139,12 +144,28 @@ func (r *Reader) Next() (Event, error) {
 		// A final event without its blank line: deliver it if it has data,
 		// the caller decides whether the stream was complete.
 		if dataLines > 0 {
-			ev.Data = bytes.Clone(data)
+			ev.Data = r.keep(data)
 			return ev, nil
 		}
 		return Event{}, io.ErrUnexpectedEOF
 	}
 	return Event{}, io.EOF
+}
+
+// slabSize is the size of the arrays small events' data is kept in.
+const slabSize = 8 << 10
+
+// keep returns a copy of data that is the event's own.
+func (r *Reader) keep(data []byte) []byte {
+	if len(data) == 0 || len(data) > slabSize/8 {
+		return bytes.Clone(data)
+	}
+	if len(data) > cap(r.slab)-len(r.slab) {
+		r.slab = make([]byte, 0, slabSize)
+	}
+	n := len(r.slab)
+	r.slab = append(r.slab, data...)
+	return r.slab[n:len(r.slab):len(r.slab)]
 }
 
 // Writer writes events to an HTTP response, flushing after each unless

@@ -26,6 +26,8 @@ type decoder struct {
 	// log rebuilds the Message of a relayed request (nil otherwise).
 	log *messageLog
 	sc  eventScan
+	// raws keeps the events of a relayed stream.
+	raws httpcall.Raws
 	// out holds the chunks of the last event: what Decode returns is valid
 	// until the next call (httpcall.Stream copies it).
 	out []provider.Chunk
@@ -42,7 +44,7 @@ func (d *decoder) one(c provider.Chunk) []provider.Chunk {
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
 	if d.relay && err == nil {
-		chunks = httpcall.WithRaw(chunks, ev.Name, ev.Data)
+		chunks = d.raws.On(chunks, ev.Name, ev.Data)
 	}
 	return chunks, done, err
 }

@@ -102,6 +102,8 @@ type decoder struct {
 	// log rebuilds the chat.completion of a relayed request (nil otherwise).
 	log *completionLog
 	sc  chunkScan
+	// raws keeps the events of a relayed stream.
+	raws httpcall.Raws
 	// out holds the chunks of the last event: what Decode returns is valid
 	// until the next call (httpcall.Stream copies it).
 	out []provider.Chunk
@@ -122,7 +124,7 @@ func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	chunks, done, err := d.decode(ev)
 	if d.relay && err == nil {
-		chunks = httpcall.WithRaw(chunks, ev.Name, bytes.TrimSpace(ev.Data))
+		chunks = d.raws.On(chunks, ev.Name, bytes.TrimSpace(ev.Data))
 	}
 	return chunks, done, err
 }

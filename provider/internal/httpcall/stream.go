@@ -66,15 +66,29 @@ func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, r
 		rl: provider.ParseRateLimit(resp.Header, time.Now())}
 }
 
-// WithRaw puts the event name/data on each of chunks, or on a chunk of its
-// own when the event decoded to none: a relayed request's stream goes back
-// to its client event for event (Chunk.Raw). The chunks of one event share
-// it. data is kept, not copied: it must be the event's own (sse.Event.Data
-// is).
-func WithRaw(chunks []provider.Chunk, name string, data []byte) []provider.Chunk {
-	raw := &provider.RawEvent{Name: name, Data: data}
+// Raws puts the upstream's events on the chunks decoded from them, for a
+// relayed request's stream to go back to its client event for event
+// (Chunk.Raw). Its zero value is ready to use; it is not safe for
+// concurrent use.
+type Raws struct {
+	block []provider.RawEvent // where the next events are kept: one allocation for many
+	own   [1]provider.Chunk   // the chunk of an event that decoded to none
+}
+
+// On puts the event name/data on each of chunks, or on a chunk of its own
+// when the event decoded to none (valid until the next call). The chunks
+// of one event share it. data is kept, not copied: it must be the event's
+// own (sse.Event.Data is).
+func (r *Raws) On(chunks []provider.Chunk, name string, data []byte) []provider.Chunk {
+	if len(r.block) == 0 {
+		r.block = make([]provider.RawEvent, 64)
+	}
+	raw := &r.block[0]
+	r.block = r.block[1:]
+	*raw = provider.RawEvent{Name: name, Data: data}
 	if len(chunks) == 0 {
-		return []provider.Chunk{{Raw: raw}}
+		r.own[0] = provider.Chunk{Raw: raw}
+		return r.own[:]
 	}
 	for i := range chunks {
 		chunks[i].Raw = raw
@@ -120,7 +134,7 @@ func (c Call) OpenStream(ctx context.Context, resp *http.Response, dec Decoder, 
 		if whole {
 			if r, err := wd.DecodeWhole(body); err == nil {
 				r.Dropped = c.Dropped
-				return &wholeStream{chunks: r.Chunks(), reqID: requestID, raw: r.Raw,
+				return &wholeStream{ChunkStream: provider.ChunkStream{Chunks: r.Chunks(), ID: requestID}, raw: r.Raw,
 					rl: provider.ParseRateLimit(resp.Header, time.Now())}, nil
 			}
 		}
@@ -132,31 +146,15 @@ func (c Call) OpenStream(ctx context.Context, resp *http.Response, dec Decoder, 
 // wholeStream streams the chunks of a whole answer; raw is the body when
 // the adapter relays it (see provider.RawAnswerer).
 type wholeStream struct {
-	chunks []provider.Chunk
-	reqID  string
-	raw    json.RawMessage
-	rl     *provider.RateLimit
+	provider.ChunkStream
+	raw json.RawMessage
+	rl  *provider.RateLimit
 }
 
 func (s *wholeStream) RawAnswer() json.RawMessage { return s.raw }
 
 // RateLimit implements provider.RateLimitReporter.
 func (s *wholeStream) RateLimit() *provider.RateLimit { return s.rl }
-
-func (s *wholeStream) Recv() (provider.Chunk, error) {
-	if len(s.chunks) == 0 {
-		return provider.Chunk{}, io.EOF
-	}
-	c := s.chunks[0]
-	s.chunks = s.chunks[1:]
-	return c, nil
-}
-
-// Buffered implements provider.BufferReporter: the chunks are in memory.
-func (s *wholeStream) Buffered() bool { return len(s.chunks) > 0 }
-
-func (s *wholeStream) Close() error      { s.chunks = nil; return nil }
-func (s *wholeStream) RequestID() string { return s.reqID }
 
 var errNotStream = errors.New("a JSON body where an event stream was expected")
 
