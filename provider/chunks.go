@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"io"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 )
@@ -46,3 +47,30 @@ func (r *Response) Chunks() []Chunk {
 type RawAnswerer interface {
 	RawAnswer() json.RawMessage
 }
+
+// ChunkStream is a Stream of chunks in memory: a whole answer read as a
+// stream, a stored one replayed. Recv returns them in turn, then io.EOF.
+// Its zero value is a stream that has ended.
+type ChunkStream struct {
+	Chunks []Chunk
+	ID     string // the provider's request id
+}
+
+// Recv implements Stream.
+func (s *ChunkStream) Recv() (Chunk, error) {
+	if len(s.Chunks) == 0 {
+		return Chunk{}, io.EOF
+	}
+	c := s.Chunks[0]
+	s.Chunks = s.Chunks[1:]
+	return c, nil
+}
+
+// Buffered implements BufferReporter: the chunks are in memory.
+func (s *ChunkStream) Buffered() bool { return len(s.Chunks) > 0 }
+
+// Close implements Stream: the chunks left are dropped.
+func (s *ChunkStream) Close() error { s.Chunks = nil; return nil }
+
+// RequestID implements Stream.
+func (s *ChunkStream) RequestID() string { return s.ID }

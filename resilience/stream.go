@@ -155,15 +155,10 @@ func (s *engineStream) Buffered() bool {
 	return s.err == nil && !s.eof && provider.Buffered(s.s)
 }
 
-// replayStream streams a stored answer (an idempotent call's earlier
+// newReplayStream streams a stored answer (an idempotent call's earlier
 // success): its text with the model, id and prompt usage, each tool call whole, then the
 // finish reason with the usage.
-type replayStream struct {
-	chunks []provider.Chunk
-	id     string
-}
-
-func newReplayStream(r *provider.Response) *replayStream {
+func newReplayStream(r *provider.Response) *provider.ChunkStream {
 	chunks := make([]provider.Chunk, 0, len(r.ToolCalls)+2)
 	start := r.Usage.Prompt()
 	chunks = append(chunks, provider.Chunk{Text: r.Text, Model: r.Model, ID: r.ID, Usage: &start})
@@ -173,20 +168,5 @@ func newReplayStream(r *provider.Response) *replayStream {
 	}
 	u := r.Usage
 	chunks = append(chunks, provider.Chunk{FinishReason: r.FinishReason, Usage: &u})
-	return &replayStream{chunks: chunks, id: r.RequestID}
+	return &provider.ChunkStream{Chunks: chunks, ID: r.RequestID}
 }
-
-func (s *replayStream) Recv() (provider.Chunk, error) {
-	if len(s.chunks) == 0 {
-		return provider.Chunk{}, io.EOF
-	}
-	c := s.chunks[0]
-	s.chunks = s.chunks[1:]
-	return c, nil
-}
-
-// Buffered implements provider.BufferReporter: the chunks are in memory.
-func (s *replayStream) Buffered() bool { return len(s.chunks) > 0 }
-
-func (s *replayStream) Close() error      { s.chunks = nil; return nil }
-func (s *replayStream) RequestID() string { return s.id }
