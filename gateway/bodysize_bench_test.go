@@ -95,16 +95,24 @@ func newBodyBench(tb testing.TB) *bodyBench {
 	rp.Transport = provider.NewHTTPClient(nil).Transport
 	rp.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
 	ps := httptest.NewServer(rp)
-	srv, _ := newGateway(tb, "providers:\n"+
-		"  openai: {base_url: "+up.URL+"/v1, api_key: bench-key}\n"+
-		"  anthropic: {base_url: "+up.URL+", api_key: bench-key}\n"+
-		"routes:\n"+
-		"  to-openai:\n    targets: [openai/gpt-4o]\n"+
-		"  to-anthropic:\n    targets: [anthropic/claude-sonnet-4-5]\n", nil, nil, nil)
-	gs := httptest.NewServer(srv.Handler())
+	gs := httptest.NewServer(twoDialects(tb, up.URL).Handler())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: time.Minute}}
 	return &bodyBench{direct: up.URL, proxy: ps.URL, gateway: gs.URL, client: client,
 		closers: []func(){gs.Close, ps.Close, up.Close, client.CloseIdleConnections}}
+}
+
+// twoDialects is a gateway in front of upstream as OpenAI (base URL
+// upstream/v1) and Anthropic, with a route to each: to-openai and
+// to-anthropic.
+func twoDialects(tb testing.TB, upstream string) *Server {
+	tb.Helper()
+	srv, _ := newGateway(tb, "providers:\n"+
+		"  openai: {base_url: "+upstream+"/v1, api_key: bench-key}\n"+
+		"  anthropic: {base_url: "+upstream+", api_key: bench-key}\n"+
+		"routes:\n"+
+		"  to-openai:\n    targets: [openai/gpt-4o]\n"+
+		"  to-anthropic:\n    targets: [anthropic/claude-sonnet-4-5]\n", nil, nil, nil)
+	return srv
 }
 
 // post sends body to base's endpoint of dialect and reads the answer.

@@ -51,12 +51,12 @@ func routeNames(routes map[string][]string) []string {
 
 // serveChat serves /v1/chat/completions and /v1/messages.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect string) {
-	body, aerr := s.readBody(w, r)
+	body, held, aerr := s.readChatBody(w, r)
 	if aerr != nil {
 		writeError(w, dialect, aerr)
 		return
 	}
-	in, err := decodeChat(dialect, body)
+	in, err := decodeChat(dialect, body, held)
 	idem := s.idempotencyKey(r, body)
 	if err != nil {
 		writeError(w, dialect, errBadRequest(err.Error()))

@@ -49,6 +49,9 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 			if logged || s.metrics != nil || s.tracer != nil {
 				s.endAccess(r, tw, d, logged) // the one place a request ends, streams included
 			}
+			if tw.held != nil {
+				tw.held.end(v != nil || r.Context().Err() != nil)
+			}
 			if v != nil {
 				panic(v)
 			}
@@ -129,6 +132,7 @@ type trackingWriter struct {
 	wrote  bool
 	status int
 	acc    access
+	held   *pooledBody // the request's body, when read into a pooled buffer
 }
 
 func (t *trackingWriter) WriteHeader(code int) {
@@ -167,14 +171,38 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	}
 	b, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, errTooLarge(s.maxBody)
-		}
-		return nil, errBadRequest("reading request body: " + err.Error())
+		return nil, readError(err, s.maxBody)
 	}
 	s.reclaim.large(len(b))
 	return b, nil
+}
+
+// readChatBody is readBody for a chat request, whose body, when it is
+// long, is read into a pooled buffer (pooledBody): the handler gives it to
+// the decoded request (decodeChat), and it goes back to the pool once
+// nothing reads it any more, after the handler returned (see api).
+func (s *Server) readChatBody(w http.ResponseWriter, r *http.Request) ([]byte, *pooledBody, *apiError) {
+	tw, ok := w.(*trackingWriter)
+	if n := r.ContentLength; !ok || n <= minPooledBody || n > maxPooledBody || n > s.maxBody {
+		b, aerr := s.readBody(w, r)
+		return b, nil, aerr
+	}
+	held, b, err := s.reclaim.readPooled(http.MaxBytesReader(w, r.Body, s.maxBody), int(r.ContentLength))
+	if err != nil {
+		return nil, nil, readError(err, s.maxBody)
+	}
+	tw.held = held
+	s.reclaim.large(len(b))
+	return b, held, nil
+}
+
+// readError is the error for a request body that could not be read.
+func readError(err error, limit int64) *apiError {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return errTooLarge(limit)
+	}
+	return errBadRequest("reading request body: " + err.Error())
 }
 
 // maxPrealloc bounds what readAll allocates on a client's word (its

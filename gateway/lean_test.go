@@ -21,7 +21,7 @@ import (
 func checkLean(t *testing.T, body []byte) {
 	t.Helper()
 	want, werr := decodeAnthropic(body)
-	in, err := decodeChat(DialectAnthropic, body)
+	in, err := decodeChat(DialectAnthropic, body, nil)
 	if err == nil {
 		_, err = in.req.Lean()
 	}

@@ -34,8 +34,10 @@ import (
 // goes upstream as it came, its messages never decoded (see settle). A body
 // that does not decode this far gets the whole decoder's 400. body is kept:
 // the request's raw values and its Passthrough point into it, so the
-// caller must not change it.
-func decodeChat(dialect string, body []byte) (*inbound, error) {
+// caller must not change it. held, when not nil, is body's pooled buffer:
+// it becomes the Passthrough's Hold, and the whole decoding keeps it (what
+// it decodes points into body).
+func decodeChat(dialect string, body []byte, held *pooledBody) (*inbound, error) {
 	in, err := relayRequest(dialect, body)
 	if err != nil {
 		if ferr := whole(dialect, body, &inbound{}); ferr != nil {
@@ -45,14 +47,29 @@ func decodeChat(dialect string, body []byte) (*inbound, error) {
 	}
 	known := in.req.Passthrough.Fields // nil when the body had routing fields
 	in.req.Deferred = provider.NewDeferred(func() (*provider.Request, error) {
+		if held != nil {
+			if !held.Acquire() {
+				return nil, errBodyReused // an attempt that outlived its request
+			}
+			held.keep()
+			defer held.Release()
+		}
 		w := &inbound{known: known, lean: true}
 		if err := whole(dialect, body, w); err != nil {
 			return nil, err
 		}
 		return w.req, nil
 	})
+	if held != nil {
+		in.req.Passthrough.Hold = held
+	}
 	return in, nil
 }
+
+// errBodyReused is the decoding's error for a body whose buffer went back
+// to the pool: only an attempt that outlived its request (a hedge that
+// lost) meets it.
+var errBodyReused = errors.New("request body no longer held: the request is done")
 
 // relayRequest is decodeChat's decoding of what routing needs.
 func relayRequest(dialect string, body []byte) (*inbound, error) {

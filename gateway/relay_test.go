@@ -50,7 +50,7 @@ func TestDecodeChatDefers(t *testing.T) {
 				if werr == nil {
 					t.Fatal("the whole decoder took it")
 				}
-				in, err := decodeChat(dialect, []byte(tt.body))
+				in, err := decodeChat(dialect, []byte(tt.body), nil)
 				if !deferred[tt.name] {
 					if err == nil || err.Error() != werr.Error() {
 						t.Fatalf("decodeChat: %v, want %v", err, werr)
@@ -86,7 +86,7 @@ func TestDecodeChatFull(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := decodeChat(dialect, []byte(body))
+			in, err := decodeChat(dialect, []byte(body), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestRelayMalformedMessage(t *testing.T) {
 // TestFullDeferredOnce: every copy of a deferred request shares one
 // decoding, and a copy keeps its own fields.
 func TestFullDeferredOnce(t *testing.T) {
-	in, err := decodeChat(DialectOpenAI, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	in, err := decodeChat(DialectOpenAI, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,3 +72,17 @@ func (r *Request) with(f *Request) *Request {
 	c.Seed, c.TopK, c.User, c.Extra, c.Lossy = f.Seed, f.TopK, f.User, f.Extra, f.Lossy
 	return &c
 }
+
+// Hold guards the buffer a request's raw bytes lie in (its Passthrough
+// body, the fields its maker left undecoded) when the maker reuses that
+// buffer once the request is done: the gateway reads a long body into a
+// pooled buffer. A reader of those bytes that may outlive the request's
+// maker (an upstream send, a hedge that lost) brackets its reading with
+// Acquire and Release, and must not read them when Acquire is false: the
+// buffer may hold another request by then.
+type Hold interface {
+	// Acquire reports whether the bytes are still the request's, and if so
+	// keeps them so until the matching Release.
+	Acquire() bool
+	Release()
+}

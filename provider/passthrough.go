@@ -30,6 +30,11 @@ type Passthrough struct {
 	// with them instead of walking a long body once more. Nil: the adapter
 	// walks Body. Whoever changes Body drops them.
 	Fields []rawjson.Member `json:"-"`
+	// Hold, when set, guards Body's buffer, which the gateway reuses once
+	// the request is done: a reader that may outlive the request (an
+	// upstream send) acquires it first (see Hold). Nil: Body is the
+	// request's for good.
+	Hold Hold `json:"-"`
 	// Only, when set, says why no translation can serve the request, only a
 	// relaying adapter: it needs state the upstream holds
 	// ("previous_response_id", "item_reference") or a feature only that API

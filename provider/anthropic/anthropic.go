@@ -77,9 +77,11 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	model := cmp.Or(req.Model, a.model)
 	call := httpcall.Call{Provider: a.name, Model: model}
 	var parts [][]byte
+	var hold provider.Hold
 	var err error
 	if relayed(req) {
 		parts, err = splice(req.Passthrough, model, stream) // slices of the client's body
+		hold = req.Passthrough.Hold
 	} else {
 		var body []byte
 		body, call.Dropped, err = encode(req, model, stream)
@@ -92,7 +94,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		hdr = a.hdrStream
 	}
-	hr, err := httpcall.NewRequestParts(ctx, a.url, parts, hdr)
+	hr, err := httpcall.NewRequestParts(ctx, a.url, parts, hold, hdr)
 	if err != nil {
 		return nil, call, call.Invalid(err)
 	}

@@ -140,6 +140,10 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	call := httpcall.Call{Provider: a.name, Model: model}
 	parts, dropped, err := encodeParts(req, model, stream, a.q) // slices of the client's body, where it can
 	call.Dropped = dropped
+	var hold provider.Hold
+	if chatRelayed(req) {
+		hold = req.Passthrough.Hold
+	}
 	if err != nil {
 		return nil, call, call.Invalid(fmt.Errorf("encoding: %w", err))
 	}
@@ -147,7 +151,7 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	if stream {
 		hdr = a.hdrStream
 	}
-	resp, err := call.PostParts(ctx, a.client, a.endpoint(model), parts, hdr)
+	resp, err := call.PostParts(ctx, a.client, a.endpoint(model), parts, hold, hdr)
 	return resp, call, err
 }
 

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/segmentio/encoding/json"
@@ -22,6 +23,14 @@ func chatRelayed(req *provider.Request) bool {
 // buffer around the fields set (rawjson.SpliceParts).
 func splice(req *provider.Request, model string, stream bool, q quirks) ([][]byte, []string, error) {
 	pt := req.Passthrough
+	if pt.Hold != nil {
+		// The body is read here (its stream_options, its fields when not
+		// known), maybe by an attempt that outlived its request.
+		if !pt.Hold.Acquire() {
+			return nil, nil, errBodyReused
+		}
+		defer pt.Hold.Release()
+	}
 	ms := pt.Fields
 	if ms == nil {
 		var err error
@@ -61,6 +70,11 @@ func splice(req *provider.Request, model string, stream bool, q quirks) ([][]byt
 	}
 	return rawjson.SpliceParts(pt.Body, ms, fields), dropped, nil
 }
+
+// errBodyReused is splice's error for a body whose buffer the gateway has
+// reused (provider.Hold): only an attempt that outlived its request, such
+// as a hedge that lost, meets it.
+var errBodyReused = errors.New("request body no longer held: the request is done")
 
 // includesUsage reports whether a request body's stream_options asks for
 // usage (ms are the body's fields).

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -218,28 +217,35 @@ func NewRequest(ctx context.Context, url string, body []byte, h Headers) (*http.
 // another with its Content-Length set and never joined: a relayed request
 // goes upstream as slices of its client's buffer (rawjson.SpliceParts), so
 // a long prompt is not copied once more. The parts must not change until
-// the request is done; the transport may send them again (GetBody).
-func NewRequestParts(ctx context.Context, url string, parts [][]byte, h Headers) (*http.Request, error) {
-	switch len(parts) {
-	case 0:
-		return NewRequest(ctx, url, nil, h)
-	case 1:
-		return NewRequest(ctx, url, parts[0], h)
+// the request is done; the transport may send them again (GetBody). hold,
+// when not nil, guards the buffer the parts lie in (provider.Hold): each
+// body the transport reads acquires it, and releases it once closed, which
+// the transport does when it has sent the body (possibly after the answer
+// came back) or given up on it. When hold cannot be acquired (the buffer
+// has been reused) the request is not made.
+func NewRequestParts(ctx context.Context, url string, parts [][]byte, hold provider.Hold, h Headers) (*http.Request, error) {
+	if hold == nil && len(parts) <= 1 {
+		var body []byte
+		if len(parts) == 1 {
+			body = parts[0]
+		}
+		return NewRequest(ctx, url, body, h)
 	}
 	n := 0
 	for _, p := range parts {
 		n += len(p)
 	}
-	body := func() io.ReadCloser {
-		b := net.Buffers(slices.Clone(parts)) // reading consumes the slice
-		return io.NopCloser(&b)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body())
+	body, err := newPartsBody(parts, hold)
 	if err != nil {
 		return nil, err
 	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
+	if err != nil {
+		body.Close()
+		return nil, err
+	}
 	req.ContentLength = int64(n)
-	req.GetBody = func() (io.ReadCloser, error) { return body(), nil }
+	req.GetBody = func() (io.ReadCloser, error) { return newPartsBody(parts, hold) }
 	for k, v := range h {
 		req.Header[k] = v
 	}
@@ -247,8 +253,8 @@ func NewRequestParts(ctx context.Context, url string, parts [][]byte, h Headers)
 }
 
 // PostParts is Post of a body made of parts (see NewRequestParts).
-func (c Call) PostParts(ctx context.Context, client *http.Client, url string, parts [][]byte, h Headers) (*http.Response, error) {
-	hr, err := NewRequestParts(ctx, url, parts, h)
+func (c Call) PostParts(ctx context.Context, client *http.Client, url string, parts [][]byte, hold provider.Hold, h Headers) (*http.Response, error) {
+	hr, err := NewRequestParts(ctx, url, parts, hold, h)
 	if err != nil {
 		return nil, c.Invalid(err)
 	}

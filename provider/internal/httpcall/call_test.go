@@ -63,13 +63,13 @@ func TestPostParts(t *testing.T) {
 	}))
 	defer srv.Close()
 	for range 2 {
-		resp, err := Call{Provider: "p"}.PostParts(t.Context(), srv.Client(), srv.URL, parts, NewHeaders())
+		resp, err := Call{Provider: "p"}.PostParts(t.Context(), srv.Client(), srv.URL, parts, nil, NewHeaders())
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 	}
-	hr, err := NewRequestParts(t.Context(), srv.URL, parts, NewHeaders())
+	hr, err := NewRequestParts(t.Context(), srv.URL, parts, nil, NewHeaders())
 	if err != nil {
 		t.Fatal(err)
 	}
