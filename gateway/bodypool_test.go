@@ -175,7 +175,8 @@ func TestReclaimDrainsBodies(t *testing.T) {
 }
 
 // TestPooledBodiesRelay: long bodies relayed at once by several clients
-// through one gateway, OpenAI and Anthropic, reach the upstream whole and
+// through one gateway, OpenAI and Anthropic, relayed or translated (an
+// Anthropic body's texts sent to OpenAI as slices of its buffer), reach the upstream whole and
 // each its own (no buffer is reused while a send reads it: -race), and
 // one after another they reuse one buffer (a relayed request is never
 // decoded, which would keep its buffer).
@@ -213,7 +214,9 @@ func TestPooledBodiesRelay(t *testing.T) {
 	srv := twoDialects(t, up.URL)
 	gs := httptest.NewServer(srv.Handler())
 	defer gs.Close()
-	post := func(dialect, mark string) error {
+	// post sends a body in dialect to route (its dialect's own route
+	// when "") whose messages all carry mark, and checks the answer.
+	post := func(dialect, route, mark string) error {
 		path, model, answer := "/v1/chat/completions", "to-openai", func(b []byte) (string, error) {
 			var a struct {
 				Choices []struct{ Message struct{ Content string } }
@@ -231,6 +234,9 @@ func TestPooledBodiesRelay(t *testing.T) {
 				}
 				return a.Content[0].Text, nil
 			}
+		}
+		if route != "" {
+			model = route
 		}
 		msgs := make([]map[string]string, 0, 40)
 		for i := range 40 {
@@ -257,8 +263,11 @@ func TestPooledBodiesRelay(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 6 {
-				dialect := []string{DialectOpenAI, DialectAnthropic}[(g+i)%2]
-				if err := post(dialect, fmt.Sprintf("m%02d-%04d", g, i)); err != nil && failed.Add(1) < 4 {
+				dialect, route := []string{DialectOpenAI, DialectAnthropic}[(g+i)%2], ""
+				if i%3 == 2 && dialect == DialectAnthropic {
+					route = "to-openai" // translated, its texts sent from the buffer as they are
+				}
+				if err := post(dialect, route, fmt.Sprintf("m%02d-%04d", g, i)); err != nil && failed.Add(1) < 4 {
 					t.Error(err)
 				}
 			}
@@ -269,7 +278,7 @@ func TestPooledBodiesRelay(t *testing.T) {
 	// takes it (the transport closes a sent body just after the answer).
 	srv.reclaim.bodies.drain()
 	for i := range 4 {
-		if err := post(DialectOpenAI, fmt.Sprintf("seq-%04d", i)); err != nil {
+		if err := post(DialectOpenAI, "", fmt.Sprintf("seq-%04d", i)); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(10 * time.Second)
