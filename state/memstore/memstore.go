@@ -32,6 +32,8 @@ type shard struct {
 	mu    sync.Mutex
 	m     map[string]*entry
 	bytes int64
+	// scratch is UpdateBreaker's copy of a record for fn (under mu).
+	scratch state.Breaker
 }
 
 // New returns an empty Store with the default bounds.
@@ -76,15 +78,15 @@ func (s *Store) UpdateBreaker(ctx context.Context, key string, fn func(b *state.
 	defer sh.mu.Unlock()
 	now := time.Now()
 	e := s.live(sh, key, now)
-	var b state.Breaker
-	if e != nil {
-		b = e.b
-	}
-	if !fn(&b) {
+	// fn's copy of the record is the shard's scratch record (sh.mu is held
+	// and fn keeps nothing of its argument), not one on the heap per call.
+	b := &sh.scratch
+	*b = b0(e)
+	if !fn(b) {
 		return b0(e), nil
 	}
-	s.put(sh, key, b, now)
-	return b, nil
+	s.put(sh, key, *b, now)
+	return *b, nil
 }
 
 // Len is the number of records the store holds (at most its MaxRecords).
