@@ -23,14 +23,18 @@ import (
 type silence struct {
 	start time.Time
 	heard atomic.Bool
+	trace httptrace.ClientTrace // allocated with the watch
 }
 
 // watchSilence returns ctx with a client trace that notes the first
 // response byte (any adapter on net/http reports it).
 func watchSilence(ctx context.Context) (context.Context, *silence) {
 	s := &silence{start: time.Now()}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { s.heard.Store(true) }}), s
+	s.trace.GotFirstResponseByte = s.hear
+	return httptrace.WithClientTrace(ctx, &s.trace), s
 }
+
+func (s *silence) hear() { s.heard.Store(true) }
 
 // hungUp returns the timeout verdict of an attempt that failed with err
 // before its response headers after more than silentAfter of silence, or
