@@ -33,6 +33,9 @@ func maxCost(r *http.Request) (float64, *apiError) {
 // dollars formats an amount for a header: six decimals (a millionth of a
 // dollar), trailing zeros dropped.
 func dollars(f float64) string {
+	if f == 0 {
+		return "0" // most answers waste nothing: no allocation
+	}
 	s := strconv.FormatFloat(f, 'f', 6, 64)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
@@ -41,8 +44,10 @@ func dollars(f float64) string {
 // setCostHeaders sets x-llmguard-cost-usd (unless cost < 0: unknown) and
 // x-llmguard-wasted-usd.
 func setCostHeaders(h http.Header, cost, wasted float64) {
+	v := []string{"", dollars(wasted)} // one allocation; cap 1 each
 	if cost >= 0 {
-		h["X-Llmguard-Cost-Usd"] = []string{dollars(cost)}
+		v[0] = dollars(cost)
+		h["X-Llmguard-Cost-Usd"] = v[0:1:1]
 	}
-	h["X-Llmguard-Wasted-Usd"] = []string{dollars(wasted)}
+	h["X-Llmguard-Wasted-Usd"] = v[1:2:2]
 }
