@@ -61,8 +61,8 @@ func ParseRateLimit(h http.Header, now time.Time) *RateLimit {
 		return nil
 	}
 	var rl RateLimit
-	if h.Get("Anthropic-Ratelimit-Requests-Limit") != "" || h.Get("Anthropic-Ratelimit-Requests-Remaining") != "" ||
-		h.Get("Anthropic-Ratelimit-Tokens-Remaining") != "" || h.Get("Anthropic-Ratelimit-Input-Tokens-Remaining") != "" {
+	if canonical(h, "Anthropic-Ratelimit-Requests-Limit") != "" || canonical(h, "Anthropic-Ratelimit-Requests-Remaining") != "" ||
+		canonical(h, "Anthropic-Ratelimit-Tokens-Remaining") != "" || canonical(h, "Anthropic-Ratelimit-Input-Tokens-Remaining") != "" {
 		rl.Requests = anthropicQuota(h, "Anthropic-Ratelimit-Requests-")
 		rl.Tokens = anthropicQuota(h, "Anthropic-Ratelimit-Tokens-")
 		if !rl.Tokens.Announced() {
@@ -73,11 +73,11 @@ func ParseRateLimit(h http.Header, now time.Time) *RateLimit {
 		rl.Tokens = openaiQuota(h, "Tokens")
 		if !rl.Tokens.Announced() {
 			// Azure 2023: x-rate-limit-{remaining,reset}-tokens, reset in seconds.
-			rl.Tokens = quota(h.Get("X-Rate-Limit-Limit-Tokens"), h.Get("X-Rate-Limit-Remaining-Tokens"))
-			rl.Tokens.Reset = after(now, h.Get("X-Rate-Limit-Reset-Tokens"))
+			rl.Tokens = quota(canonical(h, "X-Rate-Limit-Limit-Tokens"), canonical(h, "X-Rate-Limit-Remaining-Tokens"))
+			rl.Tokens.Reset = after(now, canonical(h, "X-Rate-Limit-Reset-Tokens"))
 		}
-		rl.Requests.Reset = orReset(rl.Requests, now, h.Get("X-Ratelimit-Reset-Requests"))
-		rl.Tokens.Reset = orReset(rl.Tokens, now, h.Get("X-Ratelimit-Reset-Tokens"))
+		rl.Requests.Reset = orReset(rl.Requests, now, canonical(h, "X-Ratelimit-Reset-Requests"))
+		rl.Tokens.Reset = orReset(rl.Tokens, now, canonical(h, "X-Ratelimit-Reset-Tokens"))
 	}
 	if !rl.Requests.Announced() && !rl.Tokens.Announced() {
 		return nil
@@ -86,13 +86,22 @@ func ParseRateLimit(h http.Header, now time.Time) *RateLimit {
 	return &out
 }
 
+// canonical is h.Get of a key given in canonical form (every one above),
+// without canonicalising it again on each of the many lookups.
+func canonical(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 func openaiQuota(h http.Header, kind string) Quota {
-	return quota(h.Get("X-Ratelimit-Limit-"+kind), h.Get("X-Ratelimit-Remaining-"+kind))
+	return quota(canonical(h, "X-Ratelimit-Limit-"+kind), canonical(h, "X-Ratelimit-Remaining-"+kind))
 }
 
 func anthropicQuota(h http.Header, prefix string) Quota {
-	q := quota(h.Get(prefix+"Limit"), h.Get(prefix+"Remaining"))
-	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(prefix+"Reset"))); err == nil {
+	q := quota(canonical(h, prefix+"Limit"), canonical(h, prefix+"Remaining"))
+	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(canonical(h, prefix+"Reset"))); err == nil {
 		q.Reset = t
 	}
 	return q
