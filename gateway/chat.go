@@ -62,13 +62,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
 	}
-	if aerr := checkNames(in); aerr != nil {
-		accessOf(w).noteModel(headerValue(in.model), in.req.Stream)
-		writeError(w, dialect, aerr)
-		return
-	}
-	accessOf(w).noteModel(in.model, in.req.Stream)
-	route, fallbacks, ok := s.routeFor(w, dialect, in.model, in.fallbacks)
+	route, fallbacks, ok := s.routeNamed(w, dialect, in)
 	if !ok {
 		return
 	}
@@ -107,6 +101,19 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	}
 	writeJSON(w, http.StatusOK, *bp)
 	s.putBuf(bp)
+}
+
+// routeNamed checks in's model and fallback names, notes the model on
+// the access record and resolves the route (see routeFor); when not ok,
+// the error has been written.
+func (s *Server) routeNamed(w http.ResponseWriter, dialect string, in *inbound) (route string, fallbacks []string, ok bool) {
+	if aerr := checkNames(in); aerr != nil {
+		accessOf(w).noteModel(headerValue(in.model), in.req.Stream)
+		writeError(w, dialect, aerr)
+		return "", nil, false
+	}
+	accessOf(w).noteModel(in.model, in.req.Stream)
+	return s.routeFor(w, dialect, in.model, in.fallbacks)
 }
 
 // fail writes an engine failure (nothing has been sent yet).

@@ -35,12 +35,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 		writeError(w, dialect, errBadRequest(err.Error()))
 		return
 	}
-	if aerr := checkNames(in); aerr != nil {
-		writeError(w, dialect, aerr)
-		return
-	}
-	accessOf(w).noteModel(in.model, in.req.Stream)
-	route, fallbacks, ok := s.routeFor(w, dialect, in.model, in.fallbacks)
+	route, fallbacks, ok := s.routeNamed(w, dialect, in)
 	if !ok {
 		return
 	}
