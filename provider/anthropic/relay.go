@@ -6,6 +6,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // messageLog rebuilds, from the events of a relayed request's stream, the
@@ -28,12 +29,34 @@ const maxBlocks = 4096
 type blockLog struct {
 	index     int
 	start     json.RawMessage
-	text      strings.Builder
-	thinking  strings.Builder
-	signature strings.Builder
-	input     strings.Builder
+	acc       [deltaKinds]strings.Builder // the deltas of each kind, joined
+	has       [deltaKinds]bool            // a delta of that kind seen
 	citations []json.RawMessage
-	has       [4]bool // text, thinking, signature, input deltas seen
+}
+
+// The kinds of delta a content block joins, by index in blockLog.acc.
+const (
+	textDelta = iota
+	thinkingDelta
+	signatureDelta
+	inputDelta
+	deltaKinds
+)
+
+// deltaKind is the kind of a content_block_delta's type (false: not one
+// a block joins).
+func deltaKind(typ string) (int, bool) {
+	switch typ {
+	case "text_delta":
+		return textDelta, true
+	case "thinking_delta":
+		return thinkingDelta, true
+	case "signature_delta":
+		return signatureDelta, true
+	case "input_json_delta":
+		return inputDelta, true
+	}
+	return 0, false
 }
 
 // add records one event's data.
@@ -69,23 +92,11 @@ func (l *messageLog) add(data []byte) {
 		if b == nil || rawjson.Unmarshal(e.Delta, &d) != nil {
 			return
 		}
-		switch d.Type {
-		case "text_delta":
-			b.text.WriteString(d.Text)
-			b.has[0] = true
-		case "thinking_delta":
-			b.thinking.WriteString(d.Thinking)
-			b.has[1] = true
-		case "signature_delta":
-			b.signature.WriteString(d.Signature)
-			b.has[2] = true
-		case "input_json_delta":
-			b.input.WriteString(d.PartialJSON)
-			b.has[3] = true
-		case "citations_delta":
-			if len(d.Citation) > 0 {
-				b.citations = append(b.citations, d.Citation)
-			}
+		if k, ok := deltaKind(d.Type); ok {
+			b.acc[k].WriteString([deltaKinds]string{d.Text, d.Thinking, d.Signature, d.PartialJSON}[k])
+			b.has[k] = true
+		} else if d.Type == "citations_delta" && len(d.Citation) > 0 {
+			b.citations = append(b.citations, d.Citation)
 		}
 	case "message_delta":
 		l.delta, l.usage, l.done = e.Delta, e.Usage, true
@@ -93,17 +104,8 @@ func (l *messageLog) add(data []byte) {
 }
 
 func (l *messageLog) block(index int) *blockLog {
-	for _, b := range l.blocks {
-		if b.index == index {
-			return b
-		}
-	}
-	if len(l.blocks) >= maxBlocks {
-		return nil
-	}
-	b := &blockLog{index: index}
-	l.blocks = append(l.blocks, b)
-	return b
+	return httpcall.Indexed(&l.blocks, index, maxBlocks, func(b *blockLog) int { return b.index },
+		func(i int) *blockLog { return &blockLog{index: i} })
 }
 
 // RawAnswer implements provider.RawAnswerer: the rebuilt Message, once
@@ -184,16 +186,16 @@ func (b *blockLog) build() ([]byte, error) {
 	str := func(key, prefix string, acc *strings.Builder) {
 		fields = append(fields, rawjson.Field{Key: key, Value: json.AppendEscape(nil, prefix+acc.String(), 0)})
 	}
-	if b.has[0] {
-		str("text", start.Text, &b.text)
+	if b.has[textDelta] {
+		str("text", start.Text, &b.acc[textDelta])
 	}
-	if b.has[1] {
-		str("thinking", start.Thinking, &b.thinking)
+	if b.has[thinkingDelta] {
+		str("thinking", start.Thinking, &b.acc[thinkingDelta])
 	}
-	if b.has[2] {
-		str("signature", "", &b.signature)
+	if b.has[signatureDelta] {
+		str("signature", "", &b.acc[signatureDelta])
 	}
-	if in := strings.TrimSpace(b.input.String()); b.has[3] && in != "" && rawjson.Valid([]byte(in)) {
+	if in := strings.TrimSpace(b.acc[inputDelta].String()); b.has[inputDelta] && in != "" && rawjson.Valid([]byte(in)) {
 		fields = append(fields, rawjson.Field{Key: "input", Value: []byte(in)})
 	}
 	if len(b.citations) > 0 {

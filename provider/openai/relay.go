@@ -7,6 +7,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // completionLog rebuilds, from the chunks of a relayed request's stream,
@@ -147,32 +148,17 @@ func (l *completionLog) add(data []byte) {
 }
 
 func (l *completionLog) choice(index int) *choiceLog {
-	for _, c := range l.choices {
-		if c.index == index {
-			return c
-		}
-	}
-	if len(l.choices) >= maxChoices {
+	c := httpcall.Indexed(&l.choices, index, maxChoices, func(c *choiceLog) int { return c.index },
+		func(i int) *choiceLog { return &choiceLog{index: i} })
+	if c == nil {
 		l.truncated = true
-		return nil
 	}
-	c := &choiceLog{index: index}
-	l.choices = append(l.choices, c)
 	return c
 }
 
 func (c *choiceLog) tool(index int) *toolLog {
-	for _, t := range c.tools {
-		if t.index == index {
-			return t
-		}
-	}
-	if len(c.tools) >= maxToolCalls {
-		return nil
-	}
-	t := &toolLog{index: index}
-	c.tools = append(c.tools, t)
-	return t
+	return httpcall.Indexed(&c.tools, index, maxToolCalls, func(t *toolLog) int { return t.index },
+		func(i int) *toolLog { return &toolLog{index: i} })
 }
 
 // RawAnswer implements provider.RawAnswerer: the rebuilt chat.completion,
