@@ -68,13 +68,7 @@ func (cs *callState) attempt(ctx context.Context, stream bool, t *targetPlan, g 
 	cs.total.Add(1)
 	cs.emit(Event{Kind: EventAttempt, Target: t.name, Attempt: n, MaxAttempts: t.retry.maxAttempts})
 	start := time.Now()
-	req := cs.c.Request
-	if req != nil && (req.Model != t.model || req.Stream != stream) {
-		cp := *req
-		cp.Model = t.model
-		cp.Stream = stream
-		req = &cp
-	}
+	req := cs.requestFor(cs.c.Request, t.model, stream)
 	var outOfTime bool
 	switch {
 	case cs.emb != nil:

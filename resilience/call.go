@@ -122,6 +122,28 @@ type callState struct {
 	emb *embedState
 	// peek is what the walk last read of a target's records (records.go).
 	peek atomic.Pointer[peeked]
+	// req is the call's first request made for a target (requestFor),
+	// allocated with the call; reqTaken says it has been handed out.
+	req      provider.Request
+	reqTaken atomic.Bool
+}
+
+// requestFor is req as sent to a target of model, streaming or not: req
+// itself when it says so already, else a copy. The call's first copy is
+// the one allocated with it (most calls make one attempt), any later one
+// a new allocation, so that no two attempts, hedged or one after the
+// other, ever share a copy.
+func (cs *callState) requestFor(req *provider.Request, model string, stream bool) *provider.Request {
+	if req == nil || (req.Model == model && req.Stream == stream) {
+		return req
+	}
+	cp := &cs.req
+	if !cs.reqTaken.CompareAndSwap(false, true) {
+		cp = new(provider.Request)
+	}
+	*cp = *req
+	cp.Model, cp.Stream = model, stream
+	return cp
 }
 
 // newCallState starts a call's walk. Its deadline is the call's timeout (or
