@@ -209,6 +209,11 @@ func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 // decodeANContent decodes a string or an array of content blocks; with
 // lean, texts may be left undecoded in Part.Raw.
 func decodeANContent(v json.RawMessage, lean bool) ([]provider.Part, error) {
+	if lean {
+		if parts, ok := leanContent(v); ok {
+			return parts, nil
+		}
+	}
 	return decodeContent(v, lean, func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
 		switch typ {
 		case "text":

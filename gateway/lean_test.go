@@ -85,6 +85,10 @@ func leanBodies(t testing.TB) [][]byte {
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r\n"},{"type":"tool_result","tool_use_id":"u","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},{"type":"tool_result","tool_use_id":"v","content":[{"type":"text","text":"z\"","cache_control":{"type":"ephemeral"}}]},{"type":"text","text":"after"}]}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"},{"type":"image","source":{"type":"url","url":"u"}}]}]}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":7}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[]},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":[1,2]}},{"type":"tool_use","id":"u","name":"g"},{"type":"tool_use","id":7,"name":"h","input":{}}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":""},{"type":"tool_result","tool_use_id":"u","content":null},{"type":"tool_result","tool_use_id":"v"},{"type":"tool_result","tool_use_id":"w","is_error":1,"content":"x"},{"type":"text","text":"a","text":"b"}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a"},"b",{"type":"text","text":"c","cache_control":{"type":"ephemeral"}}]}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":[1,,]}}]}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"ctl` + "\x01" + `"}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"user","content":[{"type":"text","text":"a\q"}]}]}`,
 	} {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -18,8 +17,13 @@ func TestVerbatim(t *testing.T) {
 		{`"line\nbreak \"quoted\" tab\t \\ \/ \u00e9 \u2028"`, true},
 		{"\"h\u00e9llo \u2014 \U0001F600\"", true},
 		{`"<b>&</b>"`, true},
-		{`"\ud83d\ude00"`, false}, // a pair: refused rather than told from a lone one
+		{`"\ud83d\ude00 \uD83D\uDE00"`, true}, // pairs
 		{`"\udc00"`, false},
+		{`"\ud83d"`, false},
+		{`"\ud83d\u0041"`, false},
+		{`"\ude00\ud83d"`, false},
+		{`"\ud83d\ud83d\ude00"`, false},
+		{`"\ud83d\n"`, false},
 		{`"\\ud800"`, true}, // a backslash, then text
 		{"\"\xff\"", false},
 		{"\"\xe2\x82\"", false},
@@ -43,7 +47,8 @@ func TestVerbatim(t *testing.T) {
 }
 
 // FuzzVerbatim: Verbatim is exactly "a JSON string as encoding/json reads
-// it, whose bytes are valid UTF-8 and whose escapes name no surrogate".
+// it, whose bytes are valid UTF-8 and whose escapes name no lone
+// surrogate".
 func FuzzVerbatim(f *testing.F) {
 	for _, s := range []string{`""`, `"a\nb"`, `"\ud83d\ude00"`, `"\\ud800"`, "\"\xff\"", `"é\u00e9"`, `"a\"b"`, `"\u0000"`} {
 		f.Add([]byte(s))
@@ -51,38 +56,60 @@ func FuzzVerbatim(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s string
 		want := len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && json.Unmarshal(b, &s) == nil && json.Valid(b) &&
-			utf8.Valid(b) && !surrogateEscape(string(b))
+			utf8.Valid(b) && !loneSurrogate(string(b))
 		if got := Verbatim(b); got != want {
 			t.Fatalf("Verbatim(%q) = %v, want %v", b, got, want)
 		}
 	})
 }
 
-// surrogateEscape reports whether the JSON string s has a \u escape of a
-// UTF-16 surrogate (read escape by escape).
-func surrogateEscape(s string) bool {
+// loneSurrogate reports whether the JSON string s has a \u escape of a
+// UTF-16 surrogate that is not a high half followed at once by an escaped
+// low half (read escape by escape).
+func loneSurrogate(s string) bool {
+	pending := false // the last escape was a high half
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 >= len(s) {
-			continue
-		}
-		if s[i+1] == 'u' && i+6 <= len(s) {
-			var r rune
-			ok := true
-			for _, c := range strings.ToLower(s[i+2 : i+6]) {
-				switch {
-				case c >= '0' && c <= '9':
-					r = r<<4 | (c - '0')
-				case c >= 'a' && c <= 'f':
-					r = r<<4 | (c - 'a' + 10)
-				default:
-					ok = false
-				}
-			}
-			if ok && utf16.IsSurrogate(r) {
+			if pending {
 				return true
 			}
+			continue
 		}
-		i++ // the escaped byte
+		r := rune(-1)
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			r = hex(s[i+2 : i+6])
+		}
+		switch {
+		case pending && r >= 0xdc00 && r <= 0xdfff:
+			pending = false
+		case pending:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			pending = true
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		}
+		if r >= 0 {
+			i += 5
+		} else {
+			i++ // the escaped byte
+		}
 	}
-	return false
+	return pending
+}
+
+// hex is the value of four hex digits, or -1.
+func hex(s string) rune {
+	var r rune
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | (c - '0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | (c - 'a' + 10)
+		default:
+			return -1
+		}
+	}
+	return r
 }

@@ -23,7 +23,7 @@ const flags = json.EscapeHTML | json.SortMapKeys
 // buffer between short runs of JSON written here.
 func translate(req *provider.Request, model string, stream bool, q quirks) ([][]byte, []string, error) {
 	var drops httpcall.Drops
-	req, w, err := wire(req.Lean, model, stream, q, &drops)
+	_, w, err := wire(req.Lean, model, stream, q, &drops)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,7 +49,8 @@ func translate(req *provider.Request, model string, stream bool, q quirks) ([][]
 	if at < 0 || string(env[at:at+4]) != "null" {
 		return nil, nil, errNoMessages
 	}
-	p := bodyParts{out: make([][]byte, 0, 8), buf: make([]byte, 0, httpcall.SizeHint(req))}
+	// About three parts a message: JSON, the client's text, JSON.
+	p := bodyParts{out: make([][]byte, 0, 3*len(msgs)+3), buf: make([]byte, 0, glueSize(msgs))}
 	p.out = append(p.out, env[:at])
 	p.buf = append(p.buf, '[')
 	for i := range msgs {
@@ -63,6 +64,28 @@ func translate(req *provider.Request, model string, stream bool, q quirks) ([][]
 	p.buf = append(p.buf, ']')
 	p.cut()
 	return append(p.out, env[at+4:]), drops.Names(), nil
+}
+
+// glueSize is about the length of the JSON that bodyParts.message writes
+// for msgs, less the client's texts it sends as they are.
+func glueSize(msgs []wireMessage) int {
+	n := 2
+	for i := range msgs {
+		m := &msgs[i]
+		n += 40 + len(m.Role) + len(m.ToolCallID)
+		switch c := m.Content.(type) {
+		case string:
+			n += len(c) + len(c)/8
+		case []json.RawMessage:
+			for _, part := range c {
+				n += len(part) + 24
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			n += 64 + len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)*5/4
+		}
+	}
+	return n
 }
 
 // errNoMessages is a wire request encoded without its messages key: a bug.
