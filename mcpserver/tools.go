@@ -21,19 +21,24 @@ import (
 
 // SummarizeInput is the summarize tool's input.
 type SummarizeInput struct {
-	Text       string  `json:"text" jsonschema:"the text to summarize"`
-	Bullets    int     `json:"bullets,omitempty" jsonschema:"at most this many bullet points (default 5)"`
+	Text    string `json:"text" jsonschema:"the text to summarize"`
+	Bullets int    `json:"bullets,omitempty" jsonschema:"at most this many bullet points (default 5)"`
+	Routing
+}
+
+// Routing is what the summarize, ask and chat tools' inputs share: the
+// route and a spend ceiling (properties of the input itself in its schema).
+type Routing struct {
 	Route      string  `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; lowers the route's max_cost_usd (default: the route's)"`
 }
 
 // AskInput is the ask tool's input.
 type AskInput struct {
-	Prompt     string  `json:"prompt" jsonschema:"the question or instruction"`
-	System     string  `json:"system,omitempty" jsonschema:"optional system prompt"`
-	Route      string  `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
-	MaxTokens  int     `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
-	MaxCostUSD float64 `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; lowers the route's max_cost_usd (default: the route's)"`
+	Prompt    string `json:"prompt" jsonschema:"the question or instruction"`
+	System    string `json:"system,omitempty" jsonschema:"optional system prompt"`
+	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
+	Routing
 }
 
 // ChatMessage is one turn of the chat tool's conversation.
@@ -44,10 +49,9 @@ type ChatMessage struct {
 
 // ChatInput is the chat tool's input.
 type ChatInput struct {
-	Messages   []ChatMessage `json:"messages" jsonschema:"the conversation, oldest first"`
-	Route      string        `json:"route,omitempty" jsonschema:"route name, provider/model, or a model id a route serves (default: the default route)"`
-	MaxTokens  int           `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
-	MaxCostUSD float64       `json:"max_cost_usd,omitempty" jsonschema:"spend ceiling for this call in US dollars; lowers the route's max_cost_usd (default: the route's)"`
+	Messages  []ChatMessage `json:"messages" jsonschema:"the conversation, oldest first"`
+	MaxTokens int           `json:"max_tokens,omitempty" jsonschema:"answer budget in tokens"`
+	Routing
 }
 
 // DecodeInput is the decode_error tool's input.
