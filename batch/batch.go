@@ -9,6 +9,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -89,15 +90,9 @@ func (c *Config) withDefaults() Config {
 	if c != nil {
 		d = *c
 	}
-	if d.Concurrency <= 0 {
-		d.Concurrency = DefaultConcurrency
-	}
-	if d.MaxTokens <= 0 {
-		d.MaxTokens = DefaultMaxTokens
-	}
-	if d.ItemRetries <= 0 {
-		d.ItemRetries = DefaultItemRetries
-	}
+	defaults.Positive(&d.Concurrency, DefaultConcurrency)
+	defaults.Positive(&d.MaxTokens, DefaultMaxTokens)
+	defaults.Positive(&d.ItemRetries, DefaultItemRetries)
 	return d
 }
 

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/registry"
@@ -329,12 +331,8 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		opt = *o
 	}
-	if opt.Requests <= 0 {
-		opt.Requests = DefaultRequests
-	}
-	if opt.Seed == 0 {
-		opt.Seed = DefaultSeed
-	}
+	defaults.Positive(&opt.Requests, DefaultRequests)
+	opt.Seed = cmp.Or(opt.Seed, DefaultSeed)
 	if opt.Night <= 0 {
 		opt.Night = min(max(time.Duration(opt.Requests)*25*time.Millisecond, 2*time.Second), 12*time.Second)
 	}

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,24 +171,12 @@ func (c *Config) withDefaults() Config {
 	if c != nil {
 		d = *c
 	}
-	if d.ToolTimeout <= 0 {
-		d.ToolTimeout = DefaultToolTimeout
-	}
-	if d.CacheTTL == 0 {
-		d.CacheTTL = DefaultCacheTTL
-	}
-	if d.StartTimeout <= 0 {
-		d.StartTimeout = DefaultStartTimeout
-	}
-	if d.PingTimeout <= 0 {
-		d.PingTimeout = DefaultPingTimeout
-	}
-	if d.StableAfter <= 0 {
-		d.StableAfter = DefaultStableAfter
-	}
-	if d.ProgressInterval <= 0 {
-		d.ProgressInterval = DefaultProgressInterval
-	}
+	defaults.Positive(&d.ToolTimeout, DefaultToolTimeout)
+	d.CacheTTL = cmp.Or(d.CacheTTL, DefaultCacheTTL)
+	defaults.Positive(&d.StartTimeout, DefaultStartTimeout)
+	defaults.Positive(&d.PingTimeout, DefaultPingTimeout)
+	defaults.Positive(&d.StableAfter, DefaultStableAfter)
+	defaults.Positive(&d.ProgressInterval, DefaultProgressInterval)
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -204,12 +194,8 @@ func (u Upstream) withDefaults(c *Config) Upstream {
 	if u.ToolTimeout <= 0 {
 		u.ToolTimeout = c.ToolTimeout
 	}
-	if u.MaxAttempts <= 0 {
-		u.MaxAttempts = DefaultMaxAttempts
-	}
-	if u.RunFor <= 0 {
-		u.RunFor = DefaultRunFor
-	}
+	defaults.Positive(&u.MaxAttempts, DefaultMaxAttempts)
+	defaults.Positive(&u.RunFor, DefaultRunFor)
 	u.RunFor = max(u.RunFor, u.ToolTimeout)
 	if u.CacheTTL == 0 {
 		u.CacheTTL = c.CacheTTL

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -199,18 +201,10 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		opt = *o
 	}
-	if opt.Seed == 0 {
-		opt.Seed = DefaultSeed
-	}
-	if opt.Requests <= 0 {
-		opt.Requests = DefaultRequests
-	}
-	if opt.Window <= 0 {
-		opt.Window = DefaultWindow
-	}
-	if opt.Parallel <= 0 {
-		opt.Parallel = DefaultParallel
-	}
+	opt.Seed = cmp.Or(opt.Seed, DefaultSeed)
+	defaults.Positive(&opt.Requests, DefaultRequests)
+	defaults.Positive(&opt.Window, DefaultWindow)
+	defaults.Positive(&opt.Parallel, DefaultParallel)
 	return opt
 }
 

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/memstore"
 )
@@ -135,21 +137,11 @@ func New(ctx context.Context, o *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.Timeout <= 0 {
-		v.Timeout = DefaultTimeout
-	}
-	if v.Prefix == "" {
-		v.Prefix = DefaultPrefix
-	}
-	if v.IdleTTL <= 0 {
-		v.IdleTTL = DefaultIdleTTL
-	}
-	if v.ItemTTL <= 0 {
-		v.ItemTTL = DefaultItemTTL
-	}
-	if v.MaxItemBytes <= 0 {
-		v.MaxItemBytes = memstore.DefaultMaxItemBytes / 8
-	}
+	defaults.Positive(&v.Timeout, DefaultTimeout)
+	v.Prefix = cmp.Or(v.Prefix, DefaultPrefix)
+	defaults.Positive(&v.IdleTTL, DefaultIdleTTL)
+	defaults.Positive(&v.ItemTTL, DefaultItemTTL)
+	defaults.Positive(&v.MaxItemBytes, memstore.DefaultMaxItemBytes/8)
 	if v.Logger == nil {
 		v.Logger = slog.Default()
 	}
