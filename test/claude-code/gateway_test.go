@@ -61,6 +61,20 @@ func startClaudeStack(t *testing.T, scenario string) *claudeStack {
 }
 
 // statuses lists the statuses of exchanges.
+// sayHello runs Claude Code's "Say hello" through a stack on the mock's
+// scenario and checks that it answers with the mock's answer; it returns
+// the stack and the gateway's exchanges.
+func sayHello(t *testing.T, claude, scenario string, args ...string) (*claudeStack, []exchange) {
+	t.Helper()
+	st := startClaudeStack(t, scenario)
+	res, _ := newWorkspace(t).run(t, claude, st.rec, st.rec.URL, gatewayKey, 60*time.Second, "Say hello", args...)
+	ex := st.rec.take()
+	if res.IsError || !strings.HasPrefix(res.Result, "Mock answer from claude-") {
+		t.Errorf("result %+v, want the mock's answer; gateway statuses %v", res, statuses(ex))
+	}
+	return st, ex
+}
+
 func statuses(ex []exchange) []int {
 	out := make([]int, len(ex))
 	for i, e := range ex {
@@ -89,12 +103,7 @@ func TestClaudeCode(t *testing.T) {
 		t.Run(md.name, func(t *testing.T) {
 			t.Run("healthy", func(t *testing.T) {
 				t.Parallel()
-				st := startClaudeStack(t, "healthy")
-				res, _ := newWorkspace(t).run(t, claude, st.rec, st.rec.URL, gatewayKey, 60*time.Second, "Say hello", md.args...)
-				ex := st.rec.take()
-				if res.IsError || !strings.HasPrefix(res.Result, "Mock answer from claude-") {
-					t.Errorf("result %+v, want the mock's answer; gateway statuses %v", res, statuses(ex))
-				}
+				st, ex := sayHello(t, claude, "healthy", md.args...)
 				for _, e := range ex {
 					if e.Status != 200 {
 						t.Errorf("%s %s: gateway answered %d", e.Method, e.URI, e.Status)
@@ -130,12 +139,7 @@ func TestClaudeCode(t *testing.T) {
 			}
 			t.Run("overload-burst", func(t *testing.T) {
 				t.Parallel()
-				st := startClaudeStack(t, "overload-burst")
-				res, _ := newWorkspace(t).run(t, claude, st.rec, st.rec.URL, gatewayKey, 60*time.Second, "Say hello", md.args...)
-				ex := st.rec.take()
-				if res.IsError || !strings.HasPrefix(res.Result, "Mock answer from claude-") {
-					t.Errorf("result %+v, want the mock's answer; gateway statuses %v", res, statuses(ex))
-				}
+				st, ex := sayHello(t, claude, "overload-burst", md.args...)
 				if got := statuses(ex); len(got) != 1 || got[0] != 200 {
 					t.Errorf("gateway statuses %v, want one 200 (the gateway absorbs the burst)", got)
 				}
