@@ -310,3 +310,51 @@ func (c *Cursor) Int() int {
 	}
 	return n
 }
+
+// Offset is where the cursor is in the document: just after the value read
+// last, or before the space ahead of the next one.
+func (c *Cursor) Offset() int { return c.i }
+
+// Around is a document read whole once, remembered around one string in it:
+// a document that is the same but for that string reads the same, the
+// string aside, with no walk of its own. A stream's events mostly differ
+// from the one before only in the text they carry. The zero Around
+// remembers nothing; it is not safe for concurrent use.
+type Around struct {
+	pre, post []byte // the document before the string's opening quote, after its closing one
+	kept      bool
+}
+
+// Keep remembers doc, read whole and valid, around the string value a
+// Cursor read between offsets from and to (space before it allowed); it
+// forgets what it kept when that value is not a string.
+func (a *Around) Keep(doc []byte, from, to int) {
+	from = skipSpace(doc, from)
+	a.kept = from < to && doc[from] == '"' && doc[to-1] == '"' && to-from >= 2
+	if a.kept {
+		a.pre = append(a.pre[:0], doc[:from]...)
+		a.post = append(a.post[:0], doc[to:]...)
+	}
+}
+
+// Forget forgets what Keep kept.
+func (a *Around) Forget() { a.kept = false }
+
+// Match reports whether doc is the document kept with one string, whole and
+// valid, in place of the one it had (doc is then valid and reads as the
+// kept one did but for that string), and returns the string, decoded.
+func (a *Around) Match(doc []byte) (string, bool) {
+	n := len(doc) - len(a.post)
+	if !a.kept || n-len(a.pre) < 2 || string(doc[:len(a.pre)]) != string(a.pre) || string(doc[n:]) != string(a.post) {
+		return "", false
+	}
+	mid := doc[len(a.pre):n]
+	if mid[0] != '"' {
+		return "", false
+	}
+	if end, ok := validString(mid, 0); !ok || end != len(mid) {
+		return "", false
+	}
+	s, err := unquote(mid[1 : len(mid)-1])
+	return s, err == nil
+}

@@ -20,6 +20,14 @@ type eventScan struct {
 	// lastType and last are the last event and delta types read: mostly
 	// the next ones too, read without allocating.
 	lastType, last string
+	// shape is the last event read whole around its delta's one string
+	// (the field deltaKeys[at] names): the next, mostly the same but for
+	// that string, reads with no walk.
+	shape rawjson.Around
+	at    int
+	// texts counts the delta strings the scan read, the last between
+	// offsets from and to.
+	texts, from, to int
 }
 
 // wireDelta is wireEvent's delta.
@@ -41,7 +49,11 @@ var (
 // scan reads data into a wireEvent; false leaves data to rawjson.Unmarshal
 // (it may be invalid, unusual, or an event read once a stream).
 func (s *eventScan) scan(data []byte) (*wireEvent, bool) {
-	s.e = wireEvent{}
+	if t, ok := s.shape.Match(data); ok {
+		*s.deltaFields()[s.at] = t
+		return &s.e, true
+	}
+	s.e, s.texts = wireEvent{}, 0
 	c := &s.cur
 	c.Reset(data)
 	if c.Object() {
@@ -59,7 +71,16 @@ func (s *eventScan) scan(data []byte) (*wireEvent, bool) {
 			}
 		}
 	}
-	return &s.e, c.Done()
+	switch {
+	case !c.Done():
+		s.shape.Forget()
+		return &s.e, false
+	case s.texts == 1:
+		s.shape.Keep(data, s.from, s.to)
+	default:
+		s.shape.Forget()
+	}
+	return &s.e, true
 }
 
 // scanDelta reads the delta object (null: none).
@@ -70,14 +91,21 @@ func (s *eventScan) scanDelta() {
 	}
 	s.delta = wireDelta{}
 	s.e.Delta = &s.delta
-	d := &s.delta
-	fields := [...]*string{&d.Type, &d.Text, &d.PartialJSON, &d.Thinking, &d.Signature, &d.StopReason, &d.StopSequence}
+	d, fields := &s.delta, s.deltaFields()
 	for k := c.Field(deltaKeys); k >= 0; k = c.Field(deltaKeys) {
 		if k == 0 {
 			d.Type = c.Text(s.last)
 			s.last = d.Type
-		} else {
-			*fields[k] = c.Text("")
+			continue
 		}
+		s.texts, s.at, s.from = s.texts+1, k, c.Offset()
+		*fields[k] = c.Text("")
+		s.to = c.Offset()
 	}
+}
+
+// deltaFields are the delta's fields, in the order of deltaKeys.
+func (s *eventScan) deltaFields() [7]*string {
+	d := &s.delta
+	return [...]*string{&d.Type, &d.Text, &d.PartialJSON, &d.Thinking, &d.Signature, &d.StopReason, &d.StopSequence}
 }

@@ -33,6 +33,15 @@ func FuzzScanEvent(f *testing.F) {
 	providertest.FuzzScan(f, eventSeeds, eventSeeds[2], sc.scan)
 }
 
+// FuzzScanEventShape checks the scan of an event that is the one before
+// with other bytes in place of its delta's text (read from the shape
+// kept, with no walk) against rawjson.Unmarshal.
+func FuzzScanEventShape(f *testing.F) {
+	var sc eventScan
+	mids := []string{`"tok "`, `"a\"b\u00e9\n"`, `""`, `"x`, `"a" , "b"`, `null`, `"\ud800"`, `"\x"`, "\"\x01\""}
+	providertest.FuzzScanShape(f, eventSeeds[:4], mids, sc.scan, func() (int, int, bool) { return sc.from, sc.to, sc.texts == 1 })
+}
+
 // TestScanEventReads checks that the scan reads the events that carry
 // tokens itself, and that a text delta allocates only its text.
 func TestScanEventReads(t *testing.T) {

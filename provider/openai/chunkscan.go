@@ -21,12 +21,25 @@ type chunkScan struct {
 	choices []wireChoice
 	calls   []wireToolCall
 	usage   wireUsage
+	// shape is the last chunk read whole around its one content string
+	// (the text of choices[at]): the next, mostly the same but for its
+	// text, reads with no walk.
+	shape rawjson.Around
+	at    int
+	// texts counts the content strings the scan read, the last between
+	// offsets from and to.
+	texts, from, to int
 }
 
 // scan reads data into a wireResponse; false leaves data to
 // rawjson.Unmarshal (it may be invalid, or unusual).
 func (s *chunkScan) scan(data []byte) (*wireResponse, bool) {
+	if t, ok := s.shape.Match(data); ok {
+		s.choices[s.at].Delta.Content = flexText(t)
+		return &s.r, true
+	}
 	s.last, s.r = s.r, wireResponse{}
+	s.texts = 0
 	c := &s.cur
 	c.Reset(data)
 	if c.Object() {
@@ -47,7 +60,16 @@ func (s *chunkScan) scan(data []byte) (*wireResponse, bool) {
 			}
 		}
 	}
-	return &s.r, c.Done()
+	if !c.Done() {
+		s.shape.Forget()
+		return &s.r, false
+	}
+	if s.texts == 1 {
+		s.shape.Keep(data, s.from, s.to)
+	} else {
+		s.shape.Forget()
+	}
+	return &s.r, true
 }
 
 var (
@@ -95,7 +117,9 @@ func (s *chunkScan) scanDelta(m *wireRespMsg) {
 	for k := c.Field(deltaKeys); k >= 0; k = c.Field(deltaKeys) {
 		switch k {
 		case 0:
+			s.texts, s.at, s.from = s.texts+1, len(s.choices), c.Offset()
 			m.Content = flexText(c.Text(""))
+			s.to = c.Offset()
 		case 1:
 			m.Refusal = c.Text("")
 		case 2:

@@ -86,3 +86,17 @@ func BenchmarkStreamEvents(b *testing.B) {
 		}
 	}
 }
+
+// FuzzScanChunkShape checks the scan of a chunk that is the one before
+// with other bytes in place of its content string (read from the shape
+// kept, with no walk) against rawjson.Unmarshal.
+func FuzzScanChunkShape(f *testing.F) {
+	var sc chunkScan
+	bases := []string{chunkSeeds[0], chunkSeeds[1],
+		`{"id":"c","choices":[{"index":0,"delta":{"content":"a","tool_calls":[{"index":0,"function":{"arguments":"{"}}]},"finish_reason":null}],"usage":{"prompt_tokens":1}}`}
+	providertest.FuzzScanShape(f, bases, shapeMids, sc.scan, func() (int, int, bool) { return sc.from, sc.to, sc.texts == 1 })
+}
+
+// shapeMids are what FuzzScanChunkShape and FuzzScanEventShape put in
+// place of a text: strings, and what is not one string.
+var shapeMids = []string{`"tok "`, `"a\"b\u00e9\n"`, `""`, `"x`, `"a" , "b"`, `null`, `"\ud800"`, `"\x"`, "\"\x01\""}

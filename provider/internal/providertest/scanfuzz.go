@@ -37,3 +37,36 @@ func FuzzScan[T any](f *testing.F, seeds []string, prev string, scan func([]byte
 		}
 	})
 }
+
+// FuzzScanShape checks an event scan that keeps the shape of the event it
+// read (rawjson.Around) on events that are one of bases with other bytes
+// in place of its one text (what mids seed): read after the base, an
+// event reads as Unmarshal reads it, and as a scanner that read nothing
+// before does. text says where the scan read the text of the event it read
+// last: between offsets from and to, when it read exactly one.
+func FuzzScanShape[T any](f *testing.F, bases, mids []string, scan func([]byte) (*T, bool), text func() (from, to int, one bool)) {
+	for i, mid := range mids {
+		f.Add(uint8(i), mid)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, mid string) {
+		base := []byte(bases[int(which)%len(bases)])
+		_, ok := scan(base)
+		from, to, one := text()
+		if !ok || !one {
+			t.Fatalf("base %s not read with one text", base)
+		}
+		doc := append(append(append([]byte(nil), base[:from]...), mid...), base[to:]...)
+		got, ok := scan(doc)
+		if !ok {
+			return
+		}
+		after := *got
+		var want T
+		if err := rawjson.Unmarshal(doc, &want); err != nil {
+			t.Fatalf("%s: read, Unmarshal: %v", doc, err)
+		}
+		if diff := cmp.Diff(want, after, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("%s: read differently (-Unmarshal +scan):\n%s", doc, diff)
+		}
+	})
+}
