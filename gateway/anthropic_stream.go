@@ -34,6 +34,11 @@ type anStream struct {
 	lastRaw   *provider.RawEvent
 	lastType  string       // the type of the last event relayed
 	d         anBlockDelta // the content_block_delta being written
+	// text is the template of the last content_block_delta written: its
+	// block and its kind.
+	text      textTemplate
+	textIndex int
+	textKind  string
 }
 
 func (s *anStream) emit(name string, b []byte) error {
@@ -82,6 +87,19 @@ func (s *anStream) closeBlock() error {
 // delta writes a content_block_delta of block index: its delta has type
 // kind and text in its field named for the kind.
 func (s *anStream) delta(index int, kind, text string) error {
+	if !s.text.made || s.textIndex != index || s.textKind != kind {
+		s.text, s.textIndex, s.textKind = textTemplate{}, index, kind
+		s.text.set(s.encodeDelta(index, kind, templateMark))
+	}
+	if s.text.ok {
+		return s.emit("content_block_delta", s.text.append(s.buf[:0], text))
+	}
+	return s.emit("content_block_delta", s.encodeDelta(index, kind, text))
+}
+
+// encodeDelta encodes a content_block_delta of block index: its delta has
+// type kind and text in its field named for the kind.
+func (s *anStream) encodeDelta(index int, kind, text string) []byte {
 	s.d = anBlockDelta{Type: "content_block_delta", Index: index, Delta: anDelta{Type: kind}}
 	switch d := &s.d.Delta; kind {
 	case "text_delta":
@@ -93,7 +111,7 @@ func (s *anStream) delta(index int, kind, text string) error {
 	case "input_json_delta":
 		d.PartialJSON = &text
 	}
-	return s.emit("content_block_delta", appendJSON(s.buf[:0], &s.d))
+	return appendJSON(s.buf[:0], &s.d)
 }
 
 // startBlock closes the open block and starts block s.next with its

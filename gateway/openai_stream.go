@@ -25,6 +25,7 @@ type oaStream struct {
 	rawUsage     bool // the upstream's usage chunk went out
 	rawDone      bool // the upstream's [DONE] went out
 	lastRaw      *provider.RawEvent
+	text         textTemplate     // a text chunk of this stream
 	c            oaChunk          // the chunk being written
 	choice       [1]oaChunkChoice // its one choice
 	call         [1]oaDeltaCall   // its one tool call fragment
@@ -45,7 +46,7 @@ func (s *oaStream) emit(b []byte) error {
 
 // start writes the role chunk (OpenAI streams carry no usage up front).
 func (s *oaStream) start(model, id string, _ *provider.Usage) error {
-	s.model = model
+	s.model, s.text = model, textTemplate{}
 	if strings.HasPrefix(id, "chatcmpl-") {
 		s.id = id
 	}
@@ -93,7 +94,7 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 		return err
 	}
 	if c.Text != "" {
-		if err := s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{Content: &c.Text}, nil))); err != nil {
+		if err := s.textChunk(&c.Text); err != nil {
 			return err
 		}
 	}
@@ -113,6 +114,19 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 		}
 	}
 	return nil
+}
+
+// textChunk writes a chunk of text, from the stream's template. (A
+// pointer: the address of a string argument would move it to the heap at
+// each call.)
+func (s *oaStream) textChunk(text *string) error {
+	if !s.text.made {
+		s.text.set(appendJSON(nil, s.chunkOf(oaDelta{Content: &templateMark}, nil)))
+	}
+	if s.text.ok {
+		return s.emit(s.text.append(s.buf[:0], *text))
+	}
+	return s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{Content: text}, nil)))
 }
 
 // finish writes the finish chunk, the usage chunk when asked for, and [DONE].

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/internal/sse"
@@ -282,3 +285,36 @@ func (p *pump) end() {
 }
 
 func randText() string { return rand.Text() }
+
+// textTemplate is an event's JSON encoded once around the string a chunk
+// carries (its text): the events that differ from it only in that string
+// are written from it, byte for byte as appendJSON writes them
+// (FuzzTextTemplate), without encoding the event again. A stream of a
+// thousand tokens is a thousand such events.
+type textTemplate struct {
+	pre, post []byte
+	made, ok  bool // set was called; it found the mark
+}
+
+// templateMark is the string an event is encoded with to make its
+// template: what follows it in an event holds none of a client's or an
+// upstream's strings, so its last occurrence is the mark.
+var templateMark = "\x00llmguard-text\x00"
+
+// set makes the template from b (kept: a copy), an event encoded with
+// templateMark as its text.
+func (t *textTemplate) set(b []byte) {
+	mark := appendJSON(nil, templateMark)
+	i := bytes.LastIndex(b, mark)
+	t.made, t.ok = true, i >= 0
+	if t.ok {
+		t.pre, t.post = bytes.Clone(b[:i]), bytes.Clone(b[i+len(mark):])
+	}
+}
+
+// append appends the event with text in the mark's place.
+func (t *textTemplate) append(dst []byte, text string) []byte {
+	dst = append(dst, t.pre...)
+	dst = json.AppendEscape(dst, text, 0)
+	return append(dst, t.post...)
+}
