@@ -123,7 +123,16 @@ func (e *Engine) succeeded(cs *callState, t *targetPlan, g grant) {
 	if g.quiet {
 		// Not a probe, and the record was quiet: the success only counts
 		// in the window, which need not hold up the call.
-		e.updateLater(cs, t, t.breakerKey, func(b *state.Breaker) bool { return breakerSuccess(b, t.breaker, now, false) })
+		count := func(b *state.Breaker) bool { return breakerSuccess(b, t.breaker, now, false) }
+		if _, ok := e.store.(state.Pipelined); ok {
+			e.updateLater(cs, t, t.breakerKey, count)
+			return
+		}
+		// A success that is no probe never changes the breaker's state:
+		// there is no transition to report (update's from and to).
+		if _, err := e.store.UpdateBreaker(storeCtx(), t.breakerKey, count); err != nil {
+			e.log.Warn("llmguard: breaker update failed", "key", t.breakerKey, "err", err)
+		}
 		return
 	}
 	e.update(cs, t, t.breakerKey, "", "", func(b *state.Breaker) bool {
