@@ -176,23 +176,27 @@ func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 		return err
 	}
 	r.Messages = make([]provider.Message, 0, len(msgs))
+	var arena []provider.Part // a lean decoding's parts (see leanContent)
+	if lean {
+		arena = make([]provider.Part, 0, 2*len(msgs))
+	}
 	for i, m := range msgs {
-		parts, err := decodeANContent(m.Content, lean)
-		if err != nil {
-			return prefixError(fmt.Sprintf("[%d].content", i), err)
+		var parts []provider.Part
+		ok := false
+		if lean {
+			parts, ok = leanContent(m.Content, &arena)
+		}
+		if !ok {
+			var err error
+			if parts, err = anContent(m.Content, lean); err != nil {
+				return prefixError(fmt.Sprintf("[%d].content", i), err)
+			}
 		}
 		// Tool results in a user turn become a tool message (first, as
 		// Anthropic requires them first), the rest a user message. Any
 		// other role, system included, is kept as it came.
 		if m.Role == provider.RoleUser {
-			var results, rest []provider.Part
-			for _, p := range parts {
-				if p.Type == provider.PartToolResult {
-					results = append(results, p)
-				} else {
-					rest = append(rest, p)
-				}
-			}
+			results, rest := splitResults(parts)
 			if len(results) > 0 {
 				r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: results, Extra: m.Extra})
 				if len(rest) > 0 {
@@ -206,14 +210,42 @@ func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 	return nil
 }
 
+// splitResults returns parts' tool results and the rest, each in order:
+// slices of parts when the results come first (as Anthropic requires).
+func splitResults(parts []provider.Part) (results, rest []provider.Part) {
+	k := 0
+	for k < len(parts) && parts[k].Type == provider.PartToolResult {
+		k++
+	}
+	if !slices.ContainsFunc(parts[k:], func(p provider.Part) bool { return p.Type == provider.PartToolResult }) {
+		if k == len(parts) {
+			return parts[:k:k], nil
+		}
+		return parts[:k:k], parts[k:]
+	}
+	for _, p := range parts {
+		if p.Type == provider.PartToolResult {
+			results = append(results, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	return results, rest
+}
+
 // decodeANContent decodes a string or an array of content blocks; with
 // lean, texts may be left undecoded in Part.Raw.
 func decodeANContent(v json.RawMessage, lean bool) ([]provider.Part, error) {
 	if lean {
-		if parts, ok := leanContent(v); ok {
+		if parts, ok := leanContent(v, nil); ok {
 			return parts, nil
 		}
 	}
+	return anContent(v, lean)
+}
+
+// anContent is decodeANContent of any content, without leanContent.
+func anContent(v json.RawMessage, lean bool) ([]provider.Part, error) {
 	return decodeContent(v, lean, func(typ string, obj map[string]json.RawMessage, p *provider.Part) (err error) {
 		switch typ {
 		case "text":

@@ -17,10 +17,20 @@ import (
 // every value it takes as the whole decoder would; ok is false for
 // anything else, and the caller then decodes v as ever (decodeANContent),
 // which gives the same parts or the error (FuzzLeanDecoding).
-func leanContent(v []byte) (parts []provider.Part, ok bool) {
+//
+// The parts are appended to arena when it is not nil (one array for a
+// whole conversation's parts, rather than one per message), and the
+// slice returned has no room past its end, so that appending to it never
+// reaches its neighbours'.
+func leanContent(v []byte, arena *[]provider.Part) (parts []provider.Part, ok bool) {
 	if len(v) == 0 || v[0] != '[' {
 		return nil, false
 	}
+	var own []provider.Part
+	if arena == nil {
+		arena = &own
+	}
+	start := len(*arena)
 	var b leanBlock
 	err := rawjson.EachObject(v, func(key, val []byte) error {
 		if !b.set(key, val) {
@@ -32,14 +42,18 @@ func leanContent(v []byte) (parts []provider.Part, ok bool) {
 		if !ok || el[0] != '{' {
 			return errStop
 		}
-		parts = append(parts, p)
+		*arena = append(*arena, p)
 		b = leanBlock{}
 		return nil
 	})
-	if parts == nil {
+	if err != nil {
+		*arena = (*arena)[:start]
+		return nil, false
+	}
+	if parts = (*arena)[start:len(*arena):len(*arena)]; parts == nil {
 		parts = []provider.Part{} // as decodeContent gives an empty array
 	}
-	return parts, err == nil
+	return parts, true
 }
 
 // leanBlock is a content block's fields, as they are in the body.
@@ -136,7 +150,7 @@ func (b *leanBlock) toolResult() (provider.Part, bool) {
 	case b.content[0] == '"':
 		p.Raw = b.content
 	default:
-		inner, ok := leanContent(b.content)
+		inner, ok := leanContent(b.content, nil)
 		if !ok || len(inner) != 1 || inner[0].Type != provider.PartText {
 			return provider.Part{}, false
 		}
