@@ -2,8 +2,10 @@ package mcpcall_test
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -50,14 +52,29 @@ func TestProgressStep(t *testing.T) {
 	if _, err := cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
 	}
+	want := []float64{1, 1.5, 1.75, 2, 3}
+	steps := []string{"item 1", "paused", "still paused", "item 2", "item 3"}
+	// The Go client hands notifications to their handler in goroutines of
+	// their own, so the result can be read before the last of them ran.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= len(want) || time.Now().After(deadline) {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []float64{1, 1.5, 1.75, 2, 3}
+	// Nor are those goroutines ordered: put the notifications in the order
+	// of their progress, and check each one's message is the step that
+	// progress was computed for.
+	sort.Slice(got, func(i, j int) bool { return got[i].Progress < got[j].Progress })
 	if len(got) != len(want) {
 		t.Fatalf("%d notifications, want %d: %+v", len(got), len(want), got)
 	}
 	for i, p := range got {
-		if p.Progress != want[i] || p.Total != 3 {
+		if p.Progress != want[i] || p.Total != 3 || p.Message != steps[i] {
 			t.Errorf("notification %d (%s): progress %v of %v, want %v of 3", i, p.Message, p.Progress, p.Total, want[i])
 		}
 	}
