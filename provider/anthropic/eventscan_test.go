@@ -45,18 +45,13 @@ func FuzzScanEventShape(f *testing.F) {
 // TestScanEventReads checks that the scan reads the events that carry
 // tokens itself, and that a text delta allocates only its text.
 func TestScanEventReads(t *testing.T) {
-	for _, s := range eventSeeds[:8] {
+	providertest.ScanReads(t, eventSeeds[:8], func(b []byte) bool {
 		var sc eventScan
-		if _, ok := sc.scan([]byte(s)); !ok {
-			t.Errorf("left to Unmarshal: %s", s)
-		}
-	}
-	ev := []byte(eventSeeds[0])
+		_, ok := sc.scan(b)
+		return ok
+	})
 	var sc eventScan
-	sc.scan(ev)
-	if n := testing.AllocsPerRun(100, func() { sc.scan(ev) }); n > 1 {
-		t.Errorf("%v allocations per event, want at most 1", n)
-	}
+	providertest.ScanAllocs(t, eventSeeds[0], func(b []byte) { sc.scan(b) })
 }
 
 // BenchmarkDecodeStreamEvent decodes one text delta event of a stream.

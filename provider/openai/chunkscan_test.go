@@ -41,23 +41,18 @@ func FuzzScanChunk(f *testing.F) {
 // TestScanChunkReads checks that the scan reads the events streams carry
 // itself (it would be no faster leaving them to Unmarshal).
 func TestScanChunkReads(t *testing.T) {
-	for _, s := range chunkSeeds[:9] {
+	providertest.ScanReads(t, chunkSeeds[:9], func(b []byte) bool {
 		var sc chunkScan
-		if _, ok := sc.scan([]byte(s)); !ok {
-			t.Errorf("left to Unmarshal: %s", s)
-		}
-	}
+		_, ok := sc.scan(b)
+		return ok
+	})
 }
 
 // TestScanChunkAllocs checks that reading a text delta allocates only its
 // text once the stream's id and model were read.
 func TestScanChunkAllocs(t *testing.T) {
-	ev := []byte(chunkSeeds[1])
 	var sc chunkScan
-	sc.scan(ev)
-	if n := testing.AllocsPerRun(100, func() { sc.scan(ev) }); n > 1 {
-		t.Errorf("%v allocations per event, want at most 1", n)
-	}
+	providertest.ScanAllocs(t, chunkSeeds[1], func(b []byte) { sc.scan(b) })
 }
 
 // BenchmarkStreamEvents reads a relayed stream of 1,000 text deltas from

@@ -70,3 +70,25 @@ func FuzzScanShape[T any](f *testing.F, bases, mids []string, scan func([]byte) 
 		}
 	})
 }
+
+// ScanReads checks that an adapter's event scan reads each of seeds itself
+// (read: a fresh scanner's ok) instead of leaving it to Unmarshal.
+func ScanReads(t *testing.T, seeds []string, read func([]byte) bool) {
+	t.Helper()
+	for _, s := range seeds {
+		if !read([]byte(s)) {
+			t.Errorf("left to Unmarshal: %s", s)
+		}
+	}
+}
+
+// ScanAllocs checks that scan, on a scanner that read ev once, reads ev
+// again with at most one allocation (the text it carries).
+func ScanAllocs(t *testing.T, ev string, scan func([]byte)) {
+	t.Helper()
+	b := []byte(ev)
+	scan(b)
+	if n := testing.AllocsPerRun(100, func() { scan(b) }); n > 1 {
+		t.Errorf("%v allocations per event, want at most 1", n)
+	}
+}
