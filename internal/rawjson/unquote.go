@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -154,16 +155,14 @@ func hex4(s []byte) rune {
 
 // skipString returns the index after the string starting at b[i] == '"',
 // looking only for its closing quote: the next '"' not escaped (an odd run
-// of backslashes before it escapes it), found with bytes.IndexByte
-// (vectorised). A relayed body is skipped, not decoded, and its strings
-// carry a backslash on nearly every line, so only quotes stop the scan.
+// of backslashes before it escapes it). A relayed body is skipped, not
+// decoded, and its strings carry a backslash on nearly every line, so only
+// quotes stop the scan.
 func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			break
+	for j := i + 1; ; j++ {
+		if j = indexQuote(b, j); j < 0 {
+			return 0, ErrMalformed
 		}
-		j += k
 		n := 0
 		for p := j - 1; p > i && b[p] == '\\'; p-- {
 			n++
@@ -172,7 +171,28 @@ func skipString(b []byte, i int) (int, error) {
 			return j + 1, nil
 		}
 	}
-	return 0, ErrMalformed
+}
+
+// indexQuote is the index of the first '"' in b at or after j, or -1:
+// bytes.IndexByte (vectorised), after a look at the next 16 bytes a word
+// at a time. Quotes come in pairs in code and prose (`\"ok\"`): the second
+// of a pair is usually that near, where a call of IndexByte costs more
+// than it scans (about 10% less time skipping an agent's conversation,
+// measured interleaved with the IndexByte-only scan).
+func indexQuote(b []byte, j int) int {
+	if len(b)-j >= 16 {
+		if m := zeroBytes(binary.LittleEndian.Uint64(b[j:]) ^ ones*'"'); m != 0 {
+			return j + bits.TrailingZeros64(m)/8 // the lowest flag is exact
+		}
+		if m := zeroBytes(binary.LittleEndian.Uint64(b[j+8:]) ^ ones*'"'); m != 0 {
+			return j + 8 + bits.TrailingZeros64(m)/8
+		}
+		j += 16
+	}
+	if k := bytes.IndexByte(b[j:], '"'); k >= 0 {
+		return j + k
+	}
+	return -1
 }
 
 func zeroBytes(y uint64) uint64 { return (y - ones) &^ y & high }

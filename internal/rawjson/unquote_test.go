@@ -111,3 +111,28 @@ func BenchmarkSkip(b *testing.B) {
 		}
 	}
 }
+
+// TestSkipStringOffsets: a string's closing quote and the escaped quotes
+// before it are found at every offset of indexQuote's two words and past
+// them, as encoding/json finds them.
+func TestSkipStringOffsets(t *testing.T) {
+	for a := range 40 {
+		for b := range 20 {
+			for _, esc := range []string{`\"`, `\\`, `\\\"`, `é`} {
+				s := `"` + strings.Repeat("x", a) + esc + strings.Repeat("y", b) + `"`
+				arr := []byte(`[` + s + `,"z"]`)
+				var want []stdjson.RawMessage
+				if err := stdjson.Unmarshal(arr, &want); err != nil {
+					t.Fatalf("%s: %v", arr, err)
+				}
+				var got []string
+				if err := EachElement(arr, func(e []byte) error { got = append(got, string(e)); return nil }); err != nil {
+					t.Fatalf("EachElement(%s): %v", arr, err)
+				}
+				if len(got) != 2 || got[0] != s || got[1] != `"z"` {
+					t.Fatalf("EachElement(%s) = %q, want [%s \"z\"]", arr, got, s)
+				}
+			}
+		}
+	}
+}
