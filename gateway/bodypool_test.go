@@ -6,12 +6,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/llmguard/llmguard/provider"
 )
 
 // idle is how many bytes of idle body buffers p holds.
@@ -50,8 +53,8 @@ func TestBodyPool(t *testing.T) {
 }
 
 // TestPooledBodyHold: a pooled body goes back to the pool when its last
-// holder lets go, after which it can't be acquired; a kept one (its whole
-// decoding ran, or its client left) never goes back.
+// holder lets go, after which it can't be acquired; a kept one (its
+// client left) never goes back.
 func TestPooledBodyHold(t *testing.T) {
 	body := strings.Repeat("x", 100<<10)
 	for _, tt := range []struct {
@@ -114,36 +117,71 @@ func TestReadPooled(t *testing.T) {
 }
 
 // TestDecodeChatHold: a pooled body is its relayed request's Passthrough
-// Hold, and the whole decoding keeps it: its buffer never goes back, and
-// once a buffer has gone back, the decoding (an attempt that outlived its
+// Hold; the whole decoding (Full, or Lean with its texts in Part.Raw)
+// reads a copy of it, so its buffer goes back all the same and what was
+// decoded reads the same once the buffer holds another request; once a
+// buffer has gone back, the decoding (an attempt that outlived its
 // request) fails instead of reading it.
 func TestDecodeChatHold(t *testing.T) {
-	body := agentBody(DialectOpenAI, DialectOpenAI, 100<<10)
-	for _, decode := range []bool{false, true} {
-		r := newReclaimer()
-		held, b, err := r.readPooled(strings.NewReader(string(body)), len(body))
+	for _, dialect := range []string{DialectOpenAI, DialectAnthropic} {
+		body := agentBody(dialect, DialectOpenAI, 100<<10)
+		want, err := decodeChatWhole(dialect, string(body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := decodeChat(DialectOpenAI, b, held)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if in.req.Passthrough.Hold != held {
-			t.Fatalf("Passthrough.Hold = %v, want the pooled body", in.req.Passthrough.Hold)
-		}
-		if decode {
-			if full, err := in.req.Full(); err != nil || len(full.Messages) == 0 {
-				t.Fatalf("Full = %v, %v", full, err)
+		for _, decode := range []string{"", "full", "lean"} {
+			r := newReclaimer()
+			held, b, err := r.readPooled(strings.NewReader(string(body)), len(body))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		held.end(false)
-		if got, back := r.bodies.idleBytes(), !decode; (got > 0) != back {
-			t.Errorf("decoded %v: %d bytes back in the pool, want some: %v", decode, got, back)
-		}
-		if !decode {
-			if _, err := in.req.Full(); err != errBodyReused {
-				t.Errorf("Full after the buffer went back = %v, want %v", err, errBodyReused)
+			in, err := decodeChat(dialect, b, held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.req.Passthrough.Hold != held {
+				t.Fatalf("Passthrough.Hold = %v, want the pooled body", in.req.Passthrough.Hold)
+			}
+			var lean *provider.Request
+			if decode == "lean" {
+				if lean, err = in.req.Lean(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if decode == "full" {
+				if _, err := in.req.Full(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held.end(false)
+			if got := r.bodies.idleBytes(); got == 0 {
+				t.Errorf("%s, decoded %q: no buffer back in the pool", dialect, decode)
+			}
+			if decode == "" {
+				if _, err := in.req.Full(); err != errBodyReused {
+					t.Errorf("Full after the buffer went back = %v, want %v", err, errBodyReused)
+				}
+				continue
+			}
+			clear(b[:cap(b)]) // the buffer holds another request now
+			if lean != nil && dialect == DialectAnthropic {
+				raws := 0
+				for _, m := range lean.Messages {
+					for _, p := range m.Content {
+						raws += btoi(p.Raw != nil)
+					}
+				}
+				if raws == 0 {
+					t.Errorf("%s: the lean decoding has no text in Part.Raw", dialect)
+				}
+			}
+			full, err := in.req.Full()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(full.Messages, want.req.Messages) || !reflect.DeepEqual(full.Tools, want.req.Tools) ||
+				!reflect.DeepEqual(full.Extra, want.req.Extra) {
+				t.Errorf("%s, decoded %q: the decoding changed once the buffer was reused", dialect, decode)
 			}
 		}
 	}
@@ -178,8 +216,8 @@ func TestReclaimDrainsBodies(t *testing.T) {
 // through one gateway, OpenAI and Anthropic, relayed or translated (an
 // Anthropic body's texts sent to OpenAI as slices of its buffer), reach the upstream whole and
 // each its own (no buffer is reused while a send reads it: -race), and
-// one after another they reuse one buffer (a relayed request is never
-// decoded, which would keep its buffer).
+// one after another they reuse one buffer, relayed or translated (a
+// translated request's decoding reads a copy of its body).
 func TestPooledBodiesRelay(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -275,10 +313,15 @@ func TestPooledBodiesRelay(t *testing.T) {
 	}
 	wg.Wait()
 	// One after another: each request's buffer is back before the next
-	// takes it (the transport closes a sent body just after the answer).
+	// takes it (the transport closes a sent body just after the answer),
+	// a translated one's too (its decoding reads a copy).
 	srv.reclaim.bodies.drain()
 	for i := range 4 {
-		if err := post(DialectOpenAI, "", fmt.Sprintf("seq-%04d", i)); err != nil {
+		dialect, route := DialectOpenAI, ""
+		if i%2 == 1 {
+			dialect, route = DialectAnthropic, "to-openai"
+		}
+		if err := post(dialect, route, fmt.Sprintf("seq-%04d", i)); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(10 * time.Second)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -35,8 +36,11 @@ import (
 // that does not decode this far gets the whole decoder's 400. body is kept:
 // the request's raw values and its Passthrough point into it, so the
 // caller must not change it. held, when not nil, is body's pooled buffer:
-// it becomes the Passthrough's Hold, and the whole decoding keeps it (what
-// it decodes points into body).
+// it becomes the Passthrough's Hold, and the whole decoding reads a copy
+// of body of its exact size (what it decodes points into what it reads:
+// a translated request's texts, Part.Raw), so the buffer goes back to the
+// pool all the same, where keeping it for good cost each translated
+// request a fresh buffer of up to twice its size.
 func decodeChat(dialect string, body []byte, held *pooledBody) (*inbound, error) {
 	in, err := relayRequest(dialect, body)
 	if err != nil {
@@ -47,15 +51,16 @@ func decodeChat(dialect string, body []byte, held *pooledBody) (*inbound, error)
 	}
 	known := in.req.Passthrough.Fields // nil when the body had routing fields
 	in.req.Deferred = provider.NewDeferred(func() (*provider.Request, error) {
+		b := body
 		if held != nil {
 			if !held.Acquire() {
 				return nil, errBodyReused // an attempt that outlived its request
 			}
-			held.keep()
-			defer held.Release()
+			b = bytes.Clone(body)
+			held.Release()
 		}
 		w := &inbound{known: known, lean: true}
-		if err := whole(dialect, body, w); err != nil {
+		if err := whole(dialect, b, w); err != nil {
 			return nil, err
 		}
 		return w.req, nil
