@@ -62,11 +62,32 @@ func (s *Server) adminCheck(needKey bool, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// writeJSON writes the JSON body b with its status, Content-Type and
+// Content-Length. A body of at most implicitLength bytes is one write that
+// net/http holds until the handler returns and then sends with the
+// Content-Length it counted (HTTP/1 and HTTP/2 alike): the header is left
+// to it, which keeps an answer's headers (content type and length, the
+// x-llmguard-* and request ids: nine) within the eight a small header map
+// holds, and saves growing the map and its copy at WriteHeader (5 of a
+// gateway request's allocations). The response on the wire is the same.
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	v := []string{"application/json", strconv.Itoa(len(b))} // one allocation; cap 1 each
-	h["Content-Type"] = v[0:1:1]
-	h["Content-Length"] = v[1:2:2]
+	if len(b) <= implicitLength {
+		h["Content-Type"] = jsonType
+	} else {
+		v := []string{"application/json", strconv.Itoa(len(b))} // one allocation; cap 1 each
+		h["Content-Type"] = v[0:1:1]
+		h["Content-Length"] = v[1:2:2]
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// implicitLength is the largest body writeJSON leaves net/http to count:
+// the buffer its HTTP/1 server fills before it would send the body chunked
+// (its bufferBeforeChunkingSize; HTTP/2's is larger).
+const implicitLength = 2048
+
+// jsonType is the Content-Type value of every JSON answer. It is shared,
+// never modified, with capacity 1, so that an append copies it.
+var jsonType = []string{"application/json"}[:1:1]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -680,5 +681,68 @@ func TestBodyLimitChunked(t *testing.T) {
 	res.Body.Close()
 	if req.ContentLength != 0 || res.StatusCode != 413 || !bytes.Contains(b, []byte(`"type":"request_too_large"`)) {
 		t.Errorf("content-length %d: %d %s", req.ContentLength, res.StatusCode, b)
+	}
+}
+
+// wholeAnswer posts body to url (benchPost) and reads the whole answer.
+func wholeAnswer(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := benchPost(http.DefaultClient, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// TestWriteJSONLength: a JSON body goes out whole with its Content-Length
+// and unchunked, whether writeJSON set the header (a long body) or left it
+// to net/http (one of at most implicitLength bytes).
+func TestWriteJSONLength(t *testing.T) {
+	for _, n := range []int{0, 1, implicitLength - 1, implicitLength, implicitLength + 1, 64 << 10} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			want := bytes.Repeat([]byte("7"), n)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, http.StatusTeapot, want)
+			}))
+			defer ts.Close()
+			resp, body := wholeAnswer(t, ts.URL, "{}")
+			if resp.StatusCode != http.StatusTeapot || !bytes.Equal(body, want) {
+				t.Fatalf("status %d, %d bytes; want %d", resp.StatusCode, len(body), n)
+			}
+			if resp.ContentLength != int64(n) || resp.Header.Get("Content-Length") != strconv.Itoa(n) ||
+				len(resp.TransferEncoding) != 0 || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("Content-Length %d (header %q), transfer encoding %v, type %q",
+					resp.ContentLength, resp.Header.Get("Content-Length"), resp.TransferEncoding, resp.Header.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+// TestAnswerHeaders: a whole answer's headers, all nine, on the wire.
+func TestAnswerHeaders(t *testing.T) {
+	res := &resilience.Result{Target: "openai/gpt-4o", Attempts: 1, Cost: 0.001, Response: &provider.Response{ID: "chatcmpl-1",
+		Model: "gpt-4o", Text: "Hello.", FinishReason: "stop", RequestID: "req_1"}}
+	srv, err := New(&Options{Engine: fixedEngine{res: res}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	resp, body := wholeAnswer(t, ts.URL+"/v1/chat/completions", oaBody("default", false, ""))
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	for k, want := range map[string]string{"Content-Type": "application/json", "Content-Length": strconv.Itoa(len(body)),
+		"X-Llmguard-Target": "openai/gpt-4o", "X-Llmguard-Attempts": "1", "X-Llmguard-Fallbacks": "0",
+		"X-Llmguard-Upstream-Request-Id": "req_1", "X-Request-Id": "req_1", "X-Llmguard-Cost-Usd": "0.001",
+		"X-Llmguard-Wasted-Usd": "0"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
 	}
 }
