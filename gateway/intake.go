@@ -56,11 +56,11 @@ func (s *Server) api(dialect string, h func(w http.ResponseWriter, r *http.Reque
 				panic(v)
 			}
 		}()
-		want := http.MethodPost
+		want, allow := http.MethodPost, "POST, OPTIONS" // constants: no string built per request
 		if models {
-			want = http.MethodGet
+			want, allow = http.MethodGet, "GET, OPTIONS"
 		}
-		if s.guard.Preflight(tw, r, want+", OPTIONS") {
+		if s.guard.Preflight(tw, r, allow) {
 			return
 		}
 		if aerr := s.admit(r, want == http.MethodPost); aerr != nil {
