@@ -143,7 +143,7 @@ func (g *Guard) Check(r *http.Request) *Refusal {
 // token of an Authorization header whose scheme is Bearer in any case ("" if
 // neither).
 func PresentedKey(r *http.Request) string {
-	if k := strings.TrimSpace(r.Header.Get("x-api-key")); k != "" {
+	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" { // canonical: Get copies no key
 		return k
 	}
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
@@ -161,8 +161,8 @@ func PresentedKey(r *http.Request) string {
 // which CheckSource judges.
 func CheckJSON(r *http.Request) *Refusal {
 	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return nil
+	if ct == "" || ct == "application/json" {
+		return nil // no type, or JSON exactly (what clients send): nothing to parse
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
