@@ -63,6 +63,7 @@ type Config struct {
 // it with New.
 type Adapter struct {
 	name, base, apiVersion, model string
+	chatURL                       string // base + "/chat/completions" (not Azure's)
 	azure, responses              bool
 	q                             quirks
 	hdr, hdrStream                httpcall.Headers
@@ -118,7 +119,8 @@ func New(cfg *Config) *Adapter {
 	default:
 		hdr = httpcall.NewHeaders("Authorization", "Bearer "+c.APIKey)
 	}
-	return &Adapter{name: c.Name, base: strings.TrimRight(c.BaseURL, "/"),
+	base := strings.TrimRight(c.BaseURL, "/")
+	return &Adapter{name: c.Name, base: base, chatURL: base + "/chat/completions",
 		apiVersion: c.APIVersion, model: c.Model, azure: c.Azure, q: quirksFor(c.Name),
 		responses: (c.Responses || c.Name == "openai") && !c.Azure,
 		hdr:       hdr.With("Accept", "application/json"), hdrStream: hdr.With("Accept", "text/event-stream"), client: c.Client}
@@ -132,7 +134,7 @@ func (a *Adapter) endpoint(model string) string {
 		return a.base + "/openai/deployments/" + url.PathEscape(model) +
 			"/chat/completions?api-version=" + url.QueryEscape(a.apiVersion)
 	}
-	return a.base + "/chat/completions"
+	return a.chatURL // built once: a request's URL costs no allocation
 }
 
 func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) (*http.Response, httpcall.Call, error) {
