@@ -3,7 +3,6 @@
 package sse
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -28,12 +27,28 @@ const MaxLine = 1 << 20
 var ErrLineTooLong = errors.New("sse: line too long")
 
 // Reader reads events from a stream. It is not safe for concurrent use.
+//
+// It reads into a buffer of its own and finds an event's lines with
+// bytes.IndexByte: an event is found once (by Buffered or Next) and parsed
+// once, with no line-by-line copies. Lines end at "\n", a "\r" before it
+// dropped (as bufio.ScanLines splits them; FuzzReader checks the two read
+// the same).
 type Reader struct {
-	sc *bufio.Scanner
-	// rest is what the scanner holds after its last line: read from the
-	// stream, not parsed yet (valid until the next Scan).
-	rest []byte
-	// data collects an event's data lines; name is the last event name
+	src io.Reader
+	// buf[off:end] is read and not returned yet; lines before at are the
+	// next event's, looked at already (pend: one of them was a field of
+	// it); evEnd is where that event ends, once found (-1: not yet).
+	buf          []byte
+	off, at, end int
+	evEnd        int
+	pend         bool
+	// err is the source's error (io.EOF included) once it returned one;
+	// bad a line too long, which ends the stream at once.
+	err, bad error
+	empties  int // reads in a row that returned nothing
+	// borrow: Data is valid until the next Next (see Borrow).
+	borrow bool
+	// data joins an event's data lines; name is the last event name
 	// read, returned again (not allocated again) when the next repeats it.
 	data []byte
 	name string
@@ -45,48 +60,95 @@ type Reader struct {
 }
 
 // NewReader returns a Reader on r.
-func NewReader(r io.Reader) *Reader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), MaxLine)
-	rd := &Reader{sc: sc}
-	sc.Split(rd.scanLine)
-	return rd
-}
+func NewReader(r io.Reader) *Reader { return &Reader{src: r, evEnd: -1} }
 
-// scanLine is bufio.ScanLines, noting what is left after each line.
-func (r *Reader) scanLine(data []byte, atEOF bool) (int, []byte, error) {
-	adv, line, err := bufio.ScanLines(data, atEOF)
-	if line != nil {
-		r.rest = data[adv:]
-	}
-	return adv, line, err
-}
+// Borrow makes the Data of the events Next returns from now on valid only
+// until the next call to Next: the reader's own bytes, not a copy. For a
+// reader whose every event is decoded before the next is read.
+func (r *Reader) Borrow() { r.borrow = true }
 
 // Buffered reports whether the next call to Next returns an event already
 // read from the stream, without reading it again (which may wait for the
 // network). A relay flushes what it wrote only when nothing more is
 // buffered, so that a burst of events costs one flush.
-func (r *Reader) Buffered() bool {
-	rest, pending := r.rest, false
-	for {
-		i := bytes.IndexByte(rest, '\n')
+func (r *Reader) Buffered() bool { return r.evEnd >= 0 || r.find() }
+
+// find looks at the lines read after r.at for the blank line that ends
+// the next event, and reports whether it found it (r.evEnd).
+func (r *Reader) find() bool {
+	for r.bad == nil {
+		i := bytes.IndexByte(r.buf[r.at:r.end], '\n')
 		if i < 0 {
-			return false // no complete line left
+			return false
 		}
-		line := bytes.TrimSuffix(rest[:i], []byte{'\r'})
-		rest = rest[i+1:]
+		if i >= MaxLine {
+			r.bad = ErrLineTooLong
+			return false
+		}
+		line := dropCR(r.buf[r.at : r.at+i])
+		r.at += i + 1
 		switch {
 		case len(line) == 0:
-			if pending {
+			if r.pend {
+				r.evEnd = r.at
 				return true
 			}
-		case line[0] == ':':
-		default:
-			field, _, _ := bytes.Cut(line, []byte{':'})
-			switch string(field) {
-			case "event", "data", "id":
-				pending = true
-			}
+		case line[0] != ':':
+			r.pend = r.pend || isField(line)
+		}
+	}
+	return false
+}
+
+// isField reports whether line sets an event's field (event, data, id):
+// a line that sets no other one is no event (retry, an unknown field).
+func isField(line []byte) bool {
+	field, _, _ := bytes.Cut(line, []byte{':'})
+	switch string(field) {
+	case "event", "data", "id":
+		return true
+	}
+	return false
+}
+
+func dropCR(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return line[:n-1]
+	}
+	return line
+}
+
+// fill reads more of the stream, making room first.
+func (r *Reader) fill() {
+	if r.end-r.at >= MaxLine {
+		r.bad = ErrLineTooLong // a line that long and no end in sight
+		return
+	}
+	if r.off == r.end { // all of it returned: start again at the front
+		r.off, r.at, r.end = 0, 0, 0
+	}
+	if r.end == len(r.buf) || r.off > len(r.buf)/2 {
+		if r.off > 0 {
+			n := copy(r.buf, r.buf[r.off:r.end])
+			r.at -= r.off
+			r.off, r.end = 0, n
+		}
+		if r.end == len(r.buf) {
+			b := make([]byte, max(2*len(r.buf), 4096))
+			copy(b, r.buf[:r.end])
+			r.buf = b
+		}
+	}
+	n, err := r.src.Read(r.buf[r.end:])
+	r.end += n
+	switch {
+	case err != nil:
+		r.err = err
+	case n > 0:
+		r.empties = 0
+	default:
+		if r.empties++; r.empties >= 100 { // as bufio.Scanner gives up
+			r.err = io.ErrNoProgress
 		}
 	}
 }
@@ -95,16 +157,57 @@ func (r *Reader) Buffered() bool {
 // (no partial event pending) and io.ErrUnexpectedEOF when the stream ended
 // inside an event. Data lines of one event are joined with "\n".
 func (r *Reader) Next() (Event, error) {
-	var ev Event
-	data := r.data[:0]
-	defer func() { r.data = data[:0] }()
-	pending, dataLines := false, 0
-	for r.sc.Scan() {
-		line := r.sc.Bytes()
+	for r.evEnd < 0 && !r.find() {
+		switch {
+		case r.bad != nil:
+			return Event{}, r.bad
+		case r.err != nil && r.at < r.end:
+			// A last line without its end is a line.
+			r.buf = append(r.buf[:r.end], '\n')
+			r.buf = r.buf[:cap(r.buf)]
+			r.end++
+		case r.err != nil:
+			return r.last()
+		default:
+			r.fill()
+		}
+	}
+	ev, _, _ := r.parse(r.buf[r.off:r.evEnd])
+	r.off, r.at, r.evEnd, r.pend = r.evEnd, r.evEnd, -1, false
+	return ev, nil
+}
+
+// last is Next once the stream ended: what is left is at most part of an
+// event.
+func (r *Reader) last() (Event, error) {
+	ev, pending, data := r.parse(r.buf[r.off:r.end])
+	r.off, r.at, r.pend = r.end, r.end, false
+	switch {
+	case r.err != io.EOF:
+		return Event{}, r.err
+	case pending && data:
+		// A final event without its blank line: deliver it if it has data,
+		// the caller decides whether the stream was complete.
+		return ev, nil
+	case pending:
+		return Event{}, io.ErrUnexpectedEOF
+	}
+	return Event{}, io.EOF
+}
+
+// parse reads the event in b, lines that each end with "\n", up to the
+// blank line that ends it. pending: b held some field of an event; data:
+// a data line.
+func (r *Reader) parse(b []byte) (ev Event, pending, data bool) {
+	var one []byte // the one data line's value
+	lines := 0
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		line := dropCR(b[:i])
+		b = b[i+1:]
 		if len(line) == 0 {
 			if pending {
-				ev.Data = r.keep(data)
-				return ev, nil
+				break
 			}
 			continue
 		}
@@ -122,42 +225,42 @@ func (r *Reader) Next() (Event, error) {
 			ev.Name = r.name
 			pending = true
 		case "data":
-			if dataLines > 0 {
-				data = append(data, '\n')
+			switch lines++; lines {
+			case 1:
+				one = value
+			case 2:
+				r.data = append(append(append(r.data[:0], one...), '\n'), value...)
+			default:
+				r.data = append(append(r.data, '\n'), value...)
 			}
-			data = append(data, value...)
-			dataLines++
 			pending = true
 		case "id":
 			ev.ID = string(value)
 			pending = true
 		}
 	}
-	r.rest = nil // the scanner is done
-	if err := r.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Event{}, ErrLineTooLong
-		}
-		return Event{}, err
+	if lines > 1 {
+		one = r.data
 	}
-	if pending {
-		// A final event without its blank line: deliver it if it has data,
-		// the caller decides whether the stream was complete.
-		if dataLines > 0 {
-			ev.Data = r.keep(data)
-			return ev, nil
-		}
-		return Event{}, io.ErrUnexpectedEOF
+	switch {
+	case lines == 0:
+	case r.borrow:
+		ev.Data = one[:len(one):len(one)]
+	default:
+		ev.Data = r.keep(one)
 	}
-	return Event{}, io.EOF
+	return ev, pending, lines > 0
 }
 
 // slabSize is the size of the arrays small events' data is kept in.
 const slabSize = 8 << 10
 
-// keep returns a copy of data that is the event's own.
+// keep returns a copy of data that is the event's own (never nil).
 func (r *Reader) keep(data []byte) []byte {
-	if len(data) == 0 || len(data) > slabSize/8 {
+	if len(data) == 0 {
+		return []byte{}
+	}
+	if len(data) > slabSize/8 {
 		return bytes.Clone(data)
 	}
 	if len(data) > cap(r.slab)-len(r.slab) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"runtime"
 	"testing"
 
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
@@ -53,6 +54,49 @@ func TestScanChunkReads(t *testing.T) {
 func TestScanChunkAllocs(t *testing.T) {
 	var sc chunkScan
 	providertest.ScanAllocs(t, chunkSeeds[1], func(b []byte) { sc.scan(b) })
+}
+
+// TestStreamReadsInPlace checks that a stream that is not relayed reads its
+// events where they were read (httpcall.Borrower), not a copy of each: a
+// stream of text deltas allocates about its texts, not its events.
+func TestStreamReadsInPlace(t *testing.T) {
+	const events = 1000
+	var body bytes.Buffer
+	for range events {
+		body.WriteString("data: " + chunkSeeds[1] + "\n\n")
+	}
+	body.WriteString("data: [DONE]\n\n")
+	for _, relay := range []bool{false, true} {
+		resp := &http.Response{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body.Bytes()))}
+		call := httpcall.Call{Provider: "openai"}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before, texts := ms.TotalAlloc, 0
+		st := call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header, relay: relay}, "")
+		for {
+			c, err := st.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Text == " Par\"is\n\u00e9" {
+				texts++
+			}
+		}
+		runtime.ReadMemStats(&ms)
+		perEvent := (ms.TotalAlloc - before) / events
+		if texts != events {
+			t.Errorf("relay %v: %d texts read, want %d", relay, texts, events)
+		}
+		if perEvent > 64 && !relay {
+			t.Errorf("%d bytes allocated an event (%d bytes each): want a text's (at most 64)", perEvent, len(chunkSeeds[1]))
+		}
+		if perEvent < 100 && relay {
+			t.Errorf("relay: %d bytes allocated an event: the events are kept, %d bytes each", perEvent, len(chunkSeeds[1]))
+		}
+	}
 }
 
 // BenchmarkStreamEvents reads a relayed stream of 1,000 text deltas from

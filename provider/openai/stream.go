@@ -119,6 +119,10 @@ func (d *decoder) DecodeWhole(body []byte) (*provider.Response, error) {
 // from the chunks of a relayed request.
 func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
 
+// BorrowsEvents implements httpcall.Borrower: a stream that is not relayed
+// keeps nothing of its events (an error event's data is copied).
+func (d *decoder) BorrowsEvents() bool { return !d.relay && d.log == nil }
+
 // Decode implements httpcall.Decoder: decode, plus each event verbatim on the
 // chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
@@ -139,7 +143,7 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		d.log.add(data)
 	}
 	if ev.Name == "error" {
-		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+		return nil, false, d.call.StreamEvent(d.h, ev.Name, bytes.Clone(ev.Data))
 	}
 	r, ok := d.sc.scan(data)
 	if !ok {
@@ -149,7 +153,7 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 		}
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+		return nil, false, d.call.StreamEvent(d.h, ev.Name, bytes.Clone(ev.Data))
 	}
 	out := d.out[:0]
 	defer func() { d.out = out }()
@@ -162,7 +166,7 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 			continue // n > 1 is not part of the canonical form
 		}
 		if c.FinishReason == "error" {
-			return out, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+			return out, false, d.call.StreamEvent(d.h, ev.Name, bytes.Clone(ev.Data))
 		}
 		if c.Delta.Content != "" {
 			out = append(out, provider.Chunk{Text: string(c.Delta.Content)})

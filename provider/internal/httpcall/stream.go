@@ -25,6 +25,13 @@ type Decoder interface {
 	Decode(ev sse.Event) (chunks []provider.Chunk, done bool, err error)
 }
 
+// Borrower is a Decoder that may keep nothing of an event past Decode
+// (what it returns holds copies): when BorrowsEvents says so, its stream
+// reads each event's data in place, not a copy of it (sse.Reader.Borrow).
+type Borrower interface {
+	BorrowsEvents() bool
+}
+
 // ErrTruncated is wrapped by the error of a stream that ended before its
 // terminator and before a finish reason with usage.
 var ErrTruncated = errors.New("stream ended before its terminator")
@@ -62,7 +69,11 @@ type Stream struct {
 
 // NewStream returns a Stream reading resp's body with dec.
 func (c Call) NewStream(ctx context.Context, resp *http.Response, dec Decoder, requestID string) *Stream {
-	return &Stream{ctx: ctx, call: c, resp: resp, rd: sse.NewReader(resp.Body), dec: dec, reqID: requestID,
+	rd := sse.NewReader(resp.Body)
+	if b, ok := dec.(Borrower); ok && b.BorrowsEvents() {
+		rd.Borrow()
+	}
+	return &Stream{ctx: ctx, call: c, resp: resp, rd: rd, dec: dec, reqID: requestID,
 		rl: provider.ParseRateLimit(resp.Header, time.Now())}
 }
 
