@@ -282,25 +282,10 @@ func skipValue(b []byte, i int) (int, error) {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, err := skipString(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
+		if len(b)-i >= minBlocks {
+			return skipBlocks(b, i)
 		}
-		return 0, ErrMalformed
+		return skipNested(b, i, 0)
 	}
 	j := i
 	for j < len(b) && !scalarEnd(b[j]) {
@@ -310,4 +295,29 @@ func skipValue(b []byte, i int) (int, error) {
 		return 0, ErrMalformed
 	}
 	return j, nil
+}
+
+// skipNested returns the index after the object or array that is depth
+// levels deep at b[j], outside its strings: where as many brackets have
+// closed as were open at j or opened since (of either kind: the walk
+// counts, it does not check), strings skipped.
+func skipNested(b []byte, j, depth int) (int, error) {
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			e, err := skipString(b, j)
+			if err != nil {
+				return 0, err
+			}
+			j = e - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, nil
+			}
+		}
+	}
+	return 0, ErrMalformed
 }

@@ -100,15 +100,29 @@ func TestSkipStringEnds(t *testing.T) {
 }
 
 // BenchmarkSkip is the walk a relayed request's body gets: the top-level
-// fields of an agent's conversation, every message skipped, not decoded.
+// fields of an agent's conversation, every message skipped, not decoded
+// (walk); and the messages alone skipped a block at a time, as the walk
+// skips them (blocks), and a byte at a time (bytes).
 func BenchmarkSkip(b *testing.B) {
 	msg := `{"role":"tool","tool_call_id":"call_1","content":"` + strings.Repeat("func main() {\\n\\tfmt.Println(\\\"héllo\\\")\\n}\\n// a plain comment line of code\\n", 30) + `"},`
 	body := []byte(`{"model":"m","messages":[` + strings.Repeat(msg, 200) + `{"role":"user","content":"x"}],"max_tokens":9}`)
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if err := EachField(body, func(k, v []byte) error { return nil }); err != nil {
-			b.Fatal(err)
-		}
+	at := strings.Index(string(body), "[")
+	for _, c := range []struct {
+		name string
+		walk func() error
+	}{
+		{"walk", func() error { return EachField(body, func(k, v []byte) error { return nil }) }},
+		{"blocks", func() error { _, err := skipBlocks(body, at); return err }},
+		{"bytes", func() error { _, err := skipNested(body, at, 0); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if err := c.walk(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -1,0 +1,16 @@
+//go:build amd64 && !purego
+
+package rawjson
+
+import "golang.org/x/sys/cpu"
+
+// haveBlocks reports whether scanBlocks runs here (AVX2 and POPCNT).
+var haveBlocks = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT
+
+// scanBlocks walks the whole 64-byte blocks of the n bytes at p, from the
+// state st holds (its zero value: p is the value's first byte), and
+// leaves in st where it stopped. It returns the length of the blocks
+// walked, or with st.status blocksEnd the index after the value.
+//
+//go:noescape
+func scanBlocks(p *byte, n int, st *blockState) int
