@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -11,24 +10,19 @@ import (
 
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
-	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
-// FuzzDecode feeds arbitrary bytes to the response decoder and, as an event
-// stream, to the stream decoder: neither may panic or loop, and a stream
-// always ends (io.EOF or an error).
+// FuzzDecode: see providertest.FuzzDecode.
 func FuzzDecode(f *testing.F) {
 	seeds := []string{
 		`{"id":"c","model":"gpt","choices":[{"index":0,"message":{"content":"hi","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
 		"data: {\"id\":\"c\",\"model\":\"g\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":0,\"id\":\"x\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n",
 		"data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"},\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n",
-		"", "null", "[]", "{}", "data: {\"x\n", "event: error\n",
 	}
-	pt.FuzzDecode(f, seeds, Decode, func(resp *http.Response) provider.Stream {
-		call := httpcall.Call{Provider: "openai", Model: "m"}
-		return call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header}, "")
+	pt.FuzzDecode(f, "openai", seeds, Decode, func(call httpcall.Call, h http.Header) httpcall.Decoder {
+		return &decoder{call: call, h: h}
 	})
 }
 

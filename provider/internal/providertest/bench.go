@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmguard/llmguard/provider"
+	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Bench is the benchmarks every adapter runs on ToolConversation: the full
@@ -76,20 +77,26 @@ func (bn Bench) BareHTTP(b *testing.B) {
 	BenchmarkBareHTTP(b, up.URL+bn.Path, body, bn.Header...)
 }
 
-// FuzzDecode feeds arbitrary bytes (seeded with seeds) to an adapter's
-// response decoder and, as the body of a 200 event stream, to its stream
-// (newStream wraps resp in it): neither may panic or loop, and a stream
-// always ends (io.EOF or an error).
-func FuzzDecode(f *testing.F, seeds []string, decode func([]byte) (*provider.Response, error), newStream func(resp *http.Response) provider.Stream) {
-	for _, s := range seeds {
+// degenerateBodies are the bodies every adapter's FuzzDecode is seeded
+// with besides its own: empty, JSON that is not an answer, a cut event.
+var degenerateBodies = []string{"", "null", "[]", "{}", "data: {\"x\n", "event: error\n"}
+
+// FuzzDecode feeds arbitrary bytes (seeded with seeds, then
+// degenerateBodies) to an adapter's response decoder and, as the body of a
+// 200 event stream of a call to model "m" of the provider named name, to its stream decoder
+// (newDecoder makes one for the call and the answer's header): neither may
+// panic or loop, and a stream always ends (io.EOF or an error).
+func FuzzDecode(f *testing.F, name string, seeds []string, decode func([]byte) (*provider.Response, error), newDecoder func(httpcall.Call, http.Header) httpcall.Decoder) {
+	for _, s := range append(seeds, degenerateBodies...) {
 		f.Add([]byte(s))
 	}
+	call := httpcall.Call{Provider: name, Model: "m"}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if resp, err := decode(b); err == nil && resp == nil {
 			t.Fatal("Decode returned neither a response nor an error")
 		}
 		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(b))}
-		st := newStream(resp)
+		st := call.NewStream(context.Background(), resp, newDecoder(call, resp.Header), "")
 		for i := 0; ; i++ {
 			if _, err := st.Recv(); err != nil {
 				break
