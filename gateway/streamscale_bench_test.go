@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -248,10 +247,10 @@ func (s *scaleSetup) run(b *testing.B, clients, perClient, chunks int) {
 			if p.writes != nil {
 				w0 = p.writes.Load()
 			}
-			c0, cpu0, t0 := s.up.conns.Load(), cpuTime(), time.Now()
+			c0, cpu0, t0 := s.up.conns.Load(), processCPU(), time.Now()
 			batch(p)
 			wall := time.Since(t0)
-			st.cpu += cpuTime() - cpu0
+			st.cpu += processCPU() - cpu0
 			st.wall += wall
 			st.upConns += s.up.conns.Load() - c0
 			if p.writes != nil {
@@ -298,15 +297,6 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkStreamChunks streams answers of 10, 100 and 1,000 chunks, one
 // client at a time, on each path: CPU and allocations per stream, the
 // middle server's socket writes per stream, and the streams per second.
@@ -347,11 +337,11 @@ func BenchmarkStreamRelay(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := processCPU()
 	for b.Loop() {
 		if err := s.call(gw, 1000); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
