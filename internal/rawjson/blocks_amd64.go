@@ -4,8 +4,8 @@ package rawjson
 
 import "golang.org/x/sys/cpu"
 
-// haveBlocks reports whether scanBlocks runs here (AVX2 and POPCNT).
-var haveBlocks = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT
+// haveBlocks reports whether scanBlocks runs here (AVX2, POPCNT and PCLMULQDQ).
+var haveBlocks = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT && cpu.X86.HasPCLMULQDQ
 
 // scanBlocks walks the whole 64-byte blocks of the n bytes at p, from the
 // state st holds (its zero value: p is the value's first byte), and

@@ -21,17 +21,11 @@ GLOBL blockBytes<>(SB), RODATA|NOPTR, $8
 	SHLQ $32, DX \
 	ORQ DX, r
 
-// PARITY is one step of BX's prefix XOR.
-#define PARITY(n) \
-	MOVQ BX, DX \
-	SHLQ $n, DX \
-	XORQ DX, BX
-
 // func scanBlocks(p *byte, n int, st *blockState) int
 //
 // Registers: SI p, CX n, DI st, AX the block's offset, R8 depth, R9 the
 // in-string carry (0 or all ones), R10 the escape carry (0 or 1), R15 the
-// odd bits; per block BX quotes, R12 backslashes, R13 opening and R14
+// odd bits, X10 all ones; per block BX quotes, R12 backslashes, R13 opening and R14
 // closing brackets.
 TEXT ·scanBlocks(SB), NOSPLIT, $0-32
 	VPBROADCASTB blockBytes<>+0(SB), Y0
@@ -47,6 +41,8 @@ TEXT ·scanBlocks(SB), NOSPLIT, $0-32
 	MOVQ 16(DI), R10
 	XORQ AX, AX
 	MOVQ $0xAAAAAAAAAAAAAAAA, R15
+	MOVQ $-1, DX
+	VMOVQ DX, X10
 
 loop:
 	LEAQ 64(AX), DX
@@ -80,13 +76,11 @@ loop:
 	NOTQ R11
 	ANDQ R11, BX    // the quotes not escaped
 
-	// Inside strings: the parity of the quotes up to each byte.
-	PARITY(1)
-	PARITY(2)
-	PARITY(4)
-	PARITY(8)
-	PARITY(16)
-	PARITY(32)
+	// Inside strings: the parity of the quotes up to each byte (their
+	// carry-less product with all ones).
+	VMOVQ BX, X9
+	VPCLMULQDQ $0, X10, X9, X9
+	VMOVQ X9, BX
 	XORQ R9, BX     // in a string: from its opening quote to before its closing one
 	MOVQ BX, R9
 	SARQ $63, R9
@@ -149,3 +143,4 @@ out:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
+
