@@ -65,7 +65,9 @@ func (c *TransportConfig) withDefaults() TransportConfig {
 
 // NewTransport returns the tuned transport adapters share: a keep-alive pool
 // per host, HTTP/2 attempted over TLS, proxies from the environment, and
-// dial, TLS-handshake and response-header timeouts. cfg may be nil.
+// dial, TLS-handshake and response-header timeouts; over plain HTTP a
+// relayed body's slices go to the connection in one writev (dialBuffers).
+// cfg may be nil.
 // The transport is safe for concurrent use; create one per process and
 // share it (through NewHTTPClient) so every adapter reuses its connections.
 func NewTransport(cfg *TransportConfig) *http.Transport {
@@ -73,7 +75,7 @@ func NewTransport(cfg *TransportConfig) *http.Transport {
 	d := &net.Dialer{Timeout: c.DialTimeout, KeepAlive: c.KeepAlive}
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           d.DialContext,
+		DialContext:           dialBuffers(d),
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   c.TLSHandshakeTimeout,
 		ResponseHeaderTimeout: c.ResponseHeaderTimeout,

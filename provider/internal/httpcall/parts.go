@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -19,12 +20,15 @@ var errReused = errors.New("request body no longer held: the request is done")
 // their buffer from its making until it is closed. Read and Close exclude
 // each other: the transport may close a body on one goroutine while its
 // write loop reads it on another, and the buffer must not be given back
-// during a read.
+// during a read. Over plain TCP the transport has it write its parts to
+// the connection itself (WriteBuffers), and a Close during that write
+// leaves the release of the hold to its end.
 type partsBody struct {
-	mu     sync.Mutex
-	bufs   net.Buffers // reading consumes it: a copy of the parts
-	hold   provider.Hold
-	closed bool
+	mu      sync.Mutex
+	bufs    net.Buffers // reading consumes it: a copy of the parts
+	hold    provider.Hold
+	closed  bool
+	writing bool // WriteBuffers is writing the parts
 }
 
 // newPartsBody returns a body of parts, having acquired hold (when not nil).
@@ -44,15 +48,57 @@ func (b *partsBody) Read(p []byte) (int, error) {
 	return b.bufs.Read(p)
 }
 
-// Close releases the hold (once).
+// WriteBuffers is what the shared transport's connections call (provider.dialBuffers): the parts, at most n
+// bytes of them, go to w in one write (writev on a TCP connection: the
+// kernel copies them from the client's buffer, with no copy through the
+// transport's).
+func (b *partsBody) WriteBuffers(w io.Writer, n int64) (int64, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return 0, http.ErrBodyReadAfterClose
+	}
+	bufs := limit(b.bufs, n)
+	b.bufs, b.writing = nil, true
+	b.mu.Unlock()
+	written, err := bufs.WriteTo(w)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.writing = false
+	if b.closed {
+		b.release() // closed during the write
+	}
+	return written, err
+}
+
+// limit is bufs cut to n bytes.
+func limit(bufs net.Buffers, n int64) net.Buffers {
+	for i, p := range bufs {
+		if int64(len(p)) >= n {
+			out := slices.Clone(bufs[:i+1])
+			out[i] = p[:n]
+			return out
+		}
+		n -= int64(len(p))
+	}
+	return bufs
+}
+
+// Close releases the hold (once), or has the write in progress release it.
 func (b *partsBody) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed, b.bufs = true, nil
-		if b.hold != nil {
-			b.hold.Release()
+		if !b.writing {
+			b.release()
 		}
 	}
 	return nil
+}
+
+func (b *partsBody) release() {
+	if b.hold != nil {
+		b.hold.Release()
+	}
 }

@@ -2,15 +2,19 @@ package httpcall
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmguard/llmguard/provider"
 )
 
 // countHold is a provider.Hold that counts: Acquire succeeds while ok.
@@ -136,4 +140,141 @@ func TestPartsBodyCloseWhileRead(t *testing.T) {
 	if a, r := h.acquired.Load(), h.released.Load(); a != 1 || r != 1 {
 		t.Errorf("%d acquires, %d releases; want 1, 1", a, r)
 	}
+}
+
+// TestPartsWrittenWhole: over plain HTTP the shared transport has a parts
+// body write itself to the connection (one writev of the slices, no copy
+// through the transport's 32 KB buffer, which a request of a 1 MB body
+// allocated before), and the upstream reads the body as joined.
+func TestPartsWrittenWhole(t *testing.T) {
+	parts := [][]byte{[]byte(`{"model":"m",`), bytes.Repeat([]byte(`"x":"\"y\"\n",`), 80000), []byte(`"z":1}`)}
+	want := bytes.Join(parts, nil)
+	var bad atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var got bytes.Buffer
+		got.Grow(len(want) + bytes.MinRead) // ReadFrom keeps MinRead free
+		if _, err := got.ReadFrom(r.Body); err != nil || !bytes.Equal(got.Bytes(), want) {
+			bad.Add(1)
+		}
+	}))
+	defer srv.Close()
+	client := provider.NewHTTPClient(nil)
+	defer client.CloseIdleConnections()
+	h := newCountHold()
+	post := func() {
+		resp, err := Call{Provider: "p"}.PostParts(t.Context(), client, srv.URL, parts, h, NewHeaders())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	post() // the connection, and the server's buffers
+	const n = 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		post()
+	}
+	runtime.ReadMemStats(&after)
+	h.waitReleased(t, n+1)
+	if b := bad.Load(); b != 0 {
+		t.Errorf("upstream read %d bodies not as sent", b)
+	}
+	// Each request's own allocations (client and server) are a few KB
+	// beside the server's copy of the body.
+	if per := (after.TotalAlloc-before.TotalAlloc)/n - uint64(len(want)); per > 24<<10 && !raceOn {
+		t.Errorf("%d bytes allocated a request beside the body's copy, want under 24 KiB (no copy buffer)", per)
+	}
+}
+
+// TestPartsBodyCloseWhileWritten: a Close while WriteBuffers writes (the
+// transport may close a body on another goroutine) returns at once and
+// leaves the release to the write's end: the buffer is never given back
+// while the kernel may still read it.
+func TestPartsBodyCloseWhileWritten(t *testing.T) {
+	parts := [][]byte{bytes.Repeat([]byte("a"), 1<<16), []byte("b")}
+	h := newCountHold()
+	b, err := newPartsBody(parts, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	wrote := make(chan int64)
+	go func() {
+		n, _ := b.WriteBuffers(pw, 1<<20)
+		pw.Close()
+		wrote <- n
+	}()
+	if _, err := io.ReadFull(pr, make([]byte, 10)); err != nil { // the write is under way
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { b.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for the write")
+	}
+	if r := h.released.Load(); r != 0 {
+		t.Fatalf("%d releases during the write, want 0", r)
+	}
+	rest, _ := io.ReadAll(pr)
+	if n := <-wrote; n != 1<<16+1 || len(rest) != 1<<16+1-10 {
+		t.Errorf("wrote %d bytes, read %d after the first 10; want %d", n, len(rest), 1<<16+1)
+	}
+	h.waitReleased(t, 1)
+	if _, err := b.WriteBuffers(io.Discard, 1<<20); !errors.Is(err, http.ErrBodyReadAfterClose) {
+		t.Errorf("WriteBuffers after Close = %v, want %v", err, http.ErrBodyReadAfterClose)
+	}
+	if a, r := h.acquired.Load(), h.released.Load(); a != 1 || r != 1 {
+		t.Errorf("%d acquires, %d releases; want 1, 1", a, r)
+	}
+}
+
+func TestPartsLimit(t *testing.T) {
+	bufs := [][]byte{[]byte("abc"), []byte("de"), []byte("f")}
+	for n, want := range []string{"", "a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdef"} {
+		b := limit(bufs, int64(n))
+		if got := string(bytes.Join(b, nil)); got != want {
+			t.Errorf("limit(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if string(bytes.Join(bufs, nil)) != "abcdef" {
+		t.Errorf("limit changed its input: %q", bufs)
+	}
+}
+
+// TestPartsWriteCut: a parts body the upstream stops reading (it answers
+// early, or hangs until the caller gives up) ends its write, and its hold
+// is released: the write holds no lock the transport's Close waits on.
+func TestPartsWriteCut(t *testing.T) {
+	parts := [][]byte{[]byte(`{"a":"`), bytes.Repeat([]byte("x"), 16<<20), []byte(`"}`)}
+	got, stop := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/early" {
+			w.WriteHeader(http.StatusRequestEntityTooLarge) // without reading the body
+			return
+		}
+		got <- struct{}{}
+		<-stop // an unread body: the server does not see the client go
+	}))
+	defer srv.Close()
+	defer close(stop)
+	client := provider.NewHTTPClient(nil)
+	defer client.CloseIdleConnections()
+
+	h := newCountHold()
+	resp, err := Call{Provider: "p"}.PostParts(t.Context(), client, srv.URL+"/early", parts, h, NewHeaders())
+	if err == nil {
+		resp.Body.Close()
+	}
+	h.waitReleased(t, 1)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-got; cancel() }() // the upstream has the request, not the body
+	if _, err := (Call{Provider: "p"}).PostParts(ctx, client, srv.URL+"/hang", parts, h, NewHeaders()); err == nil {
+		t.Error("PostParts cut short: no error")
+	}
+	h.waitReleased(t, 2)
 }
