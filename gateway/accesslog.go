@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -190,7 +191,33 @@ func (s *Server) endAccess(r *http.Request, tw *trackingWriter, dialect string, 
 	if headerOf(h, "X-Llmguard-Cached") != "" {
 		attrs = append(attrs, slog.Bool("cached", true))
 	}
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "access", attrs...)
+	// What s.log.LogAttrs does, less its stack walk for the caller's
+	// program counter (runtime.Callers, a fifth of its cost): the caller is
+	// always this function, whose counter is taken once. A handler that
+	// adds the source prints the same one.
+	ctx := context.Background()
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "access", accessPC())
+	rec.AddAttrs(attrs...)
+	_ = s.log.Handler().Handle(ctx, rec)
+}
+
+// accessPCs holds the program counter access lines are logged from (0
+// until the first).
+var accessPCs atomic.Uintptr
+
+// accessPC is the program counter of its caller (endAccess), as
+// slog.Logger.LogAttrs finds its caller's, looked up once.
+func accessPC() uintptr {
+	if pc := accessPCs.Load(); pc != 0 {
+		return pc
+	}
+	var pcs [1]uintptr
+	runtime.Callers(2, pcs[:]) // skip runtime.Callers and accessPC
+	accessPCs.Store(pcs[0])
+	return pcs[0]
 }
 
 // observe counts an engine request in the metrics and ends its span.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -230,6 +231,44 @@ func TestAccessLogAtStreamEnd(t *testing.T) {
 	m := lines[0]
 	if m["target"] != "p/a" || m["attempts"] != 2.0 || m["fallbacks"] != 1.0 || m["request_id"] != "req_gate" || m["stream"] != true {
 		t.Errorf("access line %v", m)
+	}
+}
+
+// TestAccessLineText pins the access line of a text log byte for byte
+// (its time and duration aside), the source of a handler that adds it
+// included: the line is a contract.
+func TestAccessLineText(t *testing.T) {
+	res := &resilience.Result{Target: "openai/gpt-4o", Attempts: 2, Fallbacks: 1, Cost: 0.0025, Wasted: 0.001,
+		Response: &provider.Response{ID: "chatcmpl-1", Model: "gpt-4o", Text: "Hello.", FinishReason: "stop", RequestID: "req_1"}}
+	var logs strings.Builder
+	h := slog.NewTextHandler(&logs, &slog.HandlerOptions{AddSource: true, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		switch a.Key {
+		case slog.TimeKey:
+			return slog.Attr{}
+		case "ms":
+			return slog.Float64("ms", 1.5)
+		case slog.SourceKey:
+			src := a.Value.Any().(*slog.Source)
+			return slog.String("source", path.Base(src.File)+" "+path.Base(src.Function))
+		}
+		return a
+	}})
+	srv, err := New(&Options{Engine: fixedEngine{res: res}, Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first line looks the source up, the second reuses it
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(oaBody("default", false, ""))))
+		if rec.Code != 200 {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+	const want = `level=INFO source="accesslog.go gateway.(*Server).endAccess" msg=access method=POST path=/v1/chat/completions` +
+		` model=default route=default target=openai/gpt-4o status=200 attempts=2 fallbacks=1 ms=1.5 request_id=req_1` +
+		` cost_usd=0.0025 wasted_usd=0.001` + "\n"
+	if got := logs.String(); got != want+want {
+		t.Errorf("access lines\n%s\nwant twice\n%s", got, want)
 	}
 }
 
