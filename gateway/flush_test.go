@@ -20,12 +20,14 @@ import (
 )
 
 // flushRecorder is a ResponseWriter that keeps, at each Flush, what had
-// been written so far and when.
+// been written so far, in how many Writes, and when.
 type flushRecorder struct {
 	mu      sync.Mutex
 	h       http.Header
 	body    bytes.Buffer
+	writes  int
 	flushed []string
+	wrote   []int
 	at      []time.Time
 }
 
@@ -39,12 +41,14 @@ func (r *flushRecorder) WriteHeader(int) {}
 func (r *flushRecorder) Write(b []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.writes++
 	return r.body.Write(b)
 }
 func (r *flushRecorder) Flush() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushed = append(r.flushed, r.body.String())
+	r.wrote = append(r.wrote, r.writes)
 	r.at = append(r.at, time.Now())
 }
 
@@ -127,6 +131,13 @@ func TestStreamFlushCoalesced(t *testing.T) {
 				step("a burst", half, []string{"Hel", "Hello world!"})
 				step("an event and half of the next", end, []string{"Hel", "Hello world!", "Hello world! and"})
 				<-done
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				// The burst's four events reach the response in one Write, as
+				// a proxy's copy writes what it read, not one Write each.
+				if len(rec.wrote) >= 2 && rec.wrote[1]-rec.wrote[0] != 1 {
+					t.Errorf("the burst's events written in %d Writes, want 1", rec.wrote[1]-rec.wrote[0])
+				}
 				if got := text(rec.body.String()); got != "Hello world! and Bye" {
 					t.Errorf("stream text %q", got)
 				}

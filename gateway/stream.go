@@ -89,6 +89,46 @@ func (g *guard) stop() {
 // flush and a lone event, the first token included, goes out at once.
 const flushBound = 5 * time.Millisecond
 
+// batch holds what a stream's events write between flushes, so that the
+// events of one upstream read reach the response in one Write, as a
+// proxy's copy writes what it read (a Write of net/http's costs more than
+// an append), not one Write each.
+type batch struct {
+	http.ResponseWriter
+	buf []byte
+	err error // the response's, once a Write failed: the client went away
+}
+
+// batchMax is the most a batch holds before it writes it (not flushing).
+const batchMax = 32 << 10
+
+func (b *batch) Write(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	b.buf = append(b.buf, p...)
+	if len(b.buf) >= batchMax {
+		b.send()
+	}
+	return len(p), nil
+}
+
+// send writes what the batch holds to the response.
+func (b *batch) send() {
+	if len(b.buf) > 0 && b.err == nil {
+		_, b.err = b.ResponseWriter.Write(b.buf)
+	}
+	b.buf = b.buf[:0]
+}
+
+// Flush implements http.Flusher: what the batch holds goes out.
+func (b *batch) Flush() {
+	b.send()
+	if f, ok := b.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // pump copies one logical stream to the client; the engine continues it on
 // another target when it breaks after tokens went out, and says so with an
 // EventContinue (next).
@@ -149,12 +189,14 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 		h.Set("X-Llmguard-Static", "true")
 	}
 	h.Set("X-Accel-Buffering", "no")
-	sw := sse.NewWriter(w)
+	bp, held := s.bufs.Get().(*[]byte), s.bufs.Get().(*[]byte)
+	defer s.putBuf(bp)
+	defer s.putBuf(held)
+	bw := &batch{ResponseWriter: w, buf: *held}
+	defer bw.send() // what is left (the handler's return flushes it)
+	sw := sse.NewWriter(bw)
 	sw.Coalesce(flushBound)
 	w.WriteHeader(http.StatusOK)
-
-	bp := s.bufs.Get().(*[]byte)
-	defer s.putBuf(bp)
 	p.sw, p.target = sw, sr.Target
 	_, model, _ := strings.Cut(sr.Target, "/")
 	switch in.dialect {

@@ -53,8 +53,7 @@ type Stream struct {
 	reqID string
 	rl    *provider.RateLimit
 
-	pending   []provider.Chunk
-	buf       []provider.Chunk // pending's storage, reused event after event
+	pending   []provider.Chunk // the decoder's: valid until it decodes again
 	good      int              // events decoded
 	malformed int              // events skipped: they could not be decoded (see next)
 	err       error
@@ -239,9 +238,10 @@ func (s *Stream) next() {
 		s.end(s.call.Transport(s.ctx, s.resp.Header, err))
 		return
 	}
+	// What Decode returns is valid until its next call, which comes once
+	// pending is drained: no copy.
 	chunks, done, err := s.dec.Decode(ev)
-	s.pending = append(s.buf[:0], chunks...)
-	s.buf = s.pending
+	s.pending = chunks
 	// Count what the decoder produced toward the end rule even before the
 	// caller reads it, so a terminator in the same event still counts.
 	for _, ch := range chunks {
