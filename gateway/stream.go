@@ -191,9 +191,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	h.Set("X-Accel-Buffering", "no")
 	bp, held := s.bufs.Get().(*[]byte), s.bufs.Get().(*[]byte)
 	defer s.putBuf(bp)
-	defer s.putBuf(held)
 	bw := &batch{ResponseWriter: w, buf: *held}
-	defer bw.send() // what is left (the handler's return flushes it)
+	defer func() {
+		bw.send() // what is left (the handler's return flushes it)
+		*held = bw.buf
+		s.putBuf(held) // as it grew
+	}()
 	sw := sse.NewWriter(bw)
 	sw.Coalesce(flushBound)
 	w.WriteHeader(http.StatusOK)
@@ -212,6 +215,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 }
 
 func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
+	more := false // the stream holds the next chunk: Recv does not wait
 	for {
 		var err error
 		p.c, err = st.Recv()
@@ -219,16 +223,24 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 			p.continued()
 		}
 		if err == nil {
-			g.kick()
+			if !more {
+				// The stream moved (a chunk it held came with the one
+				// before, which noted the time).
+				g.kick()
+			}
+			// Asked before the chunk is written, so that the writer need not
+			// time the events the pump flushes at once (FlushNext); and
+			// before a complete stream closes too: reading a terminator the
+			// upstream sent already lets its connection be reused.
+			more = provider.Buffered(st)
+			if !more {
+				p.sw.FlushNext()
+			}
 			if werr := p.write(&p.c); werr != nil {
 				st.Close()
 				g.stop()
 				return // the client went away
 			}
-			// Asked before a complete stream closes too: reading a
-			// terminator the upstream sent already lets its connection be
-			// reused.
-			more := provider.Buffered(st)
 			if p.finish != "" && p.usageFinal {
 				// Complete: don't wait for a terminator that may never come.
 				// (The handler's return flushes what is written.)

@@ -282,6 +282,8 @@ type Writer struct {
 	// held: when the oldest event written since the last flush was
 	// written (zero: none held).
 	held time.Time
+	// next: FlushNext was called since the last flush.
+	next bool
 }
 
 // NewWriter returns a Writer on w. If w is an http.ResponseWriter it sets the
@@ -309,6 +311,11 @@ func NewWriter(w io.Writer) *Writer {
 // bound for what the caller wrote while it kept writing. A bound of 0
 // flushes after each event again.
 func (s *Writer) Coalesce(bound time.Duration) { s.bound = bound }
+
+// FlushNext says that the caller flushes after the events it writes next:
+// until it does, the writer does not time them against Coalesce's bound
+// (a clock read an event, when each comes alone).
+func (s *Writer) FlushNext() { s.next = true }
 
 // Event writes an event named name ("" for none) with data. Data containing
 // newlines is split over several data lines.
@@ -348,7 +355,7 @@ func (s *Writer) Comment(text string) error {
 
 // Flush flushes the underlying writer if it can.
 func (s *Writer) Flush() {
-	s.held = time.Time{}
+	s.held, s.next = time.Time{}, false
 	if s.f != nil {
 		s.f.Flush()
 	}
@@ -361,6 +368,7 @@ func (s *Writer) write(b []byte) error {
 	switch {
 	case s.bound <= 0:
 		s.Flush()
+	case s.next: // flushed next
 	case s.held.IsZero():
 		s.held = time.Now()
 	case time.Since(s.held) >= s.bound:

@@ -176,3 +176,28 @@ func TestWriterCoalesce(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterFlushNext: events the caller flushes after are not timed
+// against the bound (they may take any time); after the flush, the bound
+// holds again.
+func TestWriterFlushNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var f flushCounter
+		w := NewWriter(&f)
+		w.Coalesce(5 * time.Millisecond)
+		w.FlushNext()
+		w.Data([]byte("a"))
+		time.Sleep(10 * time.Millisecond)
+		w.Data([]byte("b"))
+		if f.n != 0 {
+			t.Errorf("%d flushes of events flushed next, want none", f.n)
+		}
+		w.Flush()
+		w.Data([]byte("c"))
+		time.Sleep(5 * time.Millisecond)
+		w.Data([]byte("d")) // 5ms after c: the bound again
+		if f.n != 2 || f.String() != "data: a\n\ndata: b\n\ndata: c\n\ndata: d\n\n" {
+			t.Errorf("%d flushes, body %q", f.n, f.String())
+		}
+	})
+}
