@@ -358,3 +358,37 @@ func (a *Around) Match(doc []byte) (string, bool) {
 	s, err := unquote(mid[1 : len(mid)-1])
 	return s, err == nil
 }
+
+// NextKey reads the next key of the object being read (unescaped; a slice
+// of the document when it has no escapes) and the colon after it, for the
+// caller to read its value: a decoder that judges each key itself (one
+// that gives up on a key it does not know, where Field would skip it)
+// reads with NextKey. False at the object's end (read) or on failure.
+func (c *Cursor) NextKey() ([]byte, bool) {
+	if !c.more('}') {
+		return nil, false
+	}
+	key, ok := c.key()
+	if !ok {
+		c.Fail()
+		return nil, false
+	}
+	return key, true
+}
+
+// Verbatim reads a string that Verbatim accepts and returns it, quotes
+// included, a slice of the document, checked in the one pass that finds
+// its end. For any other value it reads nothing and returns nil, for the
+// caller to read the value another way.
+func (c *Cursor) Verbatim() []byte {
+	if c.peek() != '"' {
+		return nil
+	}
+	end, ok := verbatimEnd(c.b, c.i)
+	if !ok {
+		return nil
+	}
+	v := c.b[c.i:end]
+	c.i = end
+	return v
+}

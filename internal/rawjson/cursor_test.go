@@ -31,9 +31,43 @@ func walk(c *Cursor, keys []string) {
 	}
 }
 
+// walkKeys reads the value at c as walk does, descending into every
+// object with NextKey and reading each string with Verbatim, or with Text
+// when Verbatim leaves it.
+func walkKeys(c *Cursor) {
+	switch c.peek() {
+	case '{':
+		if c.Object() {
+			for _, ok := c.NextKey(); ok; _, ok = c.NextKey() {
+				walkKeys(c)
+			}
+		}
+	case '[':
+		if c.Array() {
+			for c.Next() {
+				walkKeys(c)
+			}
+		}
+	case '"':
+		start := c.Offset()
+		if v := c.Verbatim(); v == nil {
+			if c.Offset() != start {
+				c.Fail() // Verbatim read what it left
+			}
+			c.Text("")
+		} else if !Verbatim(v) {
+			c.Fail()
+		}
+	default:
+		c.Skip()
+	}
+}
+
 // checkCursor checks that a cursor that descends into nothing but arrays
 // reads exactly what json.Valid accepts, and one that also descends into
-// objects only what it accepts (TestValid, FuzzValid).
+// objects only what it accepts (TestValid, FuzzValid); one that reads
+// every key and takes strings with Verbatim reads exactly what json.Valid
+// accepts, each string Verbatim takes being one Verbatim accepts.
 func checkCursor(t *testing.T, in []byte) {
 	valid := json.Valid(in)
 	var c Cursor
@@ -41,6 +75,11 @@ func checkCursor(t *testing.T, in []byte) {
 	walk(&c, nil)
 	if c.Done() != valid {
 		t.Errorf("%q: walked whole %v, json.Valid says %v", in, c.Done(), valid)
+	}
+	c.Reset(in)
+	walkKeys(&c)
+	if c.Done() != valid {
+		t.Errorf("%q: walked whole by keys %v, json.Valid says %v", in, c.Done(), valid)
 	}
 	c.Reset(in)
 	walk(&c, []string{"a", "b", "c"})

@@ -13,50 +13,57 @@ import (
 // JSON reader (encoding/json replaces invalid UTF-8 and lone surrogates
 // with U+FFFD; Verbatim refuses them). One pass over v.
 func Verbatim(v []byte) bool {
-	if len(v) < 2 || v[0] != '"' {
-		return false
+	end, ok := verbatimEnd(v, 0)
+	return ok && end == len(v)
+}
+
+// verbatimEnd is the index after the string starting at b[i], if it is one
+// that Verbatim accepts.
+func verbatimEnd(b []byte, i int) (int, bool) {
+	if len(b)-i < 2 || b[i] != '"' {
+		return 0, false
 	}
-	for i := 1; i < len(v); {
-		i += plainRun(v[i:])
-		if i >= len(v) {
-			return false
+	for i++; i < len(b); {
+		i += plainRun(b[i:])
+		if i >= len(b) {
+			return 0, false
 		}
-		switch c := v[i]; {
+		switch c := b[i]; {
 		case c == '"':
-			return i == len(v)-1
+			return i + 1, true
 		case c == '\\':
-			if i+1 >= len(v) {
-				return false
+			if i+1 >= len(b) {
+				return 0, false
 			}
-			if unescaped[v[i+1]] != 0 {
+			if unescaped[b[i+1]] != 0 {
 				i += 2
 				continue
 			}
-			if v[i+1] != 'u' {
-				return false
+			if b[i+1] != 'u' {
+				return 0, false
 			}
-			r := hex4(v[i+2:])
+			r := hex4(b[i+2:])
 			if r < 0 {
-				return false
+				return 0, false
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
 				// Only a high half followed by a low one.
-				if r >= 0xdc00 || len(v)-i < 6 || v[i] != '\\' || v[i+1] != 'u' ||
-					utf16.DecodeRune(r, hex4(v[i+2:])) == utf8.RuneError {
-					return false
+				if r >= 0xdc00 || len(b)-i < 6 || b[i] != '\\' || b[i+1] != 'u' ||
+					utf16.DecodeRune(r, hex4(b[i+2:])) == utf8.RuneError {
+					return 0, false
 				}
 				i += 6
 			}
 		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(v[i:])
+			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				return false
+				return 0, false
 			}
 			i += size
 		default: // a control character
-			return false
+			return 0, false
 		}
 	}
-	return false
+	return 0, false
 }

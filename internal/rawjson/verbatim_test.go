@@ -43,7 +43,18 @@ func TestVerbatim(t *testing.T) {
 		if got := Verbatim([]byte(tt.in)); got != tt.want {
 			t.Errorf("Verbatim(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+		if got := cursorVerbatim([]byte(tt.in)); got != tt.want {
+			t.Errorf("Cursor.Verbatim of %q whole = %v, want %v", tt.in, got, tt.want)
+		}
 	}
+}
+
+// cursorVerbatim reports whether a Cursor's Verbatim reads b whole.
+func cursorVerbatim(b []byte) bool {
+	var c Cursor
+	c.Reset(b)
+	v := c.Verbatim()
+	return v != nil && string(v) == string(b)
 }
 
 // FuzzVerbatim: Verbatim is exactly "a JSON string as encoding/json reads
@@ -59,6 +70,9 @@ func FuzzVerbatim(f *testing.F) {
 			utf8.Valid(b) && !loneSurrogate(string(b))
 		if got := Verbatim(b); got != want {
 			t.Fatalf("Verbatim(%q) = %v, want %v", b, got, want)
+		}
+		if got := cursorVerbatim(b); got != want {
+			t.Fatalf("Cursor.Verbatim of %q whole = %v, want %v", b, got, want)
 		}
 	})
 }
