@@ -146,6 +146,9 @@ func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 	if !isArray(v) {
 		return typeError("", "an array of messages", v)
 	}
+	if lean && leanMessages(v, r) {
+		return nil
+	}
 	var msgs []anMessage
 	var m anMessage
 	err := rawjson.EachObject(v, func(key, fv []byte) error {
@@ -192,22 +195,27 @@ func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 				return prefixError(fmt.Sprintf("[%d].content", i), err)
 			}
 		}
-		// Tool results in a user turn become a tool message (first, as
-		// Anthropic requires them first), the rest a user message. Any
-		// other role, system included, is kept as it came.
-		if m.Role == provider.RoleUser {
-			results, rest := splitResults(parts)
-			if len(results) > 0 {
-				r.Messages = append(r.Messages, provider.Message{Role: provider.RoleTool, Content: results, Extra: m.Extra})
-				if len(rest) > 0 {
-					r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: rest})
-				}
-				continue
-			}
-		}
-		r.Messages = append(r.Messages, provider.Message{Role: m.Role, Content: parts, Extra: m.Extra})
+		r.Messages = appendANMessage(r.Messages, m.Role, parts, m.Extra)
 	}
 	return nil
+}
+
+// appendANMessage appends a message of role to msgs. Tool results in a
+// user turn become a tool message (first, as Anthropic requires them
+// first), the rest a user message. Any other role, system included, is
+// kept as it came.
+func appendANMessage(msgs []provider.Message, role string, parts []provider.Part, extra map[string]json.RawMessage) []provider.Message {
+	if role == provider.RoleUser {
+		results, rest := splitResults(parts)
+		if len(results) > 0 {
+			msgs = append(msgs, provider.Message{Role: provider.RoleTool, Content: results, Extra: extra})
+			if len(rest) > 0 {
+				msgs = append(msgs, provider.Message{Role: role, Content: rest})
+			}
+			return msgs
+		}
+	}
+	return append(msgs, provider.Message{Role: role, Content: parts, Extra: extra})
 }
 
 // splitResults returns parts' tool results and the rest, each in order:

@@ -9,19 +9,84 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
-// leanContent decodes an Anthropic message's array of content blocks for a
-// lean decoding (inbound.lean) in one walk, with no map per block, for the
+// A lean decoding (inbound.lean) of an Anthropic request reads its
+// messages in one pass (leanMessages), with no map per block, for the
 // shapes an agent sends on every turn: text blocks, tool_use blocks, and
 // tool_result blocks whose content is a string or one text block, with no
-// other keys, each text left in the client's body (Part.Raw). It checks
-// every value it takes as the whole decoder would; ok is false for
-// anything else, and the caller then decodes v as ever (decodeANContent),
-// which gives the same parts or the error (FuzzLeanDecoding).
-//
-// The parts are appended to arena when it is not nil (one array for a
-// whole conversation's parts, rather than one per message), and the
-// slice returned has no room past its end, so that appending to it never
-// reaches its neighbours'.
+// other keys, each text left in the client's body (Part.Raw) and checked
+// (rawjson.Verbatim) as it is read. Walking the messages, then each
+// content, then checking each text read a long conversation's texts three
+// times. It checks every value it takes as the whole decoder would; a
+// content of any other shape is decoded as ever (anContent), and for
+// anything else unusual (a key twice, a value of the wrong type, malformed
+// JSON) the caller decodes the messages as ever (decodeANMessages), which
+// gives the same parts or the error (FuzzLeanDecoding).
+
+// leanMessages decodes the messages v into r for a lean decoding; false
+// when the caller must decode them as ever.
+func leanMessages(v []byte, r *provider.Request) bool {
+	var c rawjson.Cursor
+	c.Reset(v)
+	if !c.Array() {
+		return false
+	}
+	n := len(v)>>10 + 4 // about a message a KB: grown if more
+	msgs := make([]provider.Message, 0, n)
+	arena := make([]provider.Part, 0, 2*n) // the conversation's parts
+	for c.NextObject() {
+		role, parts, extra, ok := leanMessage(&c, &arena)
+		if !ok {
+			return false
+		}
+		msgs = appendANMessage(msgs, role, parts, extra)
+	}
+	if !c.Done() {
+		return false
+	}
+	r.Messages = msgs
+	return true
+}
+
+// leanMessage reads the fields of the message object at c.
+func leanMessage(c *rawjson.Cursor, arena *[]provider.Part) (role string, parts []provider.Part, extra map[string]json.RawMessage, ok bool) {
+	var hasRole, hasContent bool
+	for {
+		key, more := c.NextKey()
+		if !more {
+			break
+		}
+		switch string(key) {
+		case "role":
+			if hasRole {
+				return "", nil, nil, false
+			}
+			hasRole, role = true, c.Text(provider.RoleUser)
+		case "content":
+			if hasContent {
+				return "", nil, nil, false
+			}
+			hasContent = true
+			at, start := *c, len(*arena)
+			if parts, ok = leanBlocks(c, arena); !ok {
+				*c, *arena = at, (*arena)[:start] // decode it as ever
+				v := c.Raw()
+				var err error
+				if parts, err = anContent(v, true); err != nil || c.Failed() {
+					return "", nil, nil, false
+				}
+			}
+		default:
+			k := keyString(key)
+			if v := c.Raw(); v != nil {
+				setExtra(&extra, k, v) // clear_at, output_config...
+			}
+		}
+	}
+	return role, parts, extra, !c.Failed()
+}
+
+// leanContent is leanBlocks of the content array v alone (arena as
+// there); ok is false for anything but an array.
 func leanContent(v []byte, arena *[]provider.Part) (parts []provider.Part, ok bool) {
 	if len(v) == 0 || v[0] != '[' {
 		return nil, false
@@ -31,39 +96,106 @@ func leanContent(v []byte, arena *[]provider.Part) (parts []provider.Part, ok bo
 		arena = &own
 	}
 	start := len(*arena)
-	var b leanBlock
-	err := rawjson.EachObject(v, func(key, val []byte) error {
-		if !b.set(key, val) {
-			return errStop
-		}
-		return nil
-	}, func(_ int, el []byte) error {
-		p, ok := b.part()
-		if !ok || el[0] != '{' {
-			return errStop
-		}
-		*arena = append(*arena, p)
-		b = leanBlock{}
-		return nil
-	})
-	if err != nil {
+	var c rawjson.Cursor
+	c.Reset(v)
+	if parts, ok = leanBlocks(&c, arena); !ok || !c.Done() {
 		*arena = (*arena)[:start]
 		return nil, false
 	}
-	if parts = (*arena)[start:len(*arena):len(*arena)]; parts == nil {
+	return parts, true
+}
+
+// leanBlocks reads a message's content at c, a string or an array of
+// blocks, appending its parts to arena (one array for a whole
+// conversation's parts, rather than one per message): the slice returned
+// has no room past its end, so that appending to it never reaches its
+// neighbours'. Not ok (c then in no state to go on) for a content of
+// another shape, which the caller decodes as ever.
+func leanBlocks(c *rawjson.Cursor, arena *[]provider.Part) ([]provider.Part, bool) {
+	start := len(*arena)
+	if raw := c.Verbatim(); raw != nil {
+		*arena = append(*arena, provider.Part{Type: provider.PartText, Raw: raw})
+		return (*arena)[start:len(*arena):len(*arena)], true
+	}
+	if c.Null() || !c.Array() {
+		return nil, !c.Failed() // null: no parts
+	}
+	for c.NextObject() {
+		p, ok := readBlock(c)
+		if !ok {
+			return nil, false
+		}
+		*arena = append(*arena, p)
+	}
+	if c.Failed() {
+		return nil, false
+	}
+	parts := (*arena)[start:len(*arena):len(*arena)]
+	if parts == nil {
 		parts = []provider.Part{} // as decodeContent gives an empty array
 	}
 	return parts, true
 }
 
-// leanBlock is a content block's fields, as they are in the body.
+// readBlock reads the fields of the content block object at c.
+func readBlock(c *rawjson.Cursor) (provider.Part, bool) {
+	var b leanBlock
+	for {
+		key, more := c.NextKey()
+		if !more {
+			break
+		}
+		f := b.field(key)
+		switch {
+		case f == nil:
+			return provider.Part{}, false
+		case f == &b.text:
+			b.text = c.Verbatim()
+		case f == &b.content:
+			b.content = leanResult(c)
+		default:
+			*f = c.Raw()
+		}
+		if *f == nil {
+			return provider.Part{}, false
+		}
+	}
+	if c.Failed() {
+		return provider.Part{}, false
+	}
+	return b.part()
+}
+
+// leanResult reads a tool result's content at c as a text left in the
+// body: a string, null, or an array of one text block; nil for anything
+// else.
+func leanResult(c *rawjson.Cursor) []byte {
+	if raw := c.Verbatim(); raw != nil {
+		return raw
+	}
+	if c.Null() {
+		return []byte("null")
+	}
+	if !c.Array() || !c.NextObject() {
+		return nil
+	}
+	p, ok := readBlock(c)
+	if !ok || p.Type != provider.PartText || c.Next() {
+		return nil
+	}
+	return p.Raw
+}
+
+// leanBlock is a content block's fields, as they are in the body: text and
+// content are texts that may be sent as they are (rawjson.Verbatim), or
+// content is null.
 type leanBlock struct {
 	typ, text, id, name, input, toolUseID, content, isError []byte
 }
 
-// set takes one field; false for a key leanContent leaves to the whole
-// decoder, or a key seen twice.
-func (b *leanBlock) set(key, val []byte) bool {
+// field is where to keep the value of key; nil for a key leanBlock leaves
+// to the whole decoder, or a key seen twice.
+func (b *leanBlock) field(key []byte) *[]byte {
 	var f *[]byte
 	switch string(key) {
 	case "type":
@@ -83,21 +215,20 @@ func (b *leanBlock) set(key, val []byte) bool {
 	case "is_error":
 		f = &b.isError
 	default:
-		return false
+		return nil
 	}
 	if *f != nil {
-		return false
+		return nil
 	}
-	*f = val
-	return true
+	return f
 }
 
-// part is the block as decodeANContent decodes it, if leanContent can.
+// part is the block as decodeANContent decodes it, if leanBlock can.
 func (b *leanBlock) part() (provider.Part, bool) {
 	switch string(b.typ) {
 	case `"text"`:
 		if b.id != nil || b.name != nil || b.input != nil || b.toolUseID != nil || b.content != nil || b.isError != nil ||
-			!rawjson.Verbatim(b.text) {
+			b.text == nil {
 			return provider.Part{}, false
 		}
 		return provider.Part{Type: provider.PartText, Raw: b.text}, true
@@ -117,10 +248,12 @@ func (b *leanBlock) toolUse() (provider.Part, bool) {
 	var err1, err2 error
 	tc.ID, err1 = rawjson.String(b.id)
 	tc.Name, err2 = rawjson.String(b.name)
-	if err1 != nil || err2 != nil || b.input != nil && !rawjson.Valid(b.input) {
+	if err1 != nil || err2 != nil {
 		return provider.Part{}, false
 	}
-	tc.Arguments = append(json.RawMessage(nil), bytes.TrimSpace(b.input)...)
+	// The input (read whole and checked) stays in the body, which the
+	// decoded request keeps.
+	tc.Arguments = bytes.TrimSpace(b.input)
 	if len(tc.Arguments) == 0 {
 		tc.Arguments = json.RawMessage(`{}`)
 	}
@@ -144,17 +277,8 @@ func (b *leanBlock) toolResult() (provider.Part, bool) {
 		return provider.Part{}, false
 	}
 	p := provider.Part{Type: provider.PartToolResult, ToolResult: tr}
-	switch {
-	case rawjson.IsNull(b.content):
-		return p, true
-	case b.content[0] == '"':
+	if !rawjson.IsNull(b.content) {
 		p.Raw = b.content
-	default:
-		inner, ok := leanContent(b.content, nil)
-		if !ok || len(inner) != 1 || inner[0].Type != provider.PartText {
-			return provider.Part{}, false
-		}
-		p.Raw = inner[0].Raw
 	}
-	return p, rawjson.Verbatim(p.Raw)
+	return p, true
 }
