@@ -18,13 +18,26 @@ func Verbatim(v []byte) bool {
 }
 
 // verbatimEnd is the index after the string starting at b[i], if it is one
-// that Verbatim accepts.
+// that Verbatim accepts. It steps four bytes at a time through a table of
+// the bytes a string holds as they are: the texts of an agent's
+// conversation (code, files read) escape a byte every eight or so, where
+// the word-at-a-time run of plainRun, stopped at each, cost about a third
+// more (and a tenth more on prose).
 func verbatimEnd(b []byte, i int) (int, bool) {
 	if len(b)-i < 2 || b[i] != '"' {
 		return 0, false
 	}
 	for i++; i < len(b); {
-		i += plainRun(b[i:])
+		for len(b)-i >= 4 {
+			w := b[i : i+4 : i+4]
+			if special[w[0]]|special[w[1]]|special[w[2]]|special[w[3]] != 0 {
+				break
+			}
+			i += 4
+		}
+		for i < len(b) && special[b[i]] == 0 {
+			i++
+		}
 		if i >= len(b) {
 			return 0, false
 		}
@@ -67,3 +80,14 @@ func verbatimEnd(b []byte, i int) (int, bool) {
 	}
 	return 0, false
 }
+
+// special is 1 for the bytes a JSON string does not hold as they are: a
+// control character, '"', '\\' and the bytes of multi-byte runes.
+var special = func() (t [256]byte) {
+	for c := range t {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			t[c] = 1
+		}
+	}
+	return t
+}()

@@ -127,3 +127,24 @@ func hex(s string) rune {
 	}
 	return r
 }
+
+// BenchmarkVerbatim is the check a lean decoding gives each text it
+// leaves in the client's body: code (an escape every eight bytes or so),
+// prose and CJK text.
+func BenchmarkVerbatim(b *testing.B) {
+	for _, tt := range []struct{ name, text string }{
+		{"code", "func main() {\\n\\tfmt.Println(\\\"héllo\\\")\\n}\\n// a plain comment line of code\\n"},
+		{"prose", "The gateway reads the body once and sends it on; a \\\"quoted\\\" word here and there.\\n"},
+		{"cjk", "网关读取请求体一次，然后原样发送。"},
+	} {
+		v := []byte(`"` + strings.Repeat(tt.text, 2000) + `"`)
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(v)))
+			for b.Loop() {
+				if !Verbatim(v) {
+					b.Fatal("not verbatim")
+				}
+			}
+		})
+	}
+}
