@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/anthropic"
 	"github.com/llmguard/llmguard/provider/openai"
 	"golang.org/x/tools/txtar"
@@ -48,8 +49,10 @@ func BenchmarkClaudeCodeBody(b *testing.B) {
 
 // BenchmarkTranslate is the gateway's own work on a request translated to
 // another dialect (issue 19 item 1, the cross-dialect rows of
-// BodySize): decode an agent's conversation whole and encode it for the
-// target, no I/O.
+// BodySize): decode an agent's conversation as the gateway does (what
+// routing needs, then the rest: Lean for an OpenAI target, which sends the
+// texts as the client wrote them, Full for the others) and encode it for
+// the target, no I/O.
 func BenchmarkTranslate(b *testing.B) {
 	for _, d := range []struct{ client, target string }{{DialectAnthropic, DialectOpenAI}, {DialectOpenAI, DialectAnthropic}} {
 		for _, kb := range []int{32, 512} {
@@ -58,13 +61,16 @@ func BenchmarkTranslate(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					in, err := decodeChatWhole(d.client, string(body))
+					in, err := decodeChat(d.client, body, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
 					in.req.Passthrough = nil
 					if d.target == DialectOpenAI {
-						_, err = openai.Encode(in.req, "gpt-4o", false)
+						var lean *provider.Request
+						if lean, err = in.req.Lean(); err == nil {
+							_, err = openai.Encode(lean, "gpt-4o", false)
+						}
 					} else {
 						_, err = anthropic.Encode(in.req, "claude-sonnet-4-5", false)
 					}
