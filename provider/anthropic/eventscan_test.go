@@ -1,10 +1,13 @@
 package anthropic
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"testing"
 
 	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 	"github.com/llmguard/llmguard/provider/internal/providertest"
 )
@@ -52,6 +55,20 @@ func TestScanEventReads(t *testing.T) {
 	})
 	var sc eventScan
 	providertest.ScanAllocs(t, eventSeeds[0], func(b []byte) { sc.scan(b) })
+}
+
+// TestStreamReadsInPlace checks that a stream that is not relayed reads its
+// events where they were read (httpcall.Borrower), not a copy of each.
+func TestStreamReadsInPlace(t *testing.T) {
+	ev := func(name, data string) string { return "event: " + name + "\ndata: " + data + "\n\n" }
+	head := ev("message_start", eventSeeds[8]) + ev("content_block_start", eventSeeds[9])
+	tail := ev("content_block_stop", eventSeeds[4]) + ev("message_delta", eventSeeds[10]) + ev("message_stop", eventSeeds[6])
+	providertest.ReadsInPlace(t, head, ev("content_block_delta", eventSeeds[0]), tail, "Hello \"world\"\n\u00e9",
+		func(body io.Reader, relay bool) provider.Stream {
+			resp := &http.Response{Header: http.Header{}, Body: io.NopCloser(body)}
+			call := httpcall.Call{Provider: "anthropic"}
+			return call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header, tools: map[int]int{}, relay: relay}, "")
+		})
 }
 
 // BenchmarkDecodeStreamEvent decodes one text delta event of a stream.

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/segmentio/encoding/json"
@@ -39,6 +40,10 @@ func (d *decoder) one(c provider.Chunk) []provider.Chunk {
 	return d.out
 }
 
+// BorrowsEvents implements httpcall.Borrower: a stream that is not relayed
+// keeps nothing of its events (an error event's data is copied).
+func (d *decoder) BorrowsEvents() bool { return !d.relay && d.log == nil }
+
 // Decode implements httpcall.Decoder: decode, plus each event verbatim on the
 // chunks decoded from it (or a chunk of its own) when relaying.
 func (d *decoder) Decode(ev sse.Event) ([]provider.Chunk, bool, error) {
@@ -71,7 +76,7 @@ func (d *decoder) RawAnswer() json.RawMessage { return d.log.RawAnswer() }
 // decode turns one event into canonical chunks.
 func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	if ev.Name == "error" {
-		return nil, false, d.call.StreamEvent(d.h, ev.Name, ev.Data)
+		return nil, false, d.call.StreamEvent(d.h, ev.Name, bytes.Clone(ev.Data))
 	}
 	if d.log != nil {
 		d.log.add(ev.Data)
@@ -100,7 +105,7 @@ func (d *decoder) decode(ev sse.Event) ([]provider.Chunk, bool, error) {
 	case "message_stop":
 		return nil, true, nil
 	case "error":
-		return nil, false, d.call.StreamEvent(d.h, "error", ev.Data)
+		return nil, false, d.call.StreamEvent(d.h, "error", bytes.Clone(ev.Data))
 	}
 	// ping, content_block_stop and future events.
 	return nil, false, nil

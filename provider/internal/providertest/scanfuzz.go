@@ -1,12 +1,16 @@
 package providertest
 
 import (
+	"io"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/llmguard/llmguard/internal/rawjson"
+	"github.com/llmguard/llmguard/provider"
 )
 
 // FuzzScan checks an adapter's one-pass event scan against
@@ -90,5 +94,45 @@ func ScanAllocs(t *testing.T, ev string, scan func([]byte)) {
 	scan(b)
 	if n := testing.AllocsPerRun(100, func() { scan(b) }); n > 1 {
 		t.Errorf("%v allocations per event, want at most 1", n)
+	}
+}
+
+// ReadsInPlace checks that a stream that is not relayed reads its events
+// where they were read (httpcall.Borrower), not a copy of each: read by
+// open, a stream of head, 1,000 times ev (each with the text text) and
+// tail allocates about its texts (at most 64 bytes an event), and relayed
+// (its events kept) more than 100 bytes an event.
+func ReadsInPlace(t *testing.T, head, ev, tail, text string, open func(body io.Reader, relay bool) provider.Stream) {
+	t.Helper()
+	const events = 1000
+	body := head + strings.Repeat(ev, events) + tail
+	for _, relay := range []bool{false, true} {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before, texts := ms.TotalAlloc, 0
+		st := open(strings.NewReader(body), relay)
+		for {
+			c, err := st.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Text == text {
+				texts++
+			}
+		}
+		runtime.ReadMemStats(&ms)
+		perEvent := (ms.TotalAlloc - before) / events
+		if texts != events {
+			t.Errorf("relay %v: %d texts read, want %d", relay, texts, events)
+		}
+		if perEvent > 64 && !relay {
+			t.Errorf("%d bytes allocated an event (%d bytes each): want a text's (at most 64)", perEvent, len(ev))
+		}
+		if perEvent < 100 && relay {
+			t.Errorf("relay: %d bytes allocated an event: the events are kept, %d bytes each", perEvent, len(ev))
+		}
 	}
 }
