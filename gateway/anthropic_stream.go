@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/segmentio/encoding/json"
@@ -157,9 +158,26 @@ func (s *anStream) thinkingChunk(th *provider.ThinkingDelta) error {
 	return nil
 }
 
+// deltaHead is how the Messages API starts a content_block_delta event.
+var deltaHead = []byte(`{"type":"content_block_delta",`)
+
+// isDelta reports whether ev is a content_block_delta as the Messages API
+// sends it: named so, with its type as its first field. (A second type
+// field, which JSON allows and no API sends, is not looked for.)
+func isDelta(ev *provider.RawEvent) bool {
+	return ev.Name == "content_block_delta" && bytes.HasPrefix(ev.Data, deltaHead)
+}
+
 // relay writes an upstream event as it came and follows the block
 // numbering and the end of the message.
 func (s *anStream) relay(ev *provider.RawEvent) error {
+	if isDelta(ev) {
+		// Most of a stream, and nothing to follow: not read again.
+		if err := s.head(); err != nil {
+			return err
+		}
+		return s.w.Event(ev.Name, ev.Data)
+	}
 	var typ string
 	index := -1
 	_ = rawjson.EachField(ev.Data, func(k, v []byte) error {

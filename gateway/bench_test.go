@@ -412,3 +412,26 @@ func BenchmarkGatewayStreamThroughput(b *testing.B) {
 		})
 	}
 }
+
+// discardEvents is an eventWriter that keeps nothing.
+type discardEvents struct{}
+
+func (discardEvents) Event(string, []byte) error { return nil }
+
+// BenchmarkRelayAnthropicDelta relays one content_block_delta event of an
+// Anthropic stream to an Anthropic client (what most of a relayed stream
+// is): the encoder's cost per event, without the network.
+func BenchmarkRelayAnthropicDelta(b *testing.B) {
+	s := &anStream{w: discardEvents{}, open: -1}
+	start := provider.RawEvent{Name: "content_block_start", Data: []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)}
+	_ = s.chunk(&provider.Chunk{Raw: &start})
+	evs := make([]provider.RawEvent, 64)
+	for i := range evs {
+		evs[i] = provider.RawEvent{Name: "content_block_delta",
+			Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello \"world\"\n\u00e9"}}`)}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = s.chunk(&provider.Chunk{Text: "x", Raw: &evs[i%len(evs)]})
+	}
+}
