@@ -13,7 +13,12 @@
 // skips a long object or array (a conversation's messages) 64 bytes a step
 // with AVX2 where the CPU has it, 2–5× as fast as the byte-at-a-time walk
 // (blocks_amd64.s; FuzzSkipBlocks against that walk, BenchmarkSkip); Valid is
-// json.Valid's grammar in one pass (FuzzValid). For stream events, Cursor
+// json.Valid's grammar in one pass (FuzzValid). For requests translated to
+// another dialect, Verbatim tells the texts that may be sent as the client
+// wrote them, 64 bytes a step with AVX2 likewise (verbatim_amd64.s, the
+// runes it passes judged by utf8.Valid; FuzzVerbatimBlocks against the
+// byte walk, FuzzVerbatim against the library, BenchmarkVerbatim); a
+// lean decoding reads them with Cursor.Verbatim. For stream events, Cursor
 // reads the fields a decoder needs in one pass that also checks the event
 // (FuzzCursor; each decoder's scan is fuzzed against Unmarshal).
 package rawjson

@@ -1,7 +1,9 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -146,5 +148,89 @@ func BenchmarkVerbatim(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// verbatimScalar is verbatimEnd by the byte walk alone.
+func verbatimScalar(b []byte, i int) (int, bool) {
+	if len(b)-i < 2 || b[i] != '"' {
+		return 0, false
+	}
+	end, ok, _ := verbatimRun(b, i+1, len(b))
+	return end, ok
+}
+
+// checkVerbatimBlocks checks that verbatimEnd, 64 bytes a step, ends each
+// string in b that starts at a quote among the first where the byte walk
+// does, and judges it the same.
+func checkVerbatimBlocks(t *testing.T, b []byte) {
+	t.Helper()
+	checked := 0
+	for i := 0; i < len(b) && checked < 16; i++ {
+		if b[i] != '"' {
+			continue
+		}
+		checked++
+		wantEnd, want := verbatimScalar(b, i)
+		if gotEnd, got := verbatimEnd(b, i); got != want || got && gotEnd != wantEnd {
+			t.Fatalf("verbatimEnd(%q, %d) = %d, %v; the byte walk: %d, %v", b, i, gotEnd, got, wantEnd, want)
+		}
+	}
+}
+
+// FuzzVerbatimBlocks: on any input, and it repeated past a few blocks (so
+// that escapes, runes and quotes cross the blocks' edges), verbatimEnd
+// judges every string as the byte walk does.
+func FuzzVerbatimBlocks(f *testing.F) {
+	for _, s := range []string{`"a\"b"`, `"\\\\\"x"`, `"é\u00e9\ud83d\ude00"`, "\"\x01\"", `"\q"`, `"` + strings.Repeat(`\\`, 40) + `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		checkVerbatimBlocks(t, in)
+		checkVerbatimBlocks(t, bytes.Repeat(in, 1+400/(len(in)+1)))
+	})
+}
+
+// TestVerbatimBlocksEdges: strings of escapes, runes, control characters
+// and quotes, at every alignment to the blocks, judged as the byte walk
+// judges them; and strings of nothing but ASCII and one-byte escapes
+// walked to their end by the blocks alone.
+func TestVerbatimBlocksEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 19))
+	const fast = 10 // pieces[:fast] are what scanVerbatim walks through
+	pieces := []string{`\"`, `\\`, `\\\"`, `\\\\\"`, `x`, `\n`, `\t`, `\/`, ` `, `abc`,
+		`é`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, "\x01", "\xff", `\q`, `"`, `\`, "\xe2\x82", `—`}
+	for n := range 600 {
+		set := pieces
+		if n%2 == 0 {
+			set = pieces[:fast]
+		}
+		var sb strings.Builder
+		sb.WriteString(strings.Repeat(" ", n%64) + `"`)
+		for sb.Len() < 64+r.IntN(400) {
+			if k := r.IntN(len(set) + 8); k < len(set) {
+				sb.WriteString(set[k])
+			} else {
+				sb.WriteString("abc")
+			}
+		}
+		sb.WriteString(`"` + strings.Repeat("x", r.IntN(80)))
+		b := []byte(sb.String())
+		checkVerbatimBlocks(t, b)
+		if i := n % 64; haveBlocks && n%2 == 0 {
+			var st verbatimState
+			for j := i + 1; st.status != verbatimDone; {
+				k := scanVerbatim(&b[j], len(b)-j, &st)
+				if st.status == verbatimSlow {
+					t.Fatalf("scanVerbatim(%q) left a block of one-byte escapes to the byte walk", b[j:])
+				}
+				if st.status == verbatimOut {
+					break
+				}
+				if st.status == verbatimDone && j+k != bytes.LastIndexByte(b, '"')+1 {
+					t.Fatalf("scanVerbatim(%q) ended at %d", b[i:], j+k)
+				}
+			}
+		}
 	}
 }
