@@ -86,10 +86,7 @@ type Config struct {
 }
 
 func (c *Config) withDefaults() Config {
-	var d Config
-	if c != nil {
-		d = *c
-	}
+	d := defaults.Copy(c)
 	defaults.Positive(&d.Concurrency, DefaultConcurrency)
 	defaults.Positive(&d.MaxTokens, DefaultMaxTokens)
 	defaults.Positive(&d.ItemRetries, DefaultItemRetries)

@@ -327,10 +327,7 @@ func ask(ctx context.Context, eng *resilience.Engine, i int, m *Metrics) (target
 // withDefaults is o (nil: the zero Options) with every zero field set to
 // its default.
 func (o *Options) withDefaults() Options {
-	var opt Options
-	if o != nil {
-		opt = *o
-	}
+	opt := defaults.Copy(o)
 	defaults.Positive(&opt.Requests, DefaultRequests)
 	opt.Seed = cmp.Or(opt.Seed, DefaultSeed)
 	if opt.Night <= 0 {

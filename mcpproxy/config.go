@@ -167,10 +167,7 @@ type Config struct {
 }
 
 func (c *Config) withDefaults() Config {
-	var d Config
-	if c != nil {
-		d = *c
-	}
+	d := defaults.Copy(c)
 	defaults.Positive(&d.ToolTimeout, DefaultToolTimeout)
 	d.CacheTTL = cmp.Or(d.CacheTTL, DefaultCacheTTL)
 	defaults.Positive(&d.StartTimeout, DefaultStartTimeout)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmguard/llmguard/batch"
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/version"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/llmguard/llmguard/telemetry"
@@ -102,10 +103,7 @@ type Config struct {
 }
 
 func (c *Config) withDefaults() Config {
-	var d Config
-	if c != nil {
-		d = *c
-	}
+	d := defaults.Copy(c)
 	if d.Classify == nil {
 		d.Classify = classify.Classify
 	}

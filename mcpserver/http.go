@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/httpguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,10 +41,7 @@ type HTTPOptions struct {
 // headers and their preflights answered. Refusals are JSON-RPC error
 // bodies. It fails on a malformed origin. Safe for concurrent use.
 func HTTPHandler(srv *mcp.Server, o *HTTPOptions) (http.Handler, error) {
-	var opts HTTPOptions
-	if o != nil {
-		opts = *o
-	}
+	opts := defaults.Copy(o)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

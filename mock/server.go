@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/wait"
 )
 
@@ -127,10 +128,7 @@ type Server struct {
 
 // New returns a Server for cfg (nil means defaults: healthy).
 func New(cfg *Config) *Server {
-	s := &Server{closed: make(chan struct{}), counters: map[string]int{}}
-	if cfg != nil {
-		s.cfg = *cfg
-	}
+	s := &Server{cfg: defaults.Copy(cfg), closed: make(chan struct{}), counters: map[string]int{}}
 	s.sc = s.cfg.Scenario
 	if s.sc == nil {
 		s.sc = &Scenario{Name: "healthy"}

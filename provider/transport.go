@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/defaults"
 )
 
 // TransportConfig tunes the HTTP transport every adapter shares. The zero
@@ -39,10 +41,7 @@ type TransportConfig struct {
 const DefaultIdleConnsPerHost = 256
 
 func (c *TransportConfig) withDefaults() TransportConfig {
-	var d TransportConfig
-	if c != nil {
-		d = *c
-	}
+	d := defaults.Copy(c)
 	def := func(v *time.Duration, x time.Duration) {
 		if *v <= 0 {
 			*v = x

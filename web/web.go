@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/llmguard/llmguard/telemetry"
 )
@@ -39,10 +40,7 @@ type Options struct {
 // Server-Sent Events. Everything is embedded: no CDN, works offline.
 // Safe for concurrent use.
 func Handler(o *Options) http.Handler {
-	var opts Options
-	if o != nil {
-		opts = *o
-	}
+	opts := defaults.Copy(o)
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}

@@ -197,10 +197,7 @@ func progressLine(cells []Cell) string {
 }
 
 func (o *Options) withDefaults() Options {
-	var opt Options
-	if o != nil {
-		opt = *o
-	}
+	opt := defaults.Copy(o)
 	opt.Seed = cmp.Or(opt.Seed, DefaultSeed)
 	defaults.Positive(&opt.Requests, DefaultRequests)
 	defaults.Positive(&opt.Window, DefaultWindow)

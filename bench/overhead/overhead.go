@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/defaults"
 )
 
 // Config is one overhead run. The zero value measures everything with
@@ -89,10 +91,7 @@ func (r *Report) Highest() (calibration, proxy, gateway float64) {
 }
 
 func (c *Config) withDefaults() Config {
-	var d Config
-	if c != nil {
-		d = *c
-	}
+	d := defaults.Copy(c)
 	if d.Rate <= 0 && d.Concurrency <= 0 {
 		d.Rate, d.Concurrency = 1000, 64
 	}

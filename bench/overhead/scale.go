@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/defaults"
 )
 
 // This file: the scaling table — what each path costs as the work grows:
@@ -86,10 +88,7 @@ func rows() []rowSpec {
 // order: the pools the 256 connections leave behind come last). It returns
 // the rows measured and an error joining those whose requests failed.
 func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
-	var cfg ScaleConfig
-	if c != nil {
-		cfg = *c
-	}
+	cfg := defaults.Copy(c)
 	if cfg.Duration <= 0 {
 		cfg.Duration = 1500 * time.Millisecond
 	}

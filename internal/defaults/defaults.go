@@ -1,12 +1,10 @@
-// Package defaults sets the unset fields of a config struct to their
-// defaults, for the packages whose zero (or negative) count or duration
-// means "the default":
+// Package defaults fills in a config struct's unset fields, for the
+// packages whose constructors take the config by pointer (nil means all
+// defaults) and whose zero (or negative) count or duration means "the
+// default":
 //
 //	func (c *Config) withDefaults() Config {
-//		var d Config
-//		if c != nil {
-//			d = *c
-//		}
+//		d := defaults.Copy(c)
 //		defaults.Positive(&d.Concurrency, DefaultConcurrency)
 //		defaults.Positive(&d.Timeout, DefaultTimeout)
 //		d.Name = cmp.Or(d.Name, DefaultName) // where only the zero value is unset
@@ -24,4 +22,14 @@ func Positive[T Number](v *T, d T) {
 	if *v <= 0 {
 		*v = d
 	}
+}
+
+// Copy returns *c, or T's zero value when c is nil: the config a
+// constructor taking c (nil means all defaults) fills in.
+func Copy[T any](c *T) T {
+	if c == nil {
+		var zero T
+		return zero
+	}
+	return *c
 }

@@ -16,3 +16,13 @@ func ExamplePositive() {
 	fmt.Println(timeout, retries, concurrency)
 	// Output: 30s 3 4
 }
+
+func ExampleCopy() {
+	type config struct{ Retries int }
+	var none *config
+	given := &config{Retries: 2}
+	d := defaults.Copy(given)
+	d.Retries++ // a copy: given is left as it was
+	fmt.Println(defaults.Copy(none).Retries, given.Retries, d.Retries)
+	// Output: 0 2 3
+}

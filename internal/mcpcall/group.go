@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/defaults"
 )
 
 // DefaultTTL is how long a Group keeps a success when GroupOptions.TTL is zero.
@@ -81,10 +83,7 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // NewGroup returns a Group; o may be nil.
 func NewGroup[V, E any](o *GroupOptions[V]) *Group[V, E] {
-	var opts GroupOptions[V]
-	if o != nil {
-		opts = *o
-	}
+	opts := defaults.Copy(o)
 	if opts.Store == nil {
 		opts.Store = NewCache[V](0)
 	}
@@ -103,10 +102,7 @@ func NewGroup[V, E any](o *GroupOptions[V]) *Group[V, E] {
 // whose ctx ends returns ctx.Err() at once; the flight goes on or is
 // aborted as CallOptions.RunFor says. A panic in fn is a *PanicError.
 func (g *Group[V, E]) Do(ctx context.Context, key string, o *CallOptions, onEvent func(E), fn func(ctx context.Context, emit func(E)) (V, error)) (v V, cached bool, err error) {
-	var opts CallOptions
-	if o != nil {
-		opts = *o
-	}
+	opts := defaults.Copy(o)
 	for {
 		if v, ok := g.stored(ctx, key); ok {
 			return v, true, nil

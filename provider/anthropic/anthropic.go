@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
@@ -51,10 +52,7 @@ type Adapter struct {
 
 // New returns an Adapter for cfg (nil means all defaults).
 func New(cfg *Config) *Adapter {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Copy(cfg)
 	c.Name = cmp.Or(c.Name, "anthropic")
 	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL)
 	c.Version = cmp.Or(c.Version, DefaultVersion)

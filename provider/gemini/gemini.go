@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
@@ -48,10 +49,7 @@ type Adapter struct {
 
 // New returns an Adapter for cfg (nil means all defaults).
 func New(cfg *Config) *Adapter {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Copy(cfg)
 	c.Name = cmp.Or(c.Name, "gemini")
 	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL)
 	if c.Client == nil {

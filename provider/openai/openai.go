@@ -11,6 +11,7 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
@@ -95,10 +96,7 @@ func quirksFor(name string) quirks {
 
 // New returns an Adapter for cfg (nil means all defaults).
 func New(cfg *Config) *Adapter {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Copy(cfg)
 	c.Name = cmp.Or(c.Name, "openai")
 	if c.Name == "azure" {
 		c.Azure = true

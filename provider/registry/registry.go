@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/anthropic"
 	"github.com/llmguard/llmguard/provider/gemini"
@@ -56,10 +57,7 @@ type Settings struct {
 // providers.NAME.type field), a missing key (the environment variable to
 // set), a malformed base URL.
 func New(name string, s *Settings, client *http.Client) (provider.Adapter, error) {
-	var c Settings
-	if s != nil {
-		c = *s
-	}
+	c := defaults.Copy(s)
 	typ := strings.ToLower(strings.TrimSpace(c.Type))
 	field := "providers." + name + ".type"
 	if typ == "" {

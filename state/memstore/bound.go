@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/state"
 )
 
@@ -35,10 +36,7 @@ type limits struct {
 }
 
 func (o *Options) limits() limits {
-	var v Options
-	if o != nil {
-		v = *o
-	}
+	v := defaults.Copy(o)
 	records, size := orDefault(v.MaxRecords, DefaultMaxRecords), orDefault(v.MaxBytes, DefaultMaxBytes)
 	return limits{records: max(records/shards, 1), bytes: max(size/shards, 1), ttl: orDefault(v.IdleTTL, DefaultIdleTTL)}
 }

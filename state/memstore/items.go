@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/state"
 )
 
@@ -61,10 +62,7 @@ type itemEntry struct {
 
 // NewItems returns an empty Items store bounded by o (nil = the defaults).
 func NewItems(o *ItemOptions) *Items {
-	var v ItemOptions
-	if o != nil {
-		v = *o
-	}
+	v := defaults.Copy(o)
 	v.MaxItems = orDefault(v.MaxItems, DefaultMaxItems)
 	v.MaxBytes = orDefault(v.MaxBytes, DefaultMaxItemBytes)
 	v.IdleTTL = orDefault(v.IdleTTL, DefaultItemTTL)

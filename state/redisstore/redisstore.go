@@ -129,10 +129,7 @@ type local struct {
 // the store starts on local state and connects in the background. Only a
 // malformed URL or option is an error.
 func New(ctx context.Context, o *Options) (*Store, error) {
-	var v Options
-	if o != nil {
-		v = *o
-	}
+	v := defaults.Copy(o)
 	copt, err := ParseURL(v.URL)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/redisstore"
@@ -23,10 +24,7 @@ var prefixes atomic.Int64
 // closed when t ends. o may set fields; URL and Prefix are filled in.
 func newStore(t testing.TB, srv *redistest.Server, o *redisstore.Options) *redisstore.Store {
 	t.Helper()
-	var v redisstore.Options
-	if o != nil {
-		v = *o
-	}
+	v := defaults.Copy(o)
 	if v.URL == "" {
 		v.URL = srv.URL()
 	}
