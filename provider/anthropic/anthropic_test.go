@@ -144,34 +144,28 @@ func TestChat(t *testing.T) {
 }
 
 func TestStream(t *testing.T) {
-	tests := []struct {
-		name      string
-		stream    string
-		want      pt.Assembled
-		wantClass classify.Class // "" = clean io.EOF
-		wantAfter bool
-	}{
-		{"text and tool call", streamHead + streamText + streamTool + streamDelta + streamStop,
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
+	tests := []pt.StreamCase{
+		{Name: "text and tool call", Stream: streamHead + streamText + streamTool + streamDelta + streamStop,
+			Want: pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
 				Usage:     provider.Usage{InputTokens: 25, OutputTokens: 15},
-				ToolCalls: []provider.ToolCall{{ID: "toolu_01T", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}}, "", false},
-		{"no message_stop after finish and usage ends cleanly", streamHead + streamText + streamDelta,
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
-				Usage: provider.Usage{InputTokens: 25, OutputTokens: 15}}, "", false},
-		{"truncated after text", streamHead + streamText,
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, classify.Network, true},
-		{"truncated inside an event", streamHead + streamText + "event: content_block_delta\ndata: {\"type\":\"content_blo",
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, classify.Network, true},
-		{"overloaded error event after text", streamHead + streamText + "event: error\n" +
+				ToolCalls: []provider.ToolCall{{ID: "toolu_01T", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}}},
+		{Name: "no message_stop after finish and usage ends cleanly", Stream: streamHead + streamText + streamDelta,
+			Want: pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", FinishReason: provider.FinishToolCalls,
+				Usage: provider.Usage{InputTokens: 25, OutputTokens: 15}}},
+		{Name: "truncated after text", Stream: streamHead + streamText,
+			Want: pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, Class: classify.Network, After: true},
+		{Name: "truncated inside an event", Stream: streamHead + streamText + "event: content_block_delta\ndata: {\"type\":\"content_blo",
+			Want: pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, Class: classify.Network, After: true},
+		{Name: "overloaded error event after text", Stream: streamHead + streamText + "event: error\n" +
 			`data: {"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}` + "\n\n",
-			pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, classify.Overloaded, true},
-		{"overloaded error event first", "event: error\n" +
+			Want: pt.Assembled{Text: "Hello, Paris.", ID: "msg_01S", Model: "claude-sonnet-4-5-20250929", Usage: startUsage}, Class: classify.Overloaded, After: true},
+		{Name: "overloaded error event first", Stream: "event: error\n" +
 			`data: {"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"}}` + "\n\n",
-			pt.Assembled{}, classify.Overloaded, false},
+			Want: pt.Assembled{}, Class: classify.Overloaded},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			up := pt.NewUpstream(t, pt.SSE(tc.stream, "request-id", "req_S"))
+		t.Run(tc.Name, func(t *testing.T) {
+			up := pt.NewUpstream(t, pt.SSE(tc.Stream, "request-id", "req_S"))
 			st, err := newAdapter(up.URL).Stream(context.Background(), pt.ToolConversation())
 			if err != nil {
 				t.Fatal(err)
@@ -179,8 +173,8 @@ func TestStream(t *testing.T) {
 			if st.RequestID() != "req_S" {
 				t.Errorf("RequestID = %q", st.RequestID())
 			}
-			pt.CheckStream(t, st, tc.want, tc.wantClass, tc.wantAfter)
-			if tc.wantClass == "" {
+			tc.Check(t, st)
+			if tc.Class == "" {
 				var sent struct{ Stream bool }
 				json.Unmarshal(up.Last().Body, &sent)
 				if !sent.Stream || up.Last().Header.Get("Accept") != "text/event-stream" {

@@ -142,25 +142,19 @@ func TestStream(t *testing.T) {
 		Extra: map[string]json.RawMessage{"thoughtSignature": json.RawMessage(`"Sig1"`)}}}
 	text := base
 	text.Text = "Hello, Paris."
-	tests := []struct {
-		name      string
-		stream    string
-		want      pt.Assembled
-		wantClass classify.Class
-		wantAfter bool
-	}{
-		{"text, function call, finish with usage", streamHead + streamText + streamTool + streamLast, full, "", false},
-		{"truncated after text", streamHead + streamText, text, classify.Network, true},
-		{"truncated inside an event", streamHead + streamText + `data: {"candidates": [{"content": {"pa`, text, classify.Network, true},
-		{"error event after text", streamHead + streamText +
+	tests := []pt.StreamCase{
+		{Name: "text, function call, finish with usage", Stream: streamHead + streamText + streamTool + streamLast, Want: full},
+		{Name: "truncated after text", Stream: streamHead + streamText, Want: text, Class: classify.Network, After: true},
+		{Name: "truncated inside an event", Stream: streamHead + streamText + `data: {"candidates": [{"content": {"pa`, Want: text, Class: classify.Network, After: true},
+		{Name: "error event after text", Stream: streamHead + streamText +
 			event(`{"error": {"code": 503,"message": "The model is overloaded. Please try again later.","status": "UNAVAILABLE"}}`),
-			text, classify.Overloaded, true},
-		{"prompt blocked", event(`{"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash"}`),
-			pt.Assembled{}, classify.ContentFiltered, false},
+			Want: text, Class: classify.Overloaded, After: true},
+		{Name: "prompt blocked", Stream: event(`{"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash"}`),
+			Want: pt.Assembled{}, Class: classify.ContentFiltered},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			up := pt.NewUpstream(t, pt.SSE(tc.stream))
+		t.Run(tc.Name, func(t *testing.T) {
+			up := pt.NewUpstream(t, pt.SSE(tc.Stream))
 			st, err := newAdapter(up.URL).Stream(context.Background(), pt.ToolConversation())
 			if err != nil {
 				t.Fatal(err)
@@ -168,7 +162,7 @@ func TestStream(t *testing.T) {
 			if got := up.Last(); got.Path != "/v1beta/models/m-1:streamGenerateContent" || got.RawQuery != "alt=sse" {
 				t.Errorf("stream url %s?%s", got.Path, got.RawQuery)
 			}
-			pt.CheckStream(t, st, tc.want, tc.wantClass, tc.wantAfter)
+			tc.Check(t, st)
 		})
 	}
 }

@@ -196,31 +196,25 @@ func TestStream(t *testing.T) {
 	noDone.ToolCalls = nil
 	text := base
 	text.Text = "Hello, Paris."
-	tests := []struct {
-		name      string
-		stream    string
-		want      pt.Assembled
-		wantClass classify.Class
-		wantAfter bool
-	}{
-		{"text, tool call, usage, [DONE]", streamHead + streamText + streamTool + streamFinish + streamUsage + streamDone, full, "", false},
-		{"no [DONE] after finish and usage ends cleanly", streamHead + streamText + streamFinish + streamUsage, noDone, "", false},
-		{"finish without usage and no [DONE] is truncated", streamHead + streamText + streamFinish,
-			pt.Assembled{ID: "chatcmpl-S", Model: "gpt-4.1-2025-04-14", Text: "Hello, Paris.", FinishReason: provider.FinishToolCalls}, classify.Network, true},
-		{"truncated after text", streamHead + streamText, text, classify.Network, true},
-		{"truncated inside a chunk", streamHead + streamText + `data: {"id":"chatcmpl-S","choi`, text, classify.Network, true},
-		{"openrouter error chunk after text", streamHead + streamText +
+	tests := []pt.StreamCase{
+		{Name: "text, tool call, usage, [DONE]", Stream: streamHead + streamText + streamTool + streamFinish + streamUsage + streamDone, Want: full},
+		{Name: "no [DONE] after finish and usage ends cleanly", Stream: streamHead + streamText + streamFinish + streamUsage, Want: noDone},
+		{Name: "finish without usage and no [DONE] is truncated", Stream: streamHead + streamText + streamFinish,
+			Want: pt.Assembled{ID: "chatcmpl-S", Model: "gpt-4.1-2025-04-14", Text: "Hello, Paris.", FinishReason: provider.FinishToolCalls}, Class: classify.Network, After: true},
+		{Name: "truncated after text", Stream: streamHead + streamText, Want: text, Class: classify.Network, After: true},
+		{Name: "truncated inside a chunk", Stream: streamHead + streamText + `data: {"id":"chatcmpl-S","choi`, Want: text, Class: classify.Network, After: true},
+		{Name: "openrouter error chunk after text", Stream: streamHead + streamText +
 			`data: {"id":"cmpl-1","object":"chat.completion.chunk","created":1,"model":"m","provider":"OpenAI","error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"OpenAI"}},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}` + "\n\n",
-			text, classify.ServerError, true},
+			Want: text, Class: classify.ServerError, After: true},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			up := pt.NewUpstream(t, pt.SSE(tc.stream, "x-request-id", "req_S"))
+		t.Run(tc.Name, func(t *testing.T) {
+			up := pt.NewUpstream(t, pt.SSE(tc.Stream, "x-request-id", "req_S"))
 			st, err := openai.New(&openai.Config{Name: "openrouter", BaseURL: up.URL + "/v1", APIKey: "k"}).Stream(context.Background(), pt.ToolConversation())
 			if err != nil {
 				t.Fatal(err)
 			}
-			pt.CheckStream(t, st, tc.want, tc.wantClass, tc.wantAfter)
+			tc.Check(t, st)
 		})
 	}
 }

@@ -236,15 +236,26 @@ func SameJSON(t testing.TB, want string, got []byte) {
 	}
 }
 
-// CheckStream reads st to its end and checks what its chunks assemble to
-// (want) and how it ended (StreamEnd's class and after).
-func CheckStream(t testing.TB, st provider.Stream, want Assembled, class classify.Class, after bool) {
+// StreamCase is a row of an adapter's stream table: the event stream the
+// upstream sends, what its chunks assemble to, and how it ends (StreamEnd's
+// Class, "" for a clean io.EOF, and After).
+type StreamCase struct {
+	Name   string
+	Stream string
+	Want   Assembled
+	Class  classify.Class
+	After  bool
+}
+
+// Check reads st to its end and checks what its chunks assemble to (Want)
+// and how it ended (StreamEnd's Class and After).
+func (c StreamCase) Check(t testing.TB, st provider.Stream) {
 	t.Helper()
 	chunks, err := Collect(st)
-	if diff := cmp.Diff(want, Assemble(chunks)); diff != "" {
+	if diff := cmp.Diff(c.Want, Assemble(chunks)); diff != "" {
 		t.Errorf("assembled (-want +got):\n%s", diff)
 	}
-	StreamEnd(t, err, class, after)
+	StreamEnd(t, err, c.Class, c.After)
 }
 
 // StreamEnd checks the error a stream ended with (Collect's): io.EOF when
