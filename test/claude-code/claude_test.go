@@ -29,11 +29,7 @@ import (
 	"github.com/llmguard/llmguard/test/harness"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	harness.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { harness.Main(m) }
 
 // claudeBinary returns the installed `claude` after checking that it runs.
 func claudeBinary(t *testing.T) (path, version string) {

@@ -211,6 +211,14 @@ func Cleanup() {
 	}
 }
 
+// Main is the TestMain of a package that uses Binary: it runs the tests,
+// then Cleanup, and exits with the tests' code.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
 // repoRoot finds the module root (the directory holding go.mod) upwards
 // from the working directory.
 func repoRoot() (string, error) {

@@ -8,51 +8,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmguard/llmguard/test/harness"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildDir  string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-// buildBinary builds cmd/llmguard once for the package's tests.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "llmguard-mcp-test-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(buildDir, "llmguard")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/llmguard").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+func TestMain(m *testing.M) { harness.Main(m) }
 
 // startMock runs `llmguard mock` on a port of its own choosing (127.0.0.1:0)
 // and returns the base URL it prints.
@@ -94,7 +60,7 @@ func startMock(t *testing.T, bin string, args ...string) string {
 // TestStdoutCarriesOnlyJSONRPC runs a failing, retrying, verbosely logging
 // stdio session and checks that every line on stdout is a JSON-RPC message.
 func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
-	bin := buildBinary(t)
+	bin := harness.Binary(t)
 	mockURL := startMock(t, bin, "--scenario", "overload-burst")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -167,27 +133,8 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 // TypeScript SDK client spawning `llmguard mcp` against `llmguard mock`.
 // Install first: cd test/mcp-client && npm ci
 func TestNodeClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat("node_modules/@modelcontextprotocol/sdk/package.json")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node and test/mcp-client/node_modules are required under CI (cd test/mcp-client && npm ci): %v", err)
-		}
-		t.Skipf("node or node_modules missing (cd test/mcp-client && npm ci): %v", err)
-	}
-	bin := buildBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "mcp.test.mjs")
-	cmd.Env = append(os.Environ(), "LLMGUARD_BIN="+bin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test: %v\n%s", err, out)
-	}
+	node := harness.Node(t, ".", "@modelcontextprotocol/sdk")
+	bin := harness.Binary(t)
+	out := harness.RunNode(t, node, ".", 3*time.Minute, []string{"LLMGUARD_BIN=" + bin}, "mcp.test.mjs")
 	t.Logf("node --test:\n%s", out)
-	if !bytes.Contains(out, []byte("# fail 0")) && !bytes.Contains(out, []byte("fail 0")) {
-		t.Errorf("node reported failures:\n%s", out)
-	}
 }
