@@ -21,9 +21,7 @@ var clients = []harness.ContractClient{
 
 // TestAISDK runs the shared client cases (test/harness/contract.mjs).
 func TestAISDK(t *testing.T) {
-	node := harness.Node(t, ".", "ai", "@ai-sdk/openai", "@ai-sdk/anthropic")
-	st := harness.ContractGateway(t, "", "", clients...)
-	harness.RunNode(t, node, ".", 4*time.Minute, st.Env(), "contract.test.mjs")
+	harness.RunContract(t, ".", 4*time.Minute, clients, "ai", "@ai-sdk/openai", "@ai-sdk/anthropic")
 }
 
 // multiTurnConfig has one route per translated provider family that the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmguard/llmguard/mock"
 )
@@ -107,4 +108,14 @@ func dialectTargets(dialect string) (p, m, q, n string) {
 func ContractGateway(t testing.TB, providers, routes string, clients ...ContractClient) *Stack {
 	t.Helper()
 	return Gateway(t, ContractConfig(providers, routes, clients...), &mock.Config{Scenario: ContractScenario(t)})
+}
+
+// RunContract runs the shared client cases (contract.test.mjs in dir, whose
+// node_modules hold pkgs) for clients against ContractGateway, within
+// timeout, and returns node's output (RunNode's).
+func RunContract(t testing.TB, dir string, timeout time.Duration, clients []ContractClient, pkgs ...string) string {
+	t.Helper()
+	node := Node(t, dir, pkgs...)
+	st := ContractGateway(t, "", "", clients...)
+	return RunNode(t, node, dir, timeout, st.Env(), "contract.test.mjs")
 }

@@ -20,7 +20,5 @@ var clients = []harness.ContractClient{
 
 // TestLangChain runs the shared client cases (test/harness/contract.mjs).
 func TestLangChain(t *testing.T) {
-	node := harness.Node(t, ".", "@langchain/openai", "@langchain/anthropic", "@langchain/core")
-	st := harness.ContractGateway(t, "", "", clients...)
-	harness.RunNode(t, node, ".", 5*time.Minute, st.Env(), "contract.test.mjs")
+	harness.RunContract(t, ".", 5*time.Minute, clients, "@langchain/openai", "@langchain/anthropic", "@langchain/core")
 }
