@@ -60,7 +60,7 @@ func leanMessage(c *rawjson.Cursor, arena *[]provider.Part) (role string, parts 
 			if hasRole {
 				return "", nil, nil, false
 			}
-			hasRole, role = true, c.Text(provider.RoleUser)
+			hasRole, role = true, leanRole(c)
 		case "content":
 			if hasContent {
 				return "", nil, nil, false
@@ -83,6 +83,22 @@ func leanMessage(c *rawjson.Cursor, arena *[]provider.Part) (role string, parts 
 		}
 	}
 	return role, parts, extra, !c.Failed()
+}
+
+// leanRole reads a message's role at c, as Text would, the usual ones
+// without allocating.
+func leanRole(c *rawjson.Cursor) string {
+	switch v := c.Verbatim(); string(v) {
+	case `"user"`:
+		return provider.RoleUser
+	case `"assistant"`:
+		return provider.RoleAssistant
+	case "": // not a string Verbatim takes
+		return c.Text("")
+	default:
+		s, _ := rawjson.String(v) // Verbatim: it decodes
+		return s
+	}
 }
 
 // leanContent is leanBlocks of the content array v alone (arena as

@@ -94,6 +94,7 @@ func leanBodies(t testing.TB) [][]byte {
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"user","content":[{"type":"text","text":"a\q"}]}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"b"}],"role":"user","clear_at":1},{"role":"assistant","content":[{"type":"text","text":"c"}],"x":[{"y":"\u00e9"}]}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","role":"assistant","content":"x"},{"role":"user","content":"y","content":"z"}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"us\u0065r","content":"x"},{"role":null,"content":"y"},{"role":"system","content":"z"},{"role":"assistant","content":"w"}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}],"is_error":false}]},{"role":"user","content":"\ud83d\ude00"},{"role":7,"content":"x"}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":  {"a" : 1} }]},null]}`,
 	} {
