@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "escape_amd64.h"
 
 // The bytes the scan looks for, each broadcast to a vector: '"', '\\',
 // 0x20 (which ORed in makes '[' of '{' and ']' of '}'), '{', '}'.
@@ -10,16 +11,6 @@ DATA  blockBytes<>+2(SB)/1, $0x20
 DATA  blockBytes<>+3(SB)/1, $0x7B
 DATA  blockBytes<>+4(SB)/1, $0x7D
 GLOBL blockBytes<>(SB), RODATA|NOPTR, $8
-
-// MASK sets r to the mask of the block's bytes (Y5, Y6) equal to those
-// of vec.
-#define MASK(vec, r) \
-	VPCMPEQB vec, Y5, Y7 \
-	VPMOVMSKB Y7, r \
-	VPCMPEQB vec, Y6, Y8 \
-	VPMOVMSKB Y8, DX \
-	SHLQ $32, DX \
-	ORQ DX, r
 
 // func scanBlocks(p *byte, n int, st *blockState) int
 //
@@ -51,28 +42,14 @@ loop:
 
 	VMOVDQU (SI)(AX*1), Y5
 	VMOVDQU 32(SI)(AX*1), Y6
-	MASK(Y0, BX)  // quotes
-	MASK(Y1, R12) // backslashes
+	MASK(Y0, Y5, Y6, Y7, Y8, BX)  // quotes
+	MASK(Y1, Y5, Y6, Y7, Y8, R12) // backslashes
 	VPOR Y2, Y5, Y5
 	VPOR Y2, Y6, Y6
-	MASK(Y3, R13) // '{' and '['
-	MASK(Y4, R14) // '}' and ']'
+	MASK(Y3, Y5, Y6, Y7, Y8, R13) // '{' and '['
+	MASK(Y4, Y5, Y6, Y7, Y8, R14) // '}' and ']'
 
-	// The escaped bytes (simdjson's escape scanner): a backslash escapes
-	// the next byte unless it is escaped itself.
-	MOVQ R12, R11
-	ORQ  R10, R11   // backslashes | carry
-	MOVQ R10, DX
-	NOTQ DX
-	ANDQ R12, DX    // potential escapes: backslashes not escaped by the carry
-	MOVQ DX, R10
-	SHLQ $1, R10
-	ORQ  R15, R10
-	SUBQ DX, R10
-	XORQ R15, R10   // escapes and the bytes they end on
-	XORQ R10, R11   // escaped bytes
-	ANDQ R12, R10
-	SHRQ $63, R10   // the next block's carry: its last byte escapes
+	ESCAPED // R11 the escaped bytes, R10 the next block's carry
 	NOTQ R11
 	ANDQ R11, BX    // the quotes not escaped
 

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "escape_amd64.h"
 
 // The bytes the scan compares with, each broadcast to a vector: '"', '\\',
 // 0x1f (the largest control character), and the other bytes a backslash
@@ -15,16 +16,6 @@ DATA  verbatimBytes<>+6(SB)/1, $0x6E
 DATA  verbatimBytes<>+7(SB)/1, $0x72
 DATA  verbatimBytes<>+8(SB)/1, $0x74
 GLOBL verbatimBytes<>(SB), RODATA|NOPTR, $16
-
-// VMASK sets r to the mask of the block's bytes (Y9, Y10) for which op
-// with vec sets all bits.
-#define VMASK(vec, r) \
-	VPCMPEQB vec, Y9, Y11 \
-	VPMOVMSKB Y11, r \
-	VPCMPEQB vec, Y10, Y12 \
-	VPMOVMSKB Y12, DX \
-	SHLQ $32, DX \
-	ORQ DX, r
 
 // func scanVerbatim(p *byte, n int, st *verbatimState) int
 //
@@ -59,8 +50,8 @@ loop:
 	MOVQ R10, R9    // the carry the block starts with
 	VMOVDQU (SI)(AX*1), Y9
 	VMOVDQU 32(SI)(AX*1), Y10
-	VMASK(Y0, BX)  // quotes
-	VMASK(Y1, R12) // backslashes
+	MASK(Y0, Y9, Y10, Y11, Y12, BX)  // quotes
+	MASK(Y1, Y9, Y10, Y11, Y12, R12) // backslashes
 
 	// Bytes of multi-byte runes (their top bit): noted, for utf8.Valid.
 	VPMOVMSKB Y9, R13
@@ -117,21 +108,7 @@ loop:
 	SHLQ $32, DX
 	ORQ  DX, R14
 
-	// The escaped bytes (simdjson's escape scanner, as scanBlocks finds
-	// them): a backslash escapes the next byte unless it is escaped itself.
-	MOVQ R12, R11
-	ORQ  R10, R11   // backslashes | carry
-	MOVQ R10, DX
-	NOTQ DX
-	ANDQ R12, DX    // potential escapes: backslashes not escaped by the carry
-	MOVQ DX, R10
-	SHLQ $1, R10
-	ORQ  R15, R10
-	SUBQ DX, R10
-	XORQ R15, R10   // escapes and the bytes they end on
-	XORQ R10, R11   // escaped bytes
-	ANDQ R12, R10
-	SHRQ $63, R10   // the next block's carry: its last byte escapes
+	ESCAPED // R11 the escaped bytes, R10 the next block's carry
 
 	NOTQ R14
 	ANDQ R11, R14   // escaped bytes a backslash may not escape on its own
