@@ -142,6 +142,25 @@ func (l *lossyNames) keys(prefix string, obj map[string]json.RawMessage, known .
 	}
 }
 
+// anMessageField reads field k of the message at index i into m.
+func anMessageField(m *anMessage, i int, k string, fv []byte) error {
+	var err error
+	switch k {
+	case "role":
+		if m.Role, err = rawjson.String(fv); err != nil {
+			return typeError("["+strconv.Itoa(i)+"].role", "a string", fv)
+		}
+	case "content":
+		m.Content = fv // it points into the request's body, which the request keeps
+	default:
+		if !rawjson.Valid(fv) {
+			return errNotObject
+		}
+		setExtra(&m.Extra, k, fv) // clear_at, output_config...
+	}
+	return nil
+}
+
 func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 	if !isArray(v) {
 		return typeError("", "an array of messages", v)
@@ -149,32 +168,7 @@ func decodeANMessages(v json.RawMessage, r *provider.Request, lean bool) error {
 	if lean && leanMessages(v, r) {
 		return nil
 	}
-	var msgs []anMessage
-	var m anMessage
-	err := rawjson.EachObject(v, func(key, fv []byte) error {
-		var err error
-		switch k := keyString(key); k {
-		case "role":
-			if m.Role, err = rawjson.String(fv); err != nil {
-				return typeError("["+strconv.Itoa(len(msgs))+"].role", "a string", fv)
-			}
-		case "content":
-			m.Content = fv // it points into the request's body, which the request keeps
-		default:
-			if !rawjson.Valid(fv) {
-				return errNotObject
-			}
-			setExtra(&m.Extra, k, fv) // clear_at, output_config...
-		}
-		return nil
-	}, func(i int, el []byte) error {
-		msgs = append(msgs, m)
-		m = anMessage{}
-		if !isObject(el) {
-			return typeError("["+strconv.Itoa(i)+"]", "an object with role and content", el)
-		}
-		return nil
-	})
+	msgs, err := messageArray(v, anMessageField)
 	if err != nil {
 		return err
 	}

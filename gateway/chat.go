@@ -58,11 +58,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	}
 	in, err := decodeChat(dialect, body, held)
 	idem := s.idempotencyKey(r, body)
-	if err != nil {
-		writeError(w, dialect, errBadRequest(err.Error()))
-		return
-	}
-	route, fallbacks, ok := s.routeNamed(w, dialect, in)
+	route, fallbacks, ok := s.routeNamed(w, dialect, in, err)
 	if !ok {
 		return
 	}
@@ -103,10 +99,15 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, dialect strin
 	s.putBuf(bp)
 }
 
-// routeNamed checks in's model and fallback names, notes the model on
-// the access record and resolves the route (see routeFor); when not ok,
-// the error has been written.
-func (s *Server) routeNamed(w http.ResponseWriter, dialect string, in *inbound) (route string, fallbacks []string, ok bool) {
+// routeNamed answers a request whose body did not decode (decodeErr) with
+// a 400, else checks in's model and fallback names, notes the model on the
+// access record and resolves the route (see routeFor); when not ok, the
+// error has been written.
+func (s *Server) routeNamed(w http.ResponseWriter, dialect string, in *inbound, decodeErr error) (route string, fallbacks []string, ok bool) {
+	if decodeErr != nil {
+		writeError(w, dialect, errBadRequest(decodeErr.Error()))
+		return "", nil, false
+	}
 	if aerr := checkNames(in); aerr != nil {
 		accessOf(w).noteModel(headerValue(in.model), in.req.Stream)
 		writeError(w, dialect, aerr)

@@ -149,6 +149,27 @@ func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 	return out, err
 }
 
+// messageArray decodes v, a JSON array of message objects, into one M per
+// element in one walk: field reads each field (key k, raw value fv) of the
+// element at index i into m; an element that is not an object is a type
+// error. Both dialects' messages arrays are read by it.
+func messageArray[M any](v []byte, field func(m *M, i int, k string, fv []byte) error) ([]M, error) {
+	var msgs []M
+	var m M
+	err := rawjson.EachObject(v, func(key, fv []byte) error {
+		return field(&m, len(msgs), keyString(key), fv)
+	}, func(i int, el []byte) error {
+		msgs = append(msgs, m)
+		var zero M
+		m = zero
+		if !isObject(el) {
+			return typeError("["+strconv.Itoa(i)+"]", "an object with role and content", el)
+		}
+		return nil
+	})
+	return msgs, err
+}
+
 // isObject and isArray report the kind of a JSON value by its first byte.
 func isObject(v []byte) bool { v = bytes.TrimSpace(v); return len(v) > 0 && v[0] == '{' }
 

@@ -171,51 +171,44 @@ func stringOrList(v json.RawMessage) ([]string, error) {
 	return l, err
 }
 
+// oaMessageField reads field k of the message at index i into m.
+func oaMessageField(m *oaMessage, i int, k string, fv []byte) error {
+	at := "[" + strconv.Itoa(i) + "]"
+	var err error
+	switch k {
+	case "role":
+		if m.Role, err = rawjson.String(fv); err != nil {
+			return typeError(at+".role", "a string", fv)
+		}
+	case "content":
+		m.Content = fv
+	case "tool_calls":
+		if err = rawjson.Unmarshal(fv, &m.ToolCalls); err != nil {
+			return prefixError(at+".tool_calls", err)
+		}
+	case "tool_call_id":
+		if m.ToolCallID, err = rawjson.String(fv); err != nil {
+			return typeError(at+".tool_call_id", "a string", fv)
+		}
+	case "name":
+		if m.Name, err = rawjson.String(fv); err != nil {
+			return typeError(at+".name", "a string", fv)
+		}
+		setExtra(&m.Extra, k, fv)
+	default:
+		if !rawjson.Valid(fv) {
+			return errSyntax
+		}
+		setExtra(&m.Extra, k, fv)
+	}
+	return nil
+}
+
 func decodeOAMessages(v json.RawMessage, r *provider.Request) error {
 	if !isArray(v) {
 		return typeError("", "an array of messages", v)
 	}
-	var msgs []oaMessage
-	var m oaMessage
-	err := rawjson.EachObject(v, func(key, fv []byte) error {
-		k := keyString(key)
-		at := "[" + strconv.Itoa(len(msgs)) + "]"
-		var err error
-		switch k {
-		case "role":
-			if m.Role, err = rawjson.String(fv); err != nil {
-				return typeError(at+".role", "a string", fv)
-			}
-		case "content":
-			m.Content = fv
-		case "tool_calls":
-			if err = rawjson.Unmarshal(fv, &m.ToolCalls); err != nil {
-				return prefixError(at+".tool_calls", err)
-			}
-		case "tool_call_id":
-			if m.ToolCallID, err = rawjson.String(fv); err != nil {
-				return typeError(at+".tool_call_id", "a string", fv)
-			}
-		case "name":
-			if m.Name, err = rawjson.String(fv); err != nil {
-				return typeError(at+".name", "a string", fv)
-			}
-			setExtra(&m.Extra, k, fv)
-		default:
-			if !rawjson.Valid(fv) {
-				return errSyntax
-			}
-			setExtra(&m.Extra, k, fv)
-		}
-		return nil
-	}, func(i int, el []byte) error {
-		msgs = append(msgs, m)
-		m = oaMessage{}
-		if !isObject(el) {
-			return typeError("["+strconv.Itoa(i)+"]", "an object with role and content", el)
-		}
-		return nil
-	})
+	msgs, err := messageArray(v, oaMessageField)
 	if err != nil {
 		return err
 	}

@@ -31,11 +31,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, dialect 
 		return
 	}
 	in, err := decodeResponses(body)
-	if err != nil {
-		writeError(w, dialect, errBadRequest(err.Error()))
-		return
-	}
-	route, fallbacks, ok := s.routeNamed(w, dialect, in)
+	route, fallbacks, ok := s.routeNamed(w, dialect, in, err)
 	if !ok {
 		return
 	}

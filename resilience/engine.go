@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/memstore"
@@ -96,10 +97,7 @@ type Engine struct {
 // every call fails). It fails when a route target is not "provider/model"
 // or names a provider without an adapter.
 func New(opts *Options) (*Engine, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+	o := defaults.Copy(opts)
 	e := &Engine{
 		adapters:     o.Adapters,
 		cat:          o.Catalog,

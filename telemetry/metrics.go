@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/catalog"
+	"github.com/llmguard/llmguard/internal/defaults"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,10 +88,7 @@ var tokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144
 
 // New returns Metrics with every family registered.
 func New(o *Options) *Metrics {
-	var opts Options
-	if o != nil {
-		opts = *o
-	}
+	opts := defaults.Copy(o)
 	m := &Metrics{reg: prometheus.NewRegistry(), names: newNames(opts.Routes), cat: opts.Catalog}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/segmentio/encoding/json"
 
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -83,11 +82,8 @@ func DecodeEmbeddings(body []byte, n int) ([][]float32, error) {
 		} `json:"embedding"`
 		Error json.RawMessage `json:"error"`
 	}
-	if err := rawjson.Unmarshal(body, &r); err != nil {
+	if err := httpcall.Unmarshal(body, &r, &r.Error); err != nil {
 		return nil, err
-	}
-	if len(r.Error) > 0 && !rawjson.IsNull(r.Error) {
-		return nil, errors.New("response carries an error")
 	}
 	if r.Embedding != nil {
 		r.Embeddings = append(r.Embeddings, *r.Embedding)

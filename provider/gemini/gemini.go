@@ -13,7 +13,6 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/defaults"
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -148,7 +147,6 @@ func (u *wireUsage) canonical() provider.Usage {
 var (
 	errBlocked      = fmt.Errorf("prompt blocked")
 	errNoCandidates = fmt.Errorf("response has no candidates")
-	errInBody       = fmt.Errorf("response carries an error")
 )
 
 // Decode parses a GenerateContentResponse into a canonical Response
@@ -158,11 +156,8 @@ var (
 // error.
 func Decode(body []byte) (*provider.Response, error) {
 	var r wireResponse
-	if err := rawjson.Unmarshal(body, &r); err != nil {
+	if err := httpcall.Unmarshal(body, &r, &r.Error); err != nil {
 		return nil, err
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return nil, errInBody
 	}
 	if len(r.Candidates) == 0 {
 		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {

@@ -112,11 +112,8 @@ func DecodeEmbeddings(body []byte, n int) (*provider.EmbedResponse, error) {
 		} `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	}
-	if err := rawjson.Unmarshal(body, &r); err != nil {
+	if err := httpcall.Unmarshal(body, &r, &r.Error); err != nil {
 		return nil, err
-	}
-	if len(r.Error) > 0 && !rawjson.IsNull(r.Error) {
-		return nil, errInBody
 	}
 	if len(r.Data) != n {
 		return nil, errEmbedCount

@@ -12,7 +12,6 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/internal/defaults"
-	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
@@ -199,10 +198,7 @@ func (a *Adapter) Stream(ctx context.Context, req *provider.Request) (provider.S
 	return call.OpenStream(ctx, resp, dec, requestID(resp.Header))
 }
 
-var (
-	errNoChoices = fmt.Errorf("response has no choices")
-	errInBody    = fmt.Errorf("response carries an error")
-)
+var errNoChoices = fmt.Errorf("response has no choices")
 
 // Decode parses a chat.completion body into a canonical Response (Provider
 // and RequestID are left for the caller). A body without choices, or one
@@ -210,18 +206,15 @@ var (
 // error.
 func Decode(body []byte) (*provider.Response, error) {
 	var r wireResponse
-	if err := rawjson.Unmarshal(body, &r); err != nil {
+	if err := httpcall.Unmarshal(body, &r, &r.Error); err != nil {
 		return nil, err
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return nil, errInBody
 	}
 	if len(r.Choices) == 0 {
 		return nil, errNoChoices
 	}
 	c := r.Choices[0]
 	if c.FinishReason == "error" {
-		return nil, errInBody
+		return nil, httpcall.ErrInBody
 	}
 	out := &provider.Response{ID: r.ID, Model: r.Model, Text: string(c.Message.Content),
 		FinishReason: finish(c.FinishReason)}

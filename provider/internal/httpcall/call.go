@@ -174,6 +174,22 @@ func (c Call) BadBody(resp *http.Response, body []byte, err error) *provider.Err
 	return c.Classify(classify.Input{Status: resp.StatusCode, Header: resp.Header, Body: body}, err)
 }
 
+// ErrInBody is a 2xx body that carries an "error" object: a provider
+// answering 200 with a failure.
+var ErrInBody = errors.New("response carries an error")
+
+// Unmarshal decodes a 2xx body into v; errField, v's "error" field, set to
+// anything but null is ErrInBody.
+func Unmarshal(body []byte, v any, errField *json.RawMessage) error {
+	if err := rawjson.Unmarshal(body, v); err != nil {
+		return err
+	}
+	if !rawjson.IsNull(*errField) {
+		return ErrInBody
+	}
+	return nil
+}
+
 // Headers are the fixed headers of an adapter's requests, built once with
 // canonical keys so that each request copies value slices instead of
 // allocating them. The slices are shared and never modified.
