@@ -152,16 +152,23 @@ func objects(raw []byte) ([]map[string]json.RawMessage, error) {
 // messageArray decodes v, a JSON array of message objects, into one M per
 // element in one walk: field reads each field (key k, raw value fv) of the
 // element at index i into m; an element that is not an object is a type
-// error. Both dialects' messages arrays are read by it.
+// error. Both dialects' messages arrays are read by it. Each message is
+// decoded in place in the slice (field is not known to the compiler, so a
+// message it wrote through a pointer to a local would cost an allocation).
 func messageArray[M any](v []byte, field func(m *M, i int, k string, fv []byte) error) ([]M, error) {
 	var msgs []M
-	var m M
+	var zero M
+	done := 0 // elements walked; msgs[done], once appended, is the one being read
 	err := rawjson.EachObject(v, func(key, fv []byte) error {
-		return field(&m, len(msgs), keyString(key), fv)
+		if len(msgs) == done {
+			msgs = append(msgs, zero)
+		}
+		return field(&msgs[done], done, keyString(key), fv)
 	}, func(i int, el []byte) error {
-		msgs = append(msgs, m)
-		var zero M
-		m = zero
+		if len(msgs) == done { // an element without fields
+			msgs = append(msgs, zero)
+		}
+		done++
 		if !isObject(el) {
 			return typeError("["+strconv.Itoa(i)+"]", "an object with role and content", el)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -109,14 +108,10 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	out, body, err := httpcall.Decode(ctx, call, resp, Decode)
+	out, body, err := httpcall.Answer(ctx, call, resp, Decode, resp.Header.Get("Request-Id"))
 	if err != nil {
 		return nil, err
 	}
-	out.Provider = a.name
-	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
-	out.RequestID = resp.Header.Get("Request-Id")
-	out.Dropped = call.Dropped
 	if relayed(req) {
 		out.Raw = body // the Messages API's answer to its client's own request
 	}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -90,17 +89,13 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := httpcall.Decode(ctx, call, resp, Decode)
+	out, _, err := httpcall.Answer(ctx, call, resp, Decode, requestID(resp.Header))
 	if err != nil {
 		return nil, err
 	}
 	if out.Model == "" {
 		out.Model = call.Model
 	}
-	out.Provider = a.name
-	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
-	out.RequestID = requestID(resp.Header)
-	out.Dropped = call.Dropped
 	return out, nil
 }
 

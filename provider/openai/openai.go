@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -168,14 +167,10 @@ func (a *Adapter) Chat(ctx context.Context, req *provider.Request) (*provider.Re
 	if err != nil {
 		return nil, err
 	}
-	out, body, err := httpcall.Decode(ctx, call, resp, Decode)
+	out, body, err := httpcall.Answer(ctx, call, resp, Decode, requestID(resp.Header))
 	if err != nil {
 		return nil, err
 	}
-	out.Provider = a.name
-	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
-	out.RequestID = requestID(resp.Header)
-	out.Dropped = call.Dropped
 	if a.q.verbatim && chatRelayed(req) {
 		out.Raw = body // OpenAI's own answer to its client's own request
 	}

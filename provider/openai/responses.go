@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/segmentio/encoding/json"
 
@@ -85,13 +84,10 @@ func (a *Adapter) chatResponses(ctx context.Context, req *provider.Request) (*pr
 	if err != nil {
 		return nil, err
 	}
-	out, body, err := httpcall.Decode(ctx, call, resp, DecodeResponse)
+	out, body, err := httpcall.Answer(ctx, call, resp, DecodeResponse, requestID(resp.Header))
 	if err != nil {
 		return nil, err
 	}
-	out.Provider = a.name
-	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
-	out.RequestID = requestID(resp.Header)
 	out.Raw = body
 	return out, nil
 }

@@ -142,6 +142,23 @@ func Decode[T any](ctx context.Context, c Call, resp *http.Response, decode func
 	return out, body, nil
 }
 
+// Answer is an adapter's whole answer: resp's success body decoded
+// (Decode), with the provider's name, the rate limit resp's headers
+// announce, its request id (requestID, as the provider's header has it)
+// and the request fields the call dropped. The body is returned too, for
+// an adapter that keeps it verbatim.
+func Answer(ctx context.Context, c Call, resp *http.Response, decode func([]byte) (*provider.Response, error), requestID string) (*provider.Response, []byte, error) {
+	out, body, err := Decode(ctx, c, resp, decode)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Provider = c.Provider
+	out.RateLimit = provider.ParseRateLimit(resp.Header, time.Now())
+	out.RequestID = requestID
+	out.Dropped = c.Dropped
+	return out, body, nil
+}
+
 // readAll is io.ReadAll whose buffer starts at size+1 bytes when the size
 // is known (a Content-Length within MaxBody), so a body that has the
 // declared length is read into one allocation, EOF included.
