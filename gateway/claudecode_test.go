@@ -53,10 +53,7 @@ func TestClaudeCodeRequests(t *testing.T) {
 				if d := cmp.Diff(any(body), any(s.upstream(t))); d != "" {
 					t.Errorf("upstream body differs from Claude Code's (-sent +upstream):\n%s", d)
 				}
-				s.rec.mu.Lock()
-				got := s.rec.header.Get("Anthropic-Beta")
-				s.rec.mu.Unlock()
-				if got != beta {
+				if got := s.rec.last(t).header.Get("Anthropic-Beta"); got != beta {
 					t.Errorf("anthropic-beta upstream = %q, want %q", got, beta)
 				}
 				if d := r.header.Get("X-Llmguard-Dropped"); d != "" {

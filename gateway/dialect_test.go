@@ -12,8 +12,8 @@ import (
 	"github.com/llmguard/llmguard/mock"
 )
 
-// recConfig routes to one target of each dialect; REC is a recorder in
-// front of the mock.
+// recConfig routes to one target of each dialect; REC is the recording
+// upstream (exchangeLog) in front of the mock.
 const recConfig = `
 default_provider: anthropic
 providers:
@@ -30,7 +30,7 @@ routes:
 // the mock (or up, when set) answer.
 type recStack struct {
 	gw  *pipenet.Server
-	rec *recorder
+	rec *exchangeLog
 }
 
 func newRecStack(t *testing.T, up http.Handler) *recStack {
@@ -38,7 +38,7 @@ func newRecStack(t *testing.T, up http.Handler) *recStack {
 	if up == nil {
 		up = mock.New(nil)
 	}
-	rec := &recorder{next: up}
+	rec := &exchangeLog{next: up}
 	us := httptest.NewServer(rec)
 	t.Cleanup(us.Close)
 	srv, _ := newGateway(t, strings.ReplaceAll(recConfig, "REC", us.URL), nil, nil, nil)
@@ -56,9 +56,7 @@ func (s *recStack) post(t *testing.T, path, body string, hdr ...string) reply {
 // upstream is the last upstream request body, decoded.
 func (s *recStack) upstream(t *testing.T) map[string]any {
 	t.Helper()
-	s.rec.mu.Lock()
-	defer s.rec.mu.Unlock()
-	return decodeJSON(t, s.rec.last)
+	return decodeJSON(t, s.rec.last(t).req)
 }
 
 // jsonOf decodes a JSON text for comparisons.
@@ -175,9 +173,8 @@ func TestSameDialectBytes(t *testing.T) {
 			if r.status != 200 {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
-			s.rec.mu.Lock()
-			got, path := string(s.rec.last), s.rec.path
-			s.rec.mu.Unlock()
+			last := s.rec.last(t)
+			got, path := string(last.req), last.path
 			if !strings.HasSuffix(tt.path, path) {
 				t.Errorf("upstream path %s, want %s", path, tt.path)
 			}

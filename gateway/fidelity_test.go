@@ -264,9 +264,7 @@ func TestFidelity(t *testing.T) {
 					t.Fatalf("status %d: %s", r.status, r.body)
 				}
 				up := s.upstream(t)
-				s.rec.mu.Lock()
-				upPath := s.rec.path
-				s.rec.mu.Unlock()
+				upPath := s.rec.last(t).path
 				gotDropped := r.header.Get("X-Llmguard-Dropped")
 				if target.dialect == row.client && gotDropped != "" {
 					t.Errorf("same dialect: x-llmguard-dropped = %q, want nothing", gotDropped)

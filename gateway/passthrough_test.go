@@ -1,42 +1,17 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/llmguard/llmguard/mock"
 )
 
-// recorder is an upstream that keeps the last request body and headers,
-// then lets the mock answer it.
-type recorder struct {
-	mu     sync.Mutex
-	last   []byte
-	path   string
-	header http.Header
-	next   http.Handler
-}
-
-func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	b, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.last = b
-	r.path = req.URL.Path
-	r.header = req.Header.Clone()
-	r.mu.Unlock()
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	r.next.ServeHTTP(w, req)
-}
-
 func TestPassThroughLossless(t *testing.T) {
-	rec := &recorder{next: mock.New(nil)}
+	rec := &exchangeLog{next: mock.New(nil)}
 	up := httptest.NewServer(rec)
 	defer up.Close()
 	gw := serveGateway(t, `
@@ -84,10 +59,7 @@ routes:
 			if err := json.Unmarshal([]byte(tt.body), &want); err != nil {
 				t.Fatal(err)
 			}
-			rec.mu.Lock()
-			err := json.Unmarshal(rec.last, &got)
-			rec.mu.Unlock()
-			if err != nil {
+			if err := json.Unmarshal(rec.last(t).req, &got); err != nil {
 				t.Fatal(err)
 			}
 			want["model"] = strings.TrimPrefix(want["model"].(string), "openai/")

@@ -114,7 +114,7 @@ func assembleAnthropic(t *testing.T, evs []event) []any {
 // their signatures come back through the gateway to an Anthropic client
 // (else its next turn is rejected), and never reach an OpenAI client.
 func TestThinkingThroughGateway(t *testing.T) {
-	rec := &recorder{next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rec := &exchangeLog{next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if bytes.Contains(b, []byte(`"stream":true`)) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -181,9 +181,7 @@ routes:
 				}
 				return
 			}
-			rec.mu.Lock()
-			sentBeta := rec.header.Get("Anthropic-Beta")
-			rec.mu.Unlock()
+			sentBeta := rec.last(t).header.Get("Anthropic-Beta")
 			if sentBeta != beta {
 				t.Errorf("upstream anthropic-beta = %q, want %q", sentBeta, beta)
 			}
