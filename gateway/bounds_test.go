@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/llmguard/llmguard/internal/heap"
 )
 
 // TestModelNameLimit: a model (or fallback) name over 256 bytes is a 400 in
@@ -47,13 +49,7 @@ func TestModelNameLimit(t *testing.T) {
 // after ten requests with 5 MB model names.
 func TestHugeModelNamesHoldNoMemory(t *testing.T) {
 	st := newStack(t, nil)
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
+	before := heap.Live()
 	name := "openai/" + strings.Repeat("m", 5<<20)
 	for range 10 {
 		r := st.post(t, "/v1/chat/completions", oaBody(name, false, ""))
@@ -61,7 +57,7 @@ func TestHugeModelNamesHoldNoMemory(t *testing.T) {
 			t.Fatalf("status %d, %d-byte body", r.status, len(r.body))
 		}
 	}
-	grown := int64(heap()) - int64(before)
+	grown := int64(heap.Live()) - int64(before)
 	t.Logf("heap after ten requests with 5 MB model names: %+d KB", grown>>10)
 	if grown > 16<<20 {
 		t.Errorf("heap grew by %d MB", grown>>20)

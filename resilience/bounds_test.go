@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/heap"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state/memstore"
 )
@@ -66,13 +67,7 @@ func TestHugeTargetNamesHoldNoMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := inventingHarness(t)
 		ctx := context.Background()
-		heap := func() uint64 {
-			runtime.GC()
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			return m.HeapAlloc
-		}
-		before := heap()
+		before := heap.Live()
 		for i := range 10 {
 			name := fmt.Sprintf("c/%d-%s", i, strings.Repeat("m", 5<<20))
 			_, err := h.eng.Chat(ctx, &Call{Route: "default", Fallbacks: []string{name}, Request: userReq("x")})
@@ -89,7 +84,7 @@ func TestHugeTargetNamesHoldNoMemory(t *testing.T) {
 				t.Error("a 5 MB target name was served")
 			}
 		}
-		after := heap()
+		after := heap.Live()
 		grown := int64(after) - int64(before)
 		t.Logf("heap after ten 5 MB names: %+d KB", grown>>10)
 		if grown > 8<<20 {
