@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -349,26 +348,17 @@ func TestStreamFaults(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
-	var mu sync.Mutex
-	var slept []time.Duration
-	sleep := func(ctx context.Context, d time.Duration) error {
-		mu.Lock()
-		slept = append(slept, d)
-		mu.Unlock()
-		return nil
-	}
+	var s sleeps
 	sc, err := ParseScenario([]byte("rules:\n  - match: {provider: gemini}\n    latency: {fixed: 250ms}\n  - match: {provider: openai}\n    latency: {min: 10ms, max: 20ms}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ts := newTS(t, &Config{Scenario: sc, Sleep: sleep})
+	_, ts := newTS(t, &Config{Scenario: sc, Sleep: s.sleep})
 	do(t, ts.URL, call{api: dialectAnthropic, model: "m", text: "hi", header: "200@300ms"})
 	do(t, ts.URL, call{api: dialectGemini, model: "g", text: "hi"})
 	do(t, ts.URL, call{api: dialectOpenAI, model: "o", text: "hi"})
 	do(t, ts.URL, call{api: dialectAnthropic, model: "m", text: "hi"})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(slept) != 3 || slept[0] != 300*time.Millisecond || slept[1] != 250*time.Millisecond || slept[2] < 10*time.Millisecond || slept[2] >= 20*time.Millisecond {
+	if slept := s.all(); len(slept) != 3 || slept[0] != 300*time.Millisecond || slept[1] != 250*time.Millisecond || slept[2] < 10*time.Millisecond || slept[2] >= 20*time.Millisecond {
 		t.Errorf("slept %v", slept)
 	}
 }
@@ -394,15 +384,8 @@ func TestLatencySample(t *testing.T) {
 }
 
 func TestStall(t *testing.T) {
-	var mu sync.Mutex
-	var slept []time.Duration
-	sleep := func(ctx context.Context, d time.Duration) error {
-		mu.Lock()
-		slept = append(slept, d)
-		mu.Unlock()
-		return ctx.Err()
-	}
-	srv, ts := newTS(t, &Config{Sleep: sleep, KeepAlive: 7 * time.Second})
+	var s sleeps
+	srv, ts := newTS(t, &Config{Sleep: s.sleep, KeepAlive: 7 * time.Second})
 	for _, a := range apis {
 		t.Run(a.name+"/json", func(t *testing.T) {
 			resp, body := do(t, ts.URL, call{api: a.name, model: a.model, text: "hi", header: "stall:2"})
@@ -423,11 +406,9 @@ func TestStall(t *testing.T) {
 			}
 		})
 	}
-	mu.Lock()
-	if len(slept) != 5*len(apis) || slept[0] != 7*time.Second {
+	if slept := s.all(); len(slept) != 5*len(apis) || slept[0] != 7*time.Second {
 		t.Errorf("keep-alive waits %v", slept)
 	}
-	mu.Unlock()
 
 	// Without a count it stalls until the client gives up.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -510,20 +491,13 @@ func TestStuck(t *testing.T) {
 func TestLongAnswer(t *testing.T) {
 	for _, api := range []string{dialectAnthropic, dialectOpenAI, dialectGemini} {
 		for _, stream := range []bool{false, true} {
-			var mu sync.Mutex
-			var slept []time.Duration
-			sleep := func(ctx context.Context, d time.Duration) error {
-				mu.Lock()
-				slept = append(slept, d)
-				mu.Unlock()
-				return nil
-			}
-			_, ts := newTS(t, &Config{Sleep: sleep})
+			var s sleeps
+			_, ts := newTS(t, &Config{Sleep: s.sleep})
 			res, body := do(t, ts.URL, call{api: api, model: "m", text: "tell me a long story about the sea", stream: stream, header: "long:40"})
 			if res.StatusCode != 200 || !strings.Contains(string(body), "Mock") {
 				t.Fatalf("%s stream=%v: %d %s", api, stream, res.StatusCode, body)
 			}
-			mu.Lock()
+			slept := s.all()
 			var total time.Duration
 			for _, d := range slept {
 				total += d
@@ -531,7 +505,6 @@ func TestLongAnswer(t *testing.T) {
 			if (!stream && (len(slept) != 1 || total != 40*time.Second)) || (stream && (len(slept) < 5 || total < 30*time.Second || total > 40*time.Second)) {
 				t.Errorf("%s stream=%v: slept %v (total %v)", api, stream, slept, total)
 			}
-			mu.Unlock()
 		}
 	}
 }

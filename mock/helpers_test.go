@@ -2,12 +2,15 @@ package mock
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -23,6 +26,27 @@ var apis = []api{
 	{dialectOpenAI, "gpt-4.1"},
 	{dialectAzure, "my-deployment"},
 	{dialectGemini, "gemini-2.5-flash"},
+}
+
+// sleeps stands in for Config.Sleep: it records each wait the mock asks
+// for and returns at once (with ctx's error once the client gave up).
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// all is the waits asked for so far, in order.
+func (s *sleeps) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.d)
 }
 
 func newTS(t *testing.T, cfg *Config) (*Server, *httptest.Server) {

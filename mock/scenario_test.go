@@ -83,12 +83,12 @@ func TestBuiltinScenarios(t *testing.T) {
 	})
 	t.Run("slow", func(t *testing.T) {
 		sc, _ := Builtin("slow")
-		var slept []time.Duration
-		_, ts := newTS(t, &Config{Scenario: sc, Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }})
+		var s sleeps
+		_, ts := newTS(t, &Config{Scenario: sc, Sleep: s.sleep})
 		if got := statuses(t, ts.URL, call{api: dialectGemini, model: "g", text: "hi"}, 2); !cmp.Equal(got, []int{200, 200}) {
 			t.Errorf("statuses %v", got)
 		}
-		if !cmp.Equal(slept, []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}) {
+		if slept := s.all(); !cmp.Equal(slept, []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}) {
 			t.Errorf("latency %v", slept)
 		}
 	})
