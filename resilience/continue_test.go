@@ -205,19 +205,7 @@ func TestPrefillRejectionRemembered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got string
-			for {
-				c, err := sr.Stream.Recv()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("call %d: after %q: %v", call, got, err)
-				}
-				got += c.Text
-			}
-			sr.Stream.Close()
-			if got != "Hello world" {
+			if got := Streamed(t, sr.Stream); got != "Hello world" {
 				t.Errorf("call %d: %q", call, got)
 			}
 		}

@@ -61,6 +61,16 @@ func (m *mockEngine) requests(model string) int {
 	return n
 }
 
+// chat asks text on the engine's default route; an error fails the test.
+func (m *mockEngine) chat(t *testing.T, text string) *resilience.Result {
+	t.Helper()
+	res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask(text)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func ask(text string) *provider.Request {
 	return &provider.Request{MaxTokens: 64, Messages: []provider.Message{{Role: provider.RoleUser,
 		Content: []provider.Part{{Type: provider.PartText, Text: text}}}}}
@@ -78,10 +88,7 @@ func TestMockOverloadBurstRetriesSameTarget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const model = "claude-sonnet-4-5+fault=529,529,200"
 		m := newMockEngine(t, routeOf("anthropic/"+model, "openai/gpt-4.1"))
-		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("What is the capital of France")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := m.chat(t, "What is the capital of France")
 		if res.Target != "anthropic/"+model || res.Attempts != 3 || res.Fallbacks != 0 {
 			t.Errorf("result %+v", res)
 		}
@@ -101,10 +108,7 @@ func TestMockRetryAfterIsHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const model = "gpt-4.1+fault=rate_limit:7,200"
 		m := newMockEngine(t, routeOf("openai/"+model))
-		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := m.chat(t, "hi there")
 		sleeps := m.Sleeps()
 		if res.Attempts != 2 || len(sleeps) != 1 || sleeps[0] < 7*time.Second {
 			t.Errorf("attempts %d, sleeps %v: want one wait of at least the server's 7s", res.Attempts, sleeps)
@@ -116,17 +120,14 @@ func TestMockLongRetryAfterMovesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const model = "gpt-4.1+fault=rate_limit:120"
 		m := newMockEngine(t, routeOf("openai/"+model, "anthropic/claude-sonnet-4-5"))
-		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := m.chat(t, "hi there")
 		if res.Target != "anthropic/claude-sonnet-4-5" || len(m.Sleeps()) != 0 || m.requests(model) != 1 {
 			t.Errorf("target %s, sleeps %v, %d requests: a 120s wait should move on at once", res.Target, m.Sleeps(), m.requests(model))
 		}
 		// With no target left, the call fails at once saying when to come back.
 		m2 := newMockEngine(t, routeOf("openai/"+model))
 		before := time.Now()
-		_, err = m2.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
+		_, err := m2.eng.Chat(context.Background(), &resilience.Call{Request: ask("hi there")})
 		var re *resilience.RouteError
 		if !errors.As(err, &re) || !re.AllRateLimited() {
 			t.Fatalf("err = %v", err)
@@ -141,10 +142,7 @@ func TestMockKeyScopeSkipsSiblings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const bad = "gpt-4.1+fault=insufficient_quota"
 		m := newMockEngine(t, routeOf("openai/"+bad, "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5"))
-		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := m.chat(t, "hello")
 		if res.Target != "anthropic/claude-sonnet-4-5" {
 			t.Errorf("target %s", res.Target)
 		}
@@ -290,10 +288,7 @@ func TestMockHangFailsOverAfterHeaderTimeout(t *testing.T) {
 		r := routeOf("openai/"+model, "anthropic/claude-sonnet-4-5")
 		r.Stream.HeaderTimeout = 200 * time.Millisecond
 		m := newMockEngine(t, r)
-		res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("hello")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := m.chat(t, "hello")
 		if res.Target != "anthropic/claude-sonnet-4-5" || m.requests(model) != 1 {
 			t.Errorf("target %s after %d requests to the silent upstream", res.Target, m.requests(model))
 		}
@@ -387,10 +382,7 @@ func TestMockStreamMalformedEventSkipped(t *testing.T) {
 				if len(malformed) != 1 || malformed[0].Malformed != 1 || malformed[0].Target != target+"+fault=malformed:2" {
 					t.Errorf("malformed events %+v, want one counting 1", malformed)
 				}
-				res, err := m.eng.Chat(context.Background(), &resilience.Call{Request: ask("one two three")})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := m.chat(t, "one two three")
 				if want := "Mock answer from " + model + ": one two three"; res.Response.Text != want || res.Attempts != 1 {
 					t.Errorf("chat %q after %d attempts, want %q after 1", res.Response.Text, res.Attempts, want)
 				}
