@@ -118,7 +118,16 @@ func dropCR(line []byte) []byte {
 	return line
 }
 
-// fill reads more of the stream, making room first.
+// bufSize is a reader's first buffer. A read that stops short of what its
+// source holds costs a relay a flush (Buffered says no though the rest is
+// there): net/http's client reads a response through a buffer of 4 KB, and
+// one Read of a chunked body can return about two of them (it ends the
+// chunk it is in), so fill reads into half a buffer or more, of 8 KB or
+// more.
+const bufSize = 8 << 10
+
+// fill reads more of the stream, making room first: at least half the
+// buffer.
 func (r *Reader) fill() {
 	if r.end-r.at >= MaxLine {
 		r.bad = ErrLineTooLong // a line that long and no end in sight
@@ -127,17 +136,15 @@ func (r *Reader) fill() {
 	if r.off == r.end { // all of it returned: start again at the front
 		r.off, r.at, r.end = 0, 0, 0
 	}
-	if r.end == len(r.buf) || r.off > len(r.buf)/2 {
-		if r.off > 0 {
-			n := copy(r.buf, r.buf[r.off:r.end])
-			r.at -= r.off
-			r.off, r.end = 0, n
-		}
-		if r.end == len(r.buf) {
-			b := make([]byte, max(2*len(r.buf), 4096))
-			copy(b, r.buf[:r.end])
-			r.buf = b
-		}
+	if r.off > 0 && 2*(len(r.buf)-r.end) < len(r.buf) {
+		n := copy(r.buf, r.buf[r.off:r.end])
+		r.at -= r.off
+		r.off, r.end = 0, n
+	}
+	if 2*(len(r.buf)-r.end) <= len(r.buf) {
+		b := make([]byte, max(2*len(r.buf), bufSize))
+		copy(b, r.buf[:r.end])
+		r.buf = b
 	}
 	n, err := r.src.Read(r.buf[r.end:])
 	r.end += n
