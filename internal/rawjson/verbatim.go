@@ -19,9 +19,11 @@ func Verbatim(v []byte) bool {
 
 // verbatimEnd is the index after the string starting at b[i], if it is one
 // that Verbatim accepts: 64 bytes a step where the CPU has the vector
-// instructions for it (scanVerbatim, the runes it passes judged by
-// utf8.Valid), the byte walk (verbatimRun) judging the first bytes, a
-// block with a control character or a \u escape, and the last bytes.
+// instructions for it (scanVerbatim, which judges the runes it passes as
+// well; utf8.Valid the string where it found an error), the byte walk
+// (verbatimRun) judging the first bytes, a block with a control character
+// or a \u escape, and the last bytes, each from the start of a rune that
+// the blocks cut (runeStart).
 func verbatimEnd(b []byte, i int) (int, bool) {
 	if len(b)-i < 2 || b[i] != '"' {
 		return 0, false
@@ -34,14 +36,14 @@ func verbatimEnd(b []byte, i int) (int, bool) {
 	// A short string ends before a block would have paid.
 	start := i
 	end, ok, done := verbatimRun(b, i, i+32)
-	var high uint64 // the scan passed bytes of multi-byte runes
+	var bad uint64 // the scan found runes it cannot vouch for
 	// The byte walk takes a block that stopped the scan, and the more
 	// blocks after it the fewer the scan walked before it.
 	for run := 64; !done && len(b)-end >= 64; {
 		i = end
 		var st verbatimState
 		n := scanVerbatim(&b[i], len(b)-i, &st)
-		high |= st.high
+		bad |= st.bad
 		if st.status == verbatimDone {
 			end, ok, done = i+n, true, true
 			break
@@ -52,6 +54,7 @@ func verbatimEnd(b []byte, i int) (int, bool) {
 			run *= 2
 		}
 		i += n - int(st.escaped) // from the backslash that escapes the block's first byte
+		i = runeStart(b, start, i)
 		if st.status == verbatimOut {
 			end = i
 			break
@@ -61,17 +64,30 @@ func verbatimEnd(b []byte, i int) (int, bool) {
 	if !done {
 		end, ok, _ = verbatimRun(b, end, len(b))
 	}
-	if ok && high != 0 && !utf8.Valid(b[start:end-1]) {
+	if ok && bad != 0 && !utf8.Valid(b[start:end-1]) {
 		return 0, false
 	}
 	return end, ok
+}
+
+// runeStart is i, or the start of the rune b[i] is inside (not before
+// from): where the byte walk takes on from the blocks, which may end
+// inside a rune.
+func runeStart(b []byte, from, i int) int {
+	for k := 0; k < utf8.UTFMax-1 && i > from && i < len(b) && !utf8.RuneStart(b[i]); k++ {
+		i--
+	}
+	return i
 }
 
 // verbatimState is where scanVerbatim stopped.
 type verbatimState struct {
 	escaped uint64 // 1 when the next block's first byte is escaped
 	status  int64  // verbatimOut, verbatimDone or verbatimSlow
-	high    uint64 // not 0 when the blocks walked had bytes of multi-byte runes
+	// bad is 1 when the blocks walked had bytes that are not valid UTF-8
+	// (or that the scan could not judge: the bytes after the string's end
+	// in its last block); a rune cut short by the last block is no error.
+	bad uint64
 }
 
 const (

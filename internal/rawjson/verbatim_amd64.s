@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "escape_amd64.h"
+#include "utf8_amd64.h"
 
 // The bytes the scan compares with, each broadcast to a vector: '"', '\\',
 // 0x1f (the largest control character), and the other bytes a backslash
@@ -17,13 +18,23 @@ DATA  verbatimBytes<>+7(SB)/1, $0x72
 DATA  verbatimBytes<>+8(SB)/1, $0x74
 GLOBL verbatimBytes<>(SB), RODATA|NOPTR, $16
 
+// ERRORS sets st.bad to 1 if UTF8 found an error (it stays 1 from an
+// earlier call).
+#define ERRORS \
+	VPTEST Y14, Y14 \
+	SETNE  DL \
+	MOVBQZX DL, DX \
+	ORQ    DX, 16(DI)
+
 // func scanVerbatim(p *byte, n int, st *verbatimState) int
 //
 // Registers: SI p, CX n, DI st, AX the block's offset, R10 the escape
-// carry (0 or 1) and R9 the block's, R8 the bytes of multi-byte runes
-// seen, R15 the odd bits; per block BX quotes, R12 backslashes, R13 what
-// the byte walk must judge (control characters, escapes of other bytes),
-// R14 the bytes a backslash may escape on its own.
+// carry (0 or 1) and R9 the block's, R15 the odd bits; per block BX
+// quotes, R12 backslashes, R13 what the byte walk must judge (control
+// characters, escapes of other bytes), R14 the bytes a backslash may
+// escape on its own, R8 the top bits of its bytes and the 32 before.
+// Y13 is the last 32 bytes walked (0 before the first), Y14 the UTF-8
+// errors found (UTF8).
 TEXT ·scanVerbatim(SB), NOSPLIT, $0-32
 	VPBROADCASTB verbatimBytes<>+0(SB), Y0
 	VPBROADCASTB verbatimBytes<>+1(SB), Y1
@@ -38,7 +49,8 @@ TEXT ·scanVerbatim(SB), NOSPLIT, $0-32
 	MOVQ n+8(FP), CX
 	MOVQ st+16(FP), DI
 	MOVQ 0(DI), R10
-	MOVQ 16(DI), R8
+	VPXOR Y13, Y13, Y13
+	VPXOR Y14, Y14, Y14
 	XORQ AX, AX
 	MOVQ $0xAAAAAAAAAAAAAAAA, R15
 
@@ -53,12 +65,11 @@ loop:
 	MASK(Y0, Y9, Y10, Y11, Y12, BX)  // quotes
 	MASK(Y1, Y9, Y10, Y11, Y12, R12) // backslashes
 
-	// Bytes of multi-byte runes (their top bit): noted, for utf8.Valid.
-	VPMOVMSKB Y9, R13
-	VPMOVMSKB Y10, DX
-	SHLQ $32, DX
-	ORQ  DX, R13
-	ORQ  R13, R8
+	// Bytes of multi-byte runes (their top bit) in the block or the 32
+	// bytes before, for UTF8 below.
+	VPOR      Y9, Y10, Y11
+	VPOR      Y13, Y11, Y11
+	VPMOVMSKB Y11, R8
 
 	// Control characters: the bytes no larger than 0x1f.
 	VPMINUB Y2, Y9, Y11
@@ -108,6 +119,14 @@ loop:
 	SHLQ $32, DX
 	ORQ  DX, R14
 
+	// The block's runes, unless it and the bytes before are ASCII.
+	TESTQ R8, R8
+	JZ    ascii
+	UTF8(Y9, Y13)
+	UTF8(Y10, Y9)
+
+ascii:
+	VMOVDQU Y10, Y13
 	ESCAPED // R11 the escaped bytes, R10 the next block's carry
 
 	NOTQ R14
@@ -125,7 +144,7 @@ loop:
 	BSFQ BX, DX
 	LEAQ 1(AX)(DX*1), AX
 	MOVQ $1, 8(DI)
-	MOVQ R8, 16(DI)
+	ERRORS
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
@@ -139,7 +158,7 @@ noquote:
 slow:
 	MOVQ R9, 0(DI)
 	MOVQ $2, 8(DI)
-	MOVQ R8, 16(DI)
+	ERRORS
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
@@ -147,7 +166,7 @@ slow:
 out:
 	MOVQ R10, 0(DI)
 	MOVQ $0, 8(DI)
-	MOVQ R8, 16(DI)
+	ERRORS
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET

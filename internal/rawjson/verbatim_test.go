@@ -234,3 +234,55 @@ func TestVerbatimBlocksEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestVerbatimBlocksRunes: strings of runes, valid and not (overlong,
+// surrogates, past U+10FFFF, cut short, stray continuations), among text
+// and one-byte escapes, at every alignment to the blocks, some with a \u
+// escape that sends the blocks back to the byte walk inside a rune, judged
+// as the byte walk judges them; and those of valid runes alone vouched
+// for by the blocks (no utf8.Valid after them).
+func TestVerbatimBlocksRunes(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 19))
+	valid := []string{`x`, `\n`, `\"`, `\\`, ` `, `abc`, `é`, `—`, `中`, "\U0001F600", "\u07ff", "\uffff", "\U0010ffff", "\u0800", "\U00010000"}
+	invalid := []string{"\xff", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\x80", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xed\xbf\xbf",
+		"\xf0\x80\x80\x80", "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8\x88\x80\x80\x80",
+		"\xe2\x82", "\xc3", "\xf0\x9f\x98", "\x80", "\xbf\xbf", "\xc3\xa9\xa9"}
+	for n := range 2000 {
+		var sb strings.Builder
+		sb.WriteString(strings.Repeat(" ", n%64) + `"`)
+		bad := n%3 == 0
+		for sb.Len() < 64+r.IntN(300) {
+			switch k := r.IntN(100); {
+			case bad && k < 2:
+				sb.WriteString(invalid[r.IntN(len(invalid))])
+			case n%5 == 0 && k < 4:
+				sb.WriteString(`\u0041`)
+			default:
+				sb.WriteString(valid[r.IntN(len(valid))])
+			}
+		}
+		sb.WriteString(`"` + strings.Repeat("x", r.IntN(80)))
+		b := []byte(sb.String())
+		checkVerbatimBlocks(t, b)
+		if i := n % 64; haveBlocks && !bad && n%5 != 0 {
+			var st verbatimState
+			if scanVerbatim(&b[i+1], len(b)-i-1, &st); st.status == verbatimSlow {
+				t.Fatalf("scanVerbatim(%q) left a block to the byte walk", b[i+1:])
+			}
+			if st.bad != 0 {
+				t.Fatalf("scanVerbatim(%q) did not vouch for its valid runes", b[i:])
+			}
+		}
+	}
+}
+
+// TestVerbatimRuneAtSlowBlock: a rune that the blocks cut, the next block
+// left to the byte walk (a \u escape), is read whole by the byte walk.
+func TestVerbatimRuneAtSlowBlock(t *testing.T) {
+	for k := range 130 {
+		b := []byte(`"` + strings.Repeat("a", 30) + `\n` + strings.Repeat("a", k) + "é" + `\u0041` + strings.Repeat("b", 200) + `"`)
+		if !Verbatim(b) {
+			t.Errorf("Verbatim of a string with é at %d = false", 33+k)
+		}
+	}
+}
