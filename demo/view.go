@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -155,4 +156,24 @@ func (v *liveView) draw(final bool) {
 func short(target string) string {
 	p, _, _ := strings.Cut(target, "/")
 	return p
+}
+
+// Counts formats counts by name (an Outcome's ServedBy or Failures),
+// commonest first, ties by name: "timeout 40, deadline 2".
+func Counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -213,37 +214,39 @@ func (u *upstream) fetch(ctx context.Context, cs *mcp.ClientSession) (listing, e
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		caps = ir.Capabilities
 	}
+	var err error
 	if caps.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return l, fmt.Errorf("tools/list: %w", err)
-			}
-			l.tools = append(l.tools, t)
+		if l.tools, err = collect(cs.Tools(ctx, nil), "tools/list"); err != nil {
+			return l, err
 		}
 	}
 	if caps.Resources != nil {
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				return l, fmt.Errorf("resources/list: %w", err)
-			}
-			l.resources = append(l.resources, r)
+		if l.resources, err = collect(cs.Resources(ctx, nil), "resources/list"); err != nil {
+			return l, err
 		}
-		for r, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return l, fmt.Errorf("resources/templates/list: %w", err)
-			}
-			l.templates = append(l.templates, r)
+		if l.templates, err = collect(cs.ResourceTemplates(ctx, nil), "resources/templates/list"); err != nil {
+			return l, err
 		}
 	}
 	if caps.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				return l, fmt.Errorf("prompts/list: %w", err)
-			}
-			l.prompts = append(l.prompts, p)
+		if l.prompts, err = collect(cs.Prompts(ctx, nil), "prompts/list"); err != nil {
+			return l, err
 		}
 	}
 	return l, nil
+}
+
+// collect gathers a paginated listing (method names it, for the error);
+// on an error it returns what came before it.
+func collect[T any](seq iter.Seq2[T, error], method string) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", method, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // relist fetches the listing again after the server said it changed.

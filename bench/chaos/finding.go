@@ -2,8 +2,8 @@ package chaos
 
 import (
 	"fmt"
-	"sort"
-	"strings"
+
+	"github.com/llmguard/llmguard/demo"
 )
 
 // Targets the scorecard holds llmguard to in every scenario (each has a
@@ -35,21 +35,7 @@ func why(failures map[string]int) string {
 	if len(failures) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(failures))
-	for k := range failures {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if failures[keys[i]] != failures[keys[j]] {
-			return failures[keys[i]] > failures[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, failures[k])
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return " (" + demo.Counts(failures) + ")"
 }
 
 // column is a compared column: its value in a cell, and whether more is

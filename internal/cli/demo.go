@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/llmguard/llmguard/demo"
@@ -134,13 +133,13 @@ func printSummary(w io.Writer, s *demo.Summary) {
 	for _, o := range []demo.Outcome{s.Llmguard, s.Naive, s.NoRetry} {
 		fmt.Fprintf(&b, "  %-9s %s", o.Client, o.Description)
 		if len(o.ServedBy) > 0 && o.Client == "llmguard" {
-			b.WriteString("; answers from " + counts(o.ServedBy))
+			b.WriteString("; answers from " + demo.Counts(o.ServedBy))
 		}
 		if o.Hedges > 0 {
 			fmt.Fprintf(&b, "; hedged %d slow calls (the hedge answered first in %d)", o.Hedges, o.HedgesWon)
 		}
 		if len(o.Failures) > 0 {
-			b.WriteString("; failures: " + counts(o.Failures))
+			b.WriteString("; failures: " + demo.Counts(o.Failures))
 		}
 		b.WriteString("\n")
 	}
@@ -148,23 +147,4 @@ func printSummary(w io.Writer, s *demo.Summary) {
 		"  open, rate-limit cooldown); waited is the sum over all requests; wasted is what attempts that produced\n" +
 		"  nothing cost at list prices (answered 200, then broke: groq's truncated bodies; error statuses cost nothing).\n")
 	io.WriteString(w, b.String())
-}
-
-// counts formats a histogram, largest first.
-func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
