@@ -32,7 +32,7 @@ func leanMessages(v []byte, r *provider.Request) bool {
 	}
 	n := len(v)>>10 + 4 // about a message a KB: grown if more
 	msgs := make([]provider.Message, 0, n)
-	arena := make([]provider.Part, 0, 2*n) // the conversation's parts
+	arena := make([]provider.Part, 0, n+n/4) // the conversation's parts, more in another (addPart)
 	for c.NextObject() {
 		role, parts, extra, ok := leanMessage(&c, &arena)
 		if !ok {
@@ -66,9 +66,9 @@ func leanMessage(c *rawjson.Cursor, arena *[]provider.Part) (role string, parts 
 				return "", nil, nil, false
 			}
 			hasContent = true
-			at, start := *c, len(*arena)
+			at := *c
 			if parts, ok = leanBlocks(c, arena); !ok {
-				*c, *arena = at, (*arena)[:start] // decode it as ever
+				*c = at // decode it as ever
 				v := c.Raw()
 				var err error
 				if parts, err = anContent(v, true); err != nil || c.Failed() {
@@ -111,26 +111,27 @@ func leanContent(v []byte, arena *[]provider.Part) (parts []provider.Part, ok bo
 	if arena == nil {
 		arena = &own
 	}
-	start := len(*arena)
 	var c rawjson.Cursor
 	c.Reset(v)
-	if parts, ok = leanBlocks(&c, arena); !ok || !c.Done() {
-		*arena = (*arena)[:start]
+	if parts, ok = leanBlocks(&c, arena); ok && !c.Done() {
+		*arena, ok = (*arena)[:len(*arena)-len(parts)], false
+	}
+	if !ok {
 		return nil, false
 	}
 	return parts, true
 }
 
 // leanBlocks reads a message's content at c, a string or an array of
-// blocks, appending its parts to arena (one array for a whole
-// conversation's parts, rather than one per message): the slice returned
-// has no room past its end, so that appending to it never reaches its
-// neighbours'. Not ok (c then in no state to go on) for a content of
-// another shape, which the caller decodes as ever.
+// blocks, appending its parts to arena (one array for many messages'
+// parts, rather than one per message: addPart): the slice returned has no
+// room past its end, so that appending to it never reaches its
+// neighbours'. Not ok (c then in no state to go on, arena as it was) for
+// a content of another shape, which the caller decodes as ever.
 func leanBlocks(c *rawjson.Cursor, arena *[]provider.Part) ([]provider.Part, bool) {
 	start := len(*arena)
 	if raw := c.Verbatim(); raw != nil {
-		*arena = append(*arena, provider.Part{Type: provider.PartText, Raw: raw})
+		start = addPart(arena, start, provider.Part{Type: provider.PartText, Raw: raw})
 		return (*arena)[start:len(*arena):len(*arena)], true
 	}
 	if c.Null() || !c.Array() {
@@ -139,11 +140,13 @@ func leanBlocks(c *rawjson.Cursor, arena *[]provider.Part) ([]provider.Part, boo
 	for c.NextObject() {
 		p, ok := readBlock(c)
 		if !ok {
+			*arena = (*arena)[:start]
 			return nil, false
 		}
-		*arena = append(*arena, p)
+		start = addPart(arena, start, p)
 	}
 	if c.Failed() {
+		*arena = (*arena)[:start]
 		return nil, false
 	}
 	parts := (*arena)[start:len(*arena):len(*arena)]
@@ -151,6 +154,19 @@ func leanBlocks(c *rawjson.Cursor, arena *[]provider.Part) ([]provider.Part, boo
 		parts = []provider.Part{} // as decodeContent gives an empty array
 	}
 	return parts, true
+}
+
+// addPart appends p to the message's parts being read, (*arena)[start:],
+// and returns where they start: those of a full arena move to a new one,
+// of at least half its size (the parts before stay where they are, in
+// their messages' slices of it).
+func addPart(arena *[]provider.Part, start int, p provider.Part) int {
+	if a := *arena; len(a) == cap(a) {
+		*arena = append(make([]provider.Part, 0, max(2*(len(a)-start), cap(a)/2, 16)), a[start:]...)
+		start = 0
+	}
+	*arena = append(*arena, p)
+	return start
 }
 
 // readBlock reads the fields of the content block object at c.

@@ -97,6 +97,14 @@ func leanBodies(t testing.TB) [][]byte {
 		`{"model":"m","max_tokens":5,"messages":[{"role":"us\u0065r","content":"x"},{"role":null,"content":"y"},{"role":"system","content":"z"},{"role":"assistant","content":"w"}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}],"is_error":false}]},{"role":"user","content":"\ud83d\ude00"},{"role":7,"content":"x"}]}`,
 		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":  {"a" : 1} }]},null]}`,
+		// Parts past the arena's first array (addPart), in a message read
+		// lean, then in one that is not.
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"c"}]},` +
+			`{"role":"assistant","content":[{"type":"text","text":"d"},{"type":"text","text":"e"},{"type":"text","text":"f"},{"type":"text","text":"g"}]},` +
+			`{"role":"user","content":[{"type":"text","text":"h"},{"type":"text","text":"i"},{"type":"text","text":"j"},{"type":"text","text":"k","cache_control":{"type":"ephemeral"}}]},` +
+			`{"role":"assistant","content":[{"type":"text","text":"l"},{"type":"text","text":"m"}]},{"role":"user","content":"n"}]}`,
+		`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"c"},{"type":"text","text":"d"},` +
+			`{"type":"text","text":"e"},{"type":"text","text":"f"},{"type":"text","text":"g"},{"type":"text","text":"h"},{"type":"text","text":"\u00e9"}]}]}`,
 	} {
 		bodies = append(bodies, []byte(s))
 	}

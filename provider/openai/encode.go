@@ -154,27 +154,59 @@ func encodeParts(req *provider.Request, model string, stream bool, q quirks) ([]
 // wire decodes a request with decoded (its Full or its Lean) and returns
 // it with its wire request, naming in drops what it cannot send.
 func wire(decoded func() (*provider.Request, error), model string, stream bool, q quirks, drops *httpcall.Drops) (*provider.Request, *wireRequest, error) {
+	req, w, err := wireHead(decoded, model, stream, q, drops)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
+	err = eachMessage(req, drops, false, func(ms []wireMessage) error {
+		w.Messages = append(w.Messages, ms...)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, w, nil
+}
+
+// wireHead is wire's request without its messages.
+func wireHead(decoded func() (*provider.Request, error), model string, stream bool, q quirks, drops *httpcall.Drops) (*provider.Request, *wireRequest, error) {
 	req, err := decoded()
 	if err != nil {
 		return nil, nil, err
 	}
-	same := req.Dialect == Dialect
 	w := &wireRequest{Model: model, Stream: stream}
 	options(w, req, stream, q, drops)
 	encodeTools(w, req)
 	if err := encodeToolChoice(w, req.ToolChoice); err != nil {
 		return nil, nil, err
 	}
-	w.Messages = make([]wireMessage, 0, len(req.Messages)+1)
+	return req, w, nil
+}
+
+// eachMessage gives to use, in order, the wire messages of req's system
+// prompt and of each of its messages (none, one, or more for one with tool
+// results), naming in drops what it cannot send. The slice use gets is
+// use's only until it returns, and so, if reuse, is what its messages
+// point to: the next message's reuse them.
+func eachMessage(req *provider.Request, drops *httpcall.Drops, reuse bool, use func([]wireMessage) error) error {
+	ms := make([]wireMessage, 0, 2)
 	if req.System != "" {
-		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: req.System})
-	}
-	for i := range req.Messages {
-		if w.Messages, err = appendMessage(w.Messages, &req.Messages[i], same, drops); err != nil {
-			return nil, nil, fmt.Errorf("message %d: %w", i, err)
+		if err := use(append(ms, wireMessage{Role: "system", Content: req.System})); err != nil {
+			return err
 		}
 	}
-	return req, w, nil
+	c := content{same: req.Dialect == Dialect, drops: drops, reuse: reuse}
+	for i := range req.Messages {
+		var err error
+		if ms, err = appendMessage(ms[:0], &req.Messages[i], &c); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		if err := use(ms); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // options sets the request's sampling, limits, metadata and output format

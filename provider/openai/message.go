@@ -10,11 +10,13 @@ import (
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
-// appendMessage encodes one canonical message. Tool results become one
-// "tool" message each, placed before the rest of the message so they follow
-// the assistant turn that asked for them; tool calls go in tool_calls; a
-// single plain text part is sent as a string.
-func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *httpcall.Drops) ([]wireMessage, error) {
+// appendMessage encodes one canonical message with c (whose buffers the
+// messages appended point into: c.reuse reuses them for the next).
+// Tool results become one "tool" message each, placed before the rest of
+// the message so they follow the assistant turn that asked for them; tool
+// calls go in tool_calls; a single plain text part is sent as a string.
+func appendMessage(out []wireMessage, m *provider.Message, c *content) ([]wireMessage, error) {
+	same, drops := c.same, c.drops
 	switch m.Role {
 	case provider.RoleUser, provider.RoleAssistant, provider.RoleTool, provider.RoleSystem, "developer":
 	default:
@@ -26,7 +28,7 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *htt
 	if !same {
 		drops.Extra("messages[].", m.Extra)
 	}
-	c := content{same: same, drops: drops}
+	c.reset()
 	for j := range m.Content {
 		var err error
 		if out, err = c.add(out, &m.Content[j], j); err != nil {
@@ -37,9 +39,11 @@ func appendMessage(out []wireMessage, m *provider.Message, same bool, drops *htt
 }
 
 // content collects one message's parts as Chat Completions takes them.
+// Its buffers serve one message after another if reuse (reset).
 type content struct {
 	same  bool // the request is in this dialect: its extras are sent
 	drops *httpcall.Drops
+	reuse bool // a message's buffers are the last one's
 	parts []json.RawMessage
 	raws  [][]byte // a text part's Part.Raw, by parts' index (nil: none)
 	calls []wireToolCall
@@ -48,6 +52,17 @@ type content struct {
 	textRaw []byte
 	texts   int  // how many text parts
 	rich    bool // a part that only a content array can carry
+}
+
+// reset empties c for the next message, keeping its buffers if c.reuse
+// (parts and raws stay in step: raws, once made, gets an entry for each
+// part).
+func (c *content) reset() {
+	if c.reuse {
+		*c = content{same: c.same, drops: c.drops, reuse: true, parts: c.parts[:0], raws: c.raws[:0], calls: c.calls[:0]}
+	} else {
+		*c = content{same: c.same, drops: c.drops}
+	}
 }
 
 // add adds part j, p; a tool result is appended to out as a message of its

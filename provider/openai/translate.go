@@ -23,12 +23,10 @@ const flags = json.EscapeHTML | json.SortMapKeys
 // buffer between short runs of JSON written here.
 func translate(req *provider.Request, model string, stream bool, q quirks) ([][]byte, []string, error) {
 	var drops httpcall.Drops
-	_, w, err := wire(req.Lean, model, stream, q, &drops)
+	req, w, err := wireHead(req.Lean, model, stream, q, &drops)
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs := w.Messages
-	w.Messages = nil
 	env, err := json.Append(nil, w, flags)
 	if err != nil {
 		return nil, nil, err
@@ -49,17 +47,25 @@ func translate(req *provider.Request, model string, stream bool, q quirks) ([][]
 	if at < 0 || string(env[at:at+4]) != "null" {
 		return nil, nil, errNoMessages
 	}
-	// About three parts a message: JSON, the client's text, JSON.
-	p := bodyParts{out: make([][]byte, 0, 3*len(msgs)+3), buf: make([]byte, 0, glueSize(msgs))}
+	// About two parts a message: JSON, then the client's text.
+	p := bodyParts{out: make([][]byte, 0, 2*len(req.Messages)+4), buf: make([]byte, 0, glueSize(req))}
 	p.out = append(p.out, env[:at])
 	p.buf = append(p.buf, '[')
-	for i := range msgs {
-		if i > 0 {
-			p.buf = append(p.buf, ',')
+	first := true
+	err = eachMessage(req, &drops, true, func(msgs []wireMessage) error {
+		for i := range msgs {
+			if !first {
+				p.buf = append(p.buf, ',')
+			}
+			first = false
+			if err := p.message(&msgs[i]); err != nil {
+				return err
+			}
 		}
-		if err := p.message(&msgs[i]); err != nil {
-			return nil, nil, err
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	p.buf = append(p.buf, ']')
 	p.cut()
@@ -67,22 +73,26 @@ func translate(req *provider.Request, model string, stream bool, q quirks) ([][]
 }
 
 // glueSize is about the length of the JSON that bodyParts.message writes
-// for msgs, less the client's texts it sends as they are.
-func glueSize(msgs []wireMessage) int {
-	n := 2
-	for i := range msgs {
-		m := &msgs[i]
-		n += 40 + len(m.Role) + len(m.ToolCallID)
-		switch c := m.Content.(type) {
-		case string:
-			n += len(c) + len(c)/8
-		case []json.RawMessage:
-			for _, part := range c {
-				n += len(part) + 24
+// for req's messages, less the client's texts it sends as they are.
+func glueSize(req *provider.Request) int {
+	n := 48 + len(req.System)*9/8
+	for i := range req.Messages {
+		n += 32
+		for j := range req.Messages[i].Content {
+			p := &req.Messages[i].Content[j]
+			n += 8 + len(p.Text)*9/8
+			switch {
+			case p.ToolResult != nil: // a message of its own
+				n += 48 + len(p.ToolResult.CallID) + len(p.ToolResult.Content)*9/8
+			case p.ToolCall != nil:
+				n += 64 + len(p.ToolCall.ID) + len(p.ToolCall.Name) + len(p.ToolCall.Arguments)*5/4
+			case p.Raw != nil:
+			default: // a content array's part
+				n += 24
+				if p.Image != nil {
+					n += 48 + len(p.Image.URL) + len(p.Image.Data)
+				}
 			}
-		}
-		for _, tc := range m.ToolCalls {
-			n += 64 + len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)*5/4
 		}
 	}
 	return n
