@@ -50,38 +50,3 @@ func answerDropped(dialect string, res *provider.Response) []string {
 	}
 	return append(slices.Clip(res.Dropped), "answer.content[type="+res.Thinking[0].Type+"]")
 }
-
-// peeked is a stream whose first Recv was made early, to read the first
-// chunk's Dropped before the response headers go out (the engine returns a
-// stream once its first token arrived, so that Recv does not wait).
-type peeked struct {
-	provider.Stream
-	first provider.Chunk
-	err   error
-	done  bool
-}
-
-// peekDropped reads st's first chunk and returns a stream that yields it
-// again, and the chunk's Dropped names.
-func peekDropped(st provider.Stream) (provider.Stream, []string) {
-	p := &peeked{Stream: st}
-	p.first, p.err = st.Recv()
-	return p, p.first.Dropped
-}
-
-// Buffered implements provider.BufferReporter: the first chunk is in
-// memory; then the stream peeked says.
-func (p *peeked) Buffered() bool {
-	if !p.done {
-		return p.err == nil
-	}
-	return provider.Buffered(p.Stream)
-}
-
-func (p *peeked) Recv() (provider.Chunk, error) {
-	if !p.done {
-		p.done = true
-		return p.first, p.err
-	}
-	return p.Stream.Recv()
-}

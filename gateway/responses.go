@@ -80,14 +80,13 @@ func rsDropped(in *inbound, relayed bool, adapter []string) []string {
 	return append(append([]string(nil), in.req.Passthrough.Untranslated...), adapter...)
 }
 
-// rsStreamDropped is rsDropped for a stream, relayed when its first chunk
-// carries the upstream's own event.
-func rsStreamDropped(in *inbound, st provider.Stream, adapter []string) []string {
+// rsStreamDropped is rsDropped for a stream whose first chunk is first:
+// relayed when it carries the upstream's own event.
+func rsStreamDropped(in *inbound, first *provider.Chunk) []string {
 	if in.dialect != DialectResponses {
-		return adapter
+		return first.Dropped
 	}
-	p, ok := st.(*peeked)
-	return rsDropped(in, ok && p.first.Raw != nil, adapter)
+	return rsDropped(in, first.Raw != nil, first.Dropped)
 }
 
 // routeFor resolves a request's model and per-request fallbacks to the

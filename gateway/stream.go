@@ -148,6 +148,10 @@ type pump struct {
 	usageFinal bool
 	next       string         // the target the stream continued on, until the pump says so
 	c          provider.Chunk // the chunk being written (here, not on the heap per chunk)
+	// held: c is the stream's first chunk (or firstErr its error), read
+	// before the headers went out and not written yet.
+	held     bool
+	firstErr error
 }
 
 // onEvent notes the engine's continuation of the stream, and the events it
@@ -178,9 +182,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	h := w.Header()
 	setResultHeaders(h, in.dialect, sr.Target, sr.Attempts, sr.Fallbacks, sr.Stream.RequestID())
 	setCostHeaders(h, -1, sr.Wasted)
-	var dropped []string
-	sr.Stream, dropped = peekDropped(sr.Stream)
-	setDropped(h, rsStreamDropped(in, sr.Stream, dropped))
+	// The first chunk is read before the headers go out, for its Dropped
+	// (the engine returns a stream once its first token arrived, so that
+	// Recv does not wait); the pump writes it first.
+	p.c, p.firstErr = sr.Stream.Recv()
+	p.held = true
+	setDropped(h, rsStreamDropped(in, &p.c))
 	if sr.Cached {
 		h.Set("X-Llmguard-Cached", "true")
 		h.Set("Idempotent-Replayed", "true")
@@ -218,7 +225,11 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 	more := false // the stream holds the next chunk: Recv does not wait
 	for {
 		var err error
-		p.c, err = st.Recv()
+		if p.held {
+			p.held, err = false, p.firstErr
+		} else {
+			p.c, err = st.Recv()
+		}
 		if p.next != "" {
 			p.continued()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmguard/llmguard/provider"
@@ -16,7 +17,8 @@ import (
 // content), then arms the idle timeout around every Recv. A mid-stream failure counts
 // against the target's breaker and is marked AfterFirstToken. Like every
 // provider.Stream it is not safe for concurrent use, except Close: mu guards
-// what Close touches while a Recv may be running (the idle timer, closed).
+// what Close touches while a Recv may be running (the idle timer, closed;
+// a Recv that arms no timer only reads closed).
 type engineStream struct {
 	s       provider.Stream
 	actx    context.Context
@@ -39,7 +41,7 @@ type engineStream struct {
 
 	mu     sync.Mutex
 	timer  *time.Timer // the idle timer, created by the first Recv that waits
-	closed bool        // finish ran: no timer may be armed any more
+	closed atomic.Bool // finish ran: no timer may be armed any more (set under mu)
 }
 
 // errStreamClosed ends a Recv that starts after Close.
@@ -63,23 +65,16 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 		s.finish()
 		return provider.Chunk{}, io.EOF
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	// A Recv of what the stream holds already does not wait: no idle
+	// timer to arm (a relayed stream's events mostly come so), and so no
+	// lock to take against Close.
+	armed := !provider.Buffered(s.s)
+	if s.closing(armed) {
 		pe := asProviderError(s.t, fmt.Errorf("%w: %w", errStreamClosed, context.Canceled))
 		pe.AfterFirstToken = true
 		s.err = pe
 		return provider.Chunk{}, pe
 	}
-	// A Recv of what the stream holds already does not wait: no idle
-	// timer to arm (a relayed stream's events mostly come so).
-	armed := !provider.Buffered(s.s)
-	if armed && s.timer == nil {
-		s.timer = time.AfterFunc(s.idle, func() { s.cancel(errIdleTimeout) })
-	} else if armed {
-		s.timer.Reset(s.idle)
-	}
-	s.mu.Unlock()
 	c, err := s.s.Recv()
 	stopped := true
 	if armed {
@@ -112,12 +107,31 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 	return provider.Chunk{}, pe
 }
 
+// closing reports whether Close ran, arming the idle timer first when
+// armed (under the lock: no timer is armed once finish ran).
+func (s *engineStream) closing(armed bool) bool {
+	if !armed {
+		return s.closed.Load()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return true
+	}
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.idle, func() { s.cancel(errIdleTimeout) })
+	} else {
+		s.timer.Reset(s.idle)
+	}
+	return false
+}
+
 // finish releases the attempt's resources once.
 func (s *engineStream) finish() { s.once.Do(s.doFinish) }
 
 func (s *engineStream) doFinish() {
 	s.mu.Lock()
-	s.closed = true
+	s.closed.Store(true)
 	if s.timer != nil {
 		s.timer.Stop()
 	}

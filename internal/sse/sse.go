@@ -42,6 +42,11 @@ type Reader struct {
 	off, at, end int
 	evEnd        int
 	pend         bool
+	// ends are where the first lines after off end (at their "\n", from
+	// off) as find found them, nends of them: parse does not look for
+	// them again (most events are a line or two).
+	ends  [2]int
+	nends int
 	// err is the source's error (io.EOF included) once it returned one;
 	// bad a line too long, which ends the stream at once.
 	err, bad error
@@ -84,6 +89,10 @@ func (r *Reader) find() bool {
 		if i >= MaxLine {
 			r.bad = ErrLineTooLong
 			return false
+		}
+		if r.nends < len(r.ends) {
+			r.ends[r.nends] = r.at + i - r.off
+			r.nends++
 		}
 		line := dropCR(r.buf[r.at : r.at+i])
 		r.at += i + 1
@@ -134,7 +143,7 @@ func (r *Reader) fill() {
 		return
 	}
 	if r.off == r.end { // all of it returned: start again at the front
-		r.off, r.at, r.end = 0, 0, 0
+		r.off, r.at, r.end, r.nends = 0, 0, 0, 0
 	}
 	if r.off > 0 && 2*(len(r.buf)-r.end) < len(r.buf) {
 		n := copy(r.buf, r.buf[r.off:r.end])
@@ -180,7 +189,7 @@ func (r *Reader) Next() (Event, error) {
 		}
 	}
 	ev, _, _ := r.parse(r.buf[r.off:r.evEnd])
-	r.off, r.at, r.evEnd, r.pend = r.evEnd, r.evEnd, -1, false
+	r.off, r.at, r.evEnd, r.pend, r.nends = r.evEnd, r.evEnd, -1, false, 0
 	return ev, nil
 }
 
@@ -188,7 +197,7 @@ func (r *Reader) Next() (Event, error) {
 // event.
 func (r *Reader) last() (Event, error) {
 	ev, pending, data := r.parse(r.buf[r.off:r.end])
-	r.off, r.at, r.pend = r.end, r.end, false
+	r.off, r.at, r.pend, r.nends = r.end, r.end, false, 0
 	switch {
 	case r.err != io.EOF:
 		return Event{}, r.err
@@ -202,16 +211,21 @@ func (r *Reader) last() (Event, error) {
 	return Event{}, io.EOF
 }
 
-// parse reads the event in b, lines that each end with "\n", up to the
-// blank line that ends it. pending: b held some field of an event; data:
-// a data line.
+// parse reads the event in b (from off), lines that each end with "\n",
+// up to the blank line that ends it. pending: b held some field of an
+// event; data: a data line.
 func (r *Reader) parse(b []byte) (ev Event, pending, data bool) {
 	var one []byte // the one data line's value
 	lines := 0
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		line := dropCR(b[:i])
-		b = b[i+1:]
+	for j, pos := 0, 0; pos < len(b); j++ {
+		end := 0
+		if j < r.nends {
+			end = r.ends[j] // found already
+		} else {
+			end = pos + bytes.IndexByte(b[pos:], '\n')
+		}
+		line := dropCR(b[pos:end])
+		pos = end + 1
 		if len(line) == 0 {
 			if pending {
 				break
