@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -15,13 +16,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fake is an in-process fake upstream reached through in-memory
-// transports: each Dial is a fresh connection (a restart), and a crash
-// closes the current one.
+// fake is an in-process fake upstream reached through in-memory pipes:
+// each Dial is a fresh connection (a restart), and a crash cuts the current
+// one at once, as a process's exit does. (ServerSession.Close would wait for
+// the calls in flight, the crashing one included, to end first.)
 type fake struct {
 	*fakeupstream.Fake
 	mu    sync.Mutex
-	cur   *mcp.ServerSession
+	cur   net.Conn // the server's end of the current connection
 	dials int
 	down  bool // Dial fails (the server can't start)
 }
@@ -30,9 +32,9 @@ func newFake(name string) *fake {
 	f := &fake{}
 	f.Fake = fakeupstream.New(&fakeupstream.Options{Name: name, Crash: func() {
 		f.mu.Lock()
-		ss := f.cur
+		conn := f.cur
 		f.mu.Unlock()
-		go ss.Close()
+		conn.Close()
 	}})
 	return f
 }
@@ -44,13 +46,12 @@ func (f *fake) dial(ctx context.Context) (mcp.Transport, error) {
 	if f.down {
 		return nil, io.ErrUnexpectedEOF
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := f.Server.Connect(context.Background(), st, nil)
-	if err != nil {
+	client, server := net.Pipe()
+	if _, err := f.Server.Connect(context.Background(), &mcp.IOTransport{Reader: server, Writer: server}, nil); err != nil {
 		return nil, err
 	}
-	f.cur = ss
-	return ct, nil
+	f.cur = server
+	return &mcp.IOTransport{Reader: client, Writer: client}, nil
 }
 
 func (f *fake) upstream(name string) Upstream { return Upstream{Name: name, Dial: f.dial} }
