@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,11 +177,7 @@ func TestDecodeJSON(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 				t.Fatalf("stdout is not JSON: %v: %q", err, stdout)
 			}
-			keys := make([]string, 0, len(got))
-			for k := range got {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(got))
 			wantKeys := []string{"class", "fallback", "message", "provider_type", "request_id", "retryable", "scope", "until", "wait_seconds"}
 			if diff := cmp.Diff(wantKeys, keys); diff != "" {
 				t.Errorf("keys (-want +got):\n%s", diff)

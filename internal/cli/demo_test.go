@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -121,12 +120,7 @@ func TestDemoMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout.String()), &s); err != nil {
 		t.Fatalf("stdout is not the JSON summary: %v\n%s", err, stdout.String())
 	}
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, b := send(t, "GET", base+"/metrics", "")
 	body := string(b)
 	total := 0.0
 	for _, line := range strings.Split(body, "\n") {

@@ -119,13 +119,20 @@ func writeConfig(t *testing.T, cfg string) string {
 	return p
 }
 
-// postMessage posts a one-message Anthropic request for the default route
-// to base's /v1/messages with header (name, value pairs; a pair with an
-// empty value is left out) and returns the status and body.
-func postMessage(t *testing.T, base string, header ...string) (int, []byte) {
+// send makes one request to url with body ("" sends none) and header
+// (name, value pairs; a pair with an empty value is left out) and returns
+// the answer and its body, read and closed; a transport error fails the
+// test.
+func send(t *testing.T, method, url, body string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/v1/messages",
-		strings.NewReader(`{"model":"default","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i+1] != "" {
 			req.Header.Set(header[i], header[i+1])
@@ -137,5 +144,14 @@ func postMessage(t *testing.T, base string, header ...string) (int, []byte) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
+	return res, b
+}
+
+// postMessage posts a one-message Anthropic request for the default route
+// to base's /v1/messages with header (as for send) and returns the status
+// and body.
+func postMessage(t *testing.T, base string, header ...string) (int, []byte) {
+	t.Helper()
+	res, b := send(t, "POST", base+"/v1/messages", `{"model":"default","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, header...)
 	return res.StatusCode, b
 }

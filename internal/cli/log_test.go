@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -29,13 +28,8 @@ func startServe(t *testing.T, args ...string) (string, *lockedBuffer, func() int
 
 func chatOnce(t *testing.T, base, route string) {
 	t.Helper()
-	res, err := http.Post(base+"/v1/chat/completions", "application/json",
-		strings.NewReader(`{"model":"`+route+`","messages":[{"role":"user","content":"secret prompt text"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
+	send(t, "POST", base+"/v1/chat/completions", `{"model":"`+route+`","messages":[{"role":"user","content":"secret prompt text"}]}`,
+		"Content-Type", "application/json")
 }
 
 // Issue 10 item 9: serve logs one access line per request at info, each

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -17,13 +15,8 @@ func TestOutageDoesNotFloodTheLog(t *testing.T) {
 	base, stderr := urls[0], cmd.stderr
 	const n = 300
 	for range n {
-		res, err := http.Post(base+"/v1/chat/completions", "application/json",
-			strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hi"}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
+		res, _ := send(t, "POST", base+"/v1/chat/completions", `{"model":"default","messages":[{"role":"user","content":"hi"}]}`,
+			"Content-Type", "application/json")
 		if res.StatusCode < 500 {
 			t.Fatalf("status %d during an outage", res.StatusCode)
 		}

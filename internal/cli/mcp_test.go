@@ -148,21 +148,11 @@ func TestMCPOverHTTP(t *testing.T) {
 	go func() { code <- MainEnv(ctx, []string{"mcp", "--http", ":0"}, env) }()
 	url := waitLog(t, &stderr, regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/)`), "listening url")
 	post := func(origin, token string) int {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(mcpInit))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if origin != "" {
-			req.Header.Set("Origin", origin)
-		}
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			token = "Bearer " + token
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := send(t, "POST", url, mcpInit, "Content-Type", "application/json",
+			"Accept", "application/json, text/event-stream", "Origin", origin, "Authorization", token)
 		return resp.StatusCode
 	}
 	for _, tc := range []struct {
@@ -191,16 +181,10 @@ func TestMCPMetrics(t *testing.T) {
 	cfg := mockConfig(t)
 	get := func(t *testing.T, url, token string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", url, nil)
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			token = "Bearer " + token
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := send(t, "GET", url, "", "Authorization", token)
 		return resp.StatusCode, string(b)
 	}
 	for _, tc := range []struct {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,24 +15,15 @@ func TestMockServes(t *testing.T) {
 	base, stderr := urls[0], cmd.stderr
 
 	for i, want := range []int{529, 529, 529, 200} {
-		req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("x-api-key", "sk-ant-secret-abcd")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := send(t, "POST", base+"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`,
+			"x-api-key", "sk-ant-secret-abcd")
 		if resp.StatusCode != want {
 			t.Errorf("request %d: status %d, want %d", i, resp.StatusCode, want)
 		}
 	}
-	resp, err := http.Get(base + "/_mock/requests")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := send(t, "GET", base+"/_mock/requests", "")
 	var page struct{ Count int }
-	json.NewDecoder(resp.Body).Decode(&page)
-	resp.Body.Close()
+	json.Unmarshal(b, &page)
 	if page.Count != 4 {
 		t.Errorf("request log count %d, want 4", page.Count)
 	}

@@ -45,15 +45,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 
 	cmd, urls := startCommand(t, getenv, 1, "serve", "-v", "--addr", "127.0.0.1:0", "--config", cfgPath)
 	base, stderr := urls[0], cmd.stderr
-	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
-		strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("Authorization", "Bearer "+gwKey)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_, body := send(t, "POST", base+"/v1/chat/completions", `{"model":"default","messages":[{"role":"user","content":"hi"}]}`,
+		"Authorization", "Bearer "+gwKey)
 	leaks("the error body", string(body))
 	cmd.stop()
 	if !strings.Contains(stderr.String(), "Invalid API key") {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,16 +33,10 @@ func TestServe(t *testing.T) {
 		})
 	}
 	status := func(key string) (int, string) {
-		req, _ := http.NewRequest("GET", admin+"/status", nil)
 		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
+			key = "Bearer " + key
 		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		res, b := send(t, "GET", admin+"/status", "", "Authorization", key)
 		return res.StatusCode, string(b)
 	}
 	if code, b := status("gw-secret-1"); code != 200 || !strings.Contains(b, `"anthropic/claude-sonnet-4-5"`) {
@@ -88,13 +81,8 @@ func TestServeZeroConfigSim(t *testing.T) {
 	t.Chdir(t.TempDir()) // no llmguard.yaml
 	cmd, urls := startCommand(t, nil, 1, "serve", "--addr", "127.0.0.1:0")
 	base, stderr := urls[0], cmd.stderr
-	res, err := http.Post(base+"/v1/chat/completions", "application/json",
-		strings.NewReader(`{"model":"default","messages":[{"role":"user","content":"hello"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	res, b := send(t, "POST", base+"/v1/chat/completions", `{"model":"default","messages":[{"role":"user","content":"hello"}]}`,
+		"Content-Type", "application/json")
 	if res.StatusCode != 200 || !strings.Contains(string(b), strings.TrimSpace(SimLabel)) {
 		t.Errorf("status %d, body %s: want a labelled simulated answer", res.StatusCode, b)
 	}

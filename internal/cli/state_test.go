@@ -246,12 +246,7 @@ func TestDoctorState(t *testing.T) {
 // scrape returns the llmguard_state_ lines of base's /metrics.
 func scrape(t *testing.T, base string) string {
 	t.Helper()
-	res, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	_, b := send(t, "GET", base+"/metrics", "")
 	var lines []string
 	for l := range strings.Lines(string(b)) {
 		if strings.HasPrefix(l, "llmguard_state_") {
