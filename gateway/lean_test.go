@@ -49,14 +49,7 @@ func checkLean(t *testing.T, body []byte) {
 	if !reflect.DeepEqual(g, w) {
 		t.Fatalf("%s: encoded\n%s\nwant\n%s", body, got, wantBody)
 	}
-	full, err := in.req.Full()
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.Deferred, full.Passthrough, want.req.Passthrough = nil, nil, nil
-	fb, _ := json.Marshal(full)
-	wb, _ := json.Marshal(want.req)
-	if string(fb) != string(wb) {
+	if fb, wb := fullJSON(t, in.req, want.req); fb != wb {
 		t.Fatalf("%s: Full\n%s\nwant\n%s", body, fb, wb)
 	}
 }

@@ -12,6 +12,22 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
+// fullJSON is req's Full decoding and the whole decoding want, as JSON
+// without what only a relay keeps (Deferred, Passthrough): the two are
+// equal when Full decodes what the whole decoder does. An error from Full
+// fails the test.
+func fullJSON(t *testing.T, req, want *provider.Request) (string, string) {
+	t.Helper()
+	full, err := req.Full()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Deferred, full.Passthrough, want.Passthrough = nil, nil, nil
+	g, _ := json.Marshal(full)
+	w, _ := json.Marshal(want)
+	return string(g), string(w)
+}
+
 // TestDecodeChatDefers: decodeChat refuses every body the whole decoder
 // refuses with the same message, or, for a fault past what routing reads
 // (inside a message), accepts it and leaves the fault to the request's
@@ -100,14 +116,7 @@ func TestDecodeChatFull(t *testing.T) {
 			if f := in.req.Passthrough.Fields; (dialect == DialectOpenAI) != (f == nil) || f != nil && f[0].Key != "model" {
 				t.Errorf("Passthrough.Fields = %v", f)
 			}
-			got, err := in.req.Full()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got.Deferred, got.Passthrough, want.req.Passthrough = nil, nil, nil
-			g, _ := json.Marshal(got)
-			w, _ := json.Marshal(want.req)
-			if string(g) != string(w) {
+			if g, w := fullJSON(t, in.req, want.req); g != w {
 				t.Errorf("Full:\n%s\nwant\n%s", g, w)
 			}
 		})

@@ -11,14 +11,11 @@ import (
 	"github.com/llmguard/llmguard/mock"
 )
 
-// rsConfig routes Responses API calls to every adapter family; UP is the
-// recording upstream in front of the mock.
-const rsConfig = `
-providers:
-  anthropic: {base_url: UP, api_key: test-ant-key}
-  openai: {base_url: UP/v1, api_key: test-oai-key}
-  gemini: {base_url: UP, api_key: AIzaTestKey}
-  deepseek: {base_url: UP/deepseek/v1, api_key: sk-test-ds}
+// rsConfig routes Responses API calls to every adapter family (the test
+// providers and Gemini and DeepSeek); MOCK is the recording upstream in
+// front of the mock.
+const rsConfig = mockProviders + `  gemini: {base_url: MOCK, api_key: AIzaTestKey}
+  deepseek: {base_url: MOCK/deepseek/v1, api_key: sk-test-ds}
 routes:
   default:
     targets: [anthropic/claude-sonnet-4-5, openai/gpt-4o]
@@ -43,8 +40,8 @@ type rsStack struct {
 
 func newRsStack(t *testing.T) *rsStack { return newUpStack(t, rsConfig) }
 
-// newUpStack is a gateway over yaml (UP is the recording upstream in front
-// of the mock), over pipenet like newStack.
+// newUpStack is a gateway over yaml (UP, or MOCK as in mockProviders, is
+// the recording upstream in front of the mock), over pipenet like newStack.
 func newUpStack(t *testing.T, yaml string) *rsStack { return newUpStackOpts(t, yaml, nil) }
 
 // newUpStackOpts is newUpStack with the gateway's options (Engine, Config
@@ -56,7 +53,7 @@ func newUpStackOpts(t *testing.T, yaml string, opts *Options) *rsStack {
 	ts := pipenet.NewServer(up)
 	t.Cleanup(ts.Close)
 	st := &stack{mock: ms}
-	st.srv, _ = newGateway(t, strings.ReplaceAll(yaml, "UP", ts.URL), ts.Client(), nil, opts)
+	st.srv, _ = newGateway(t, strings.NewReplacer("UP", ts.URL, "MOCK", ts.URL).Replace(yaml), ts.Client(), nil, opts)
 	st.gw = pipenet.NewServer(st.srv.Handler())
 	t.Cleanup(st.gw.Close)
 	return &rsStack{st, up}
