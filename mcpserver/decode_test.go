@@ -2,7 +2,8 @@ package mcpserver
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,11 +36,7 @@ func TestDecodeError(t *testing.T) {
 			if err := json.Unmarshal([]byte(text(t, res)), &got); err != nil {
 				t.Fatalf("text is not the verdict JSON: %v", err)
 			}
-			var keys []string
-			for k := range got {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(got))
 			wantKeys := []string{"class", "fallback", "message", "provider_type", "request_id", "retryable", "scope", "until", "wait_seconds"}
 			if diff := cmp.Diff(wantKeys, keys); diff != "" {
 				t.Errorf("keys differ from decode --json (-want +got):\n%s", diff)
