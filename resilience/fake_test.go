@@ -120,13 +120,23 @@ func ctxError(name, model string, err error) *provider.Error {
 		Class: classify.Network, Scope: classify.ScopeRequest, Message: "network: " + err.Error()}}
 }
 
-func (f *fakeAdapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
-	r := f.next(req.Model)
-	if err := f.wait(ctx, r, req.Model); err != nil {
-		return nil, ctxError(f.name, req.Model, err)
+// answer takes model's next scripted reply and waits as it says; the
+// error is the reply's, or a network error when ctx ended the wait.
+func (f *fakeAdapter) answer(ctx context.Context, model string) (reply, error) {
+	r := f.next(model)
+	if err := f.wait(ctx, r, model); err != nil {
+		return r, ctxError(f.name, model, err)
 	}
 	if r.err != nil {
-		return nil, r.err
+		return r, r.err
+	}
+	return r, nil
+}
+
+func (f *fakeAdapter) Chat(ctx context.Context, req *provider.Request) (*provider.Response, error) {
+	r, err := f.answer(ctx, req.Model)
+	if err != nil {
+		return nil, err
 	}
 	text := r.text
 	if text == "" {
@@ -137,12 +147,9 @@ func (f *fakeAdapter) Chat(ctx context.Context, req *provider.Request) (*provide
 }
 
 func (f *fakeAdapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	r := f.next(req.Model)
-	if err := f.wait(ctx, r, req.Model); err != nil {
-		return nil, ctxError(f.name, req.Model, err)
-	}
-	if r.err != nil {
-		return nil, r.err
+	r, err := f.answer(ctx, req.Model)
+	if err != nil {
+		return nil, err
 	}
 	chunks := r.chunks
 	if chunks == nil && r.text != "" {
