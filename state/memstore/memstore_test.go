@@ -14,6 +14,14 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) state.Store { return memstore.New() })
 }
 
+func TestResultsConformance(t *testing.T) {
+	storetest.RunResults(t, func(t *testing.T) state.ResultStore { return memstore.NewResults() })
+}
+
+func TestLeasesConformance(t *testing.T) {
+	storetest.RunLeases(t, func(t *testing.T) state.LeaseStore { return memstore.NewLeases() })
+}
+
 func Example() {
 	st := memstore.New()
 	ctx := context.Background()
