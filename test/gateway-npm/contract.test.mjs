@@ -5,6 +5,7 @@
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { clients, contract, GATEWAY, PROMPT } from '../harness/contract.mjs';
+import { readChat } from '../harness/chat.mjs';
 
 const openai = (fetch) => new OpenAI({ baseURL: `${GATEWAY}/v1`, apiKey: 'gw-test-key', fetch });
 const anthropic = (fetch) => new Anthropic({ baseURL: GATEWAY, apiKey: 'gw-test-key', fetch });
@@ -18,13 +19,7 @@ clients(() => {
 
   contract('openai-chat-stream', (fetch) => {
     const c = openai(fetch);
-    return async (model) => {
-      let text = '';
-      for await (const chunk of await c.chat.completions.create({ model, messages, stream: true })) {
-        text += chunk.choices[0]?.delta?.content ?? '';
-      }
-      return text;
-    };
+    return async (model) => (await readChat(await c.chat.completions.create({ model, messages, stream: true }))).text;
   });
 
   contract('openai-responses', (fetch) => {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { GATEWAY, assertOneLine, assertRetryAfterHonoured } from './helpers.mjs';
+import { readChat } from '../harness/chat.mjs';
 
 const client = new OpenAI({ baseURL: `${GATEWAY}/v1`, apiKey: 'gw-test-key' });
 const messages = [{ role: 'user', content: 'Say hello to the gateway please' }];
@@ -28,14 +29,7 @@ test('streaming success with usage', async () => {
   const stream = await client.chat.completions.create({
     model: 'oai', messages, stream: true, stream_options: { include_usage: true },
   });
-  let text = '';
-  let finish = null;
-  let usage = null;
-  for await (const chunk of stream) {
-    text += chunk.choices[0]?.delta?.content ?? '';
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-    usage = chunk.usage ?? usage;
-  }
+  const { text, finish, usage } = await readChat(stream);
   assert.equal(text, 'Mock answer from gpt-4o: Say hello to the gateway please');
   assert.equal(finish, 'stop');
   assert.ok(usage.total_tokens > 0);
@@ -86,15 +80,13 @@ test('a 401 from upstream is a one-line error with its request id', async () => 
 
 test('a mid-stream failure ends the stream cleanly with an error', async () => {
   const stream = await client.chat.completions.create({ model: 'oai-midstream', messages, stream: true });
-  let text = '';
-  await assert.rejects((async () => {
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-  })(), (err) => {
+  const got = { text: '' };
+  await assert.rejects(readChat(stream, got), (err) => {
     assert.ok(err instanceof OpenAI.APIError, `got ${err}`);
     assertOneLine(err.message);
     return true;
   });
-  assert.ok(text.startsWith('Mock answer'), `partial text ${JSON.stringify(text)}`);
+  assert.ok(got.text.startsWith('Mock answer'), `partial text ${JSON.stringify(got.text)}`);
 });
 
 test('an unknown model lists the routes', async () => {

@@ -9,7 +9,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import net from 'node:net';
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -34,21 +33,22 @@ rules:
 let mock, mockURL;
 const samplingRequests = [];
 
-function freePort() {
+// startMock runs `llmguard mock` on a port it picks itself (127.0.0.1:0)
+// and resolves with the URL from the line it prints once it listens; it
+// gives up after ms.
+function startMock(file, ms = 10000) {
+  const child = spawn(BIN, ['mock', '--quiet', '--addr', '127.0.0.1:0', '--scenario', file], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    const fail = (why) => { clearTimeout(timer); child.kill(); reject(new Error(why)); };
+    const timer = setTimeout(() => fail(`the mock printed no address in ${ms} ms`), ms);
+    let out = '';
+    child.stdout.on('data', (b) => {
+      out += b;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) { clearTimeout(timer); child.removeAllListeners('exit'); resolve({ child, url: m[1] }); }
+    });
+    child.once('exit', (code) => fail(`the mock exited (${code}) before listening`));
   });
-}
-
-async function waitUp(url, ms = 10000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    try { const r = await fetch(url + '/_mock/requests'); if (r.ok) return; } catch {}
-    if (Date.now() > end) throw new Error('mock did not start at ' + url);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 // requests returns the mock's request log entries for a model.
@@ -63,10 +63,7 @@ before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'llmguard-mcp-'));
   const file = join(dir, 'scenario.yaml');
   writeFileSync(file, SCENARIO);
-  const port = await freePort();
-  mockURL = `http://127.0.0.1:${port}`;
-  mock = spawn(BIN, ['mock', '--quiet', '--addr', `127.0.0.1:${port}`, '--scenario', file], { stdio: ['ignore', 'ignore', 'inherit'] });
-  await waitUp(mockURL);
+  ({ child: mock, url: mockURL } = await startMock(file));
 });
 
 after(() => { mock?.kill(); });

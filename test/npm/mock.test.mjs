@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI, { AzureOpenAI } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { readChat } from '../harness/chat.mjs';
 
 const base = process.env.MOCK_URL;
 if (!base) throw new Error('MOCK_URL is not set (the URL of a running llmguard mock)');
@@ -42,14 +43,7 @@ test('openai: stream with usage', async () => {
     stream: true,
     stream_options: { include_usage: true },
   });
-  let text = '';
-  let usage = null;
-  let finish = null;
-  for await (const chunk of stream) {
-    text += chunk.choices[0]?.delta?.content ?? '';
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-    usage = chunk.usage ?? usage;
-  }
+  const { text, finish, usage } = await readChat(stream);
   assert.equal(text, 'Summary: the cat sat on the mat all day long.');
   assert.equal(finish, 'stop');
   assert.ok(usage.completion_tokens > 0);
@@ -95,11 +89,9 @@ test('openai: scripted errors reach the SDK with their code and request id', asy
     { model: 'gpt-4.1', messages: [{ role: 'user', content: 'one two three four five' }], stream: true },
     { headers: { 'x-mock-fault': 'midstream:2' } },
   );
-  let text = '';
-  await assert.rejects(async () => {
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-  }, OpenAI.APIError);
-  assert.equal(text, 'Mock answer');
+  const got = { text: '' };
+  await assert.rejects(readChat(stream, got), OpenAI.APIError);
+  assert.equal(got.text, 'Mock answer');
   assert.equal(await attempts('/v1/chat/completions'), before + 1, 'maxRetries: 0 means one attempt');
 });
 
