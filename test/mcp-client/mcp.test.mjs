@@ -138,16 +138,22 @@ test('lists the six tools', async () => {
   } finally { await client.close(); }
 });
 
+// callWithProgress calls a tool with a 60 s timeout, collecting its
+// progress notifications; an isError result fails the test.
+async function callWithProgress(client, name, args) {
+  const progress = [];
+  const res = await client.callTool({ name, arguments: args }, undefined,
+    { onprogress: (p) => progress.push(p), timeout: 60000 });
+  assert.notEqual(res.isError, true, JSON.stringify(res));
+  return { res, progress };
+}
+
 test('overload burst then success returns the summary with progress notifications', async () => {
   const model = 'burst-summary';
   const { client } = await connect(anthropic(model));
   try {
-    const progress = [];
-    const res = await client.callTool(
-      { name: 'summarize', arguments: { text: 'Summarize this: the deploy failed twice because the provider was overloaded, then it worked.', bullets: 3 } },
-      undefined,
-      { onprogress: (p) => progress.push(p), timeout: 60000 });
-    assert.notEqual(res.isError, true, JSON.stringify(res));
+    const { res, progress } = await callWithProgress(client, 'summarize',
+      { text: 'Summarize this: the deploy failed twice because the provider was overloaded, then it worked.', bullets: 3 });
     assert.ok(res.content[0].text.length > 0);
     assert.equal(res.structuredContent.attempts, 3);
     assert.match(res.structuredContent.model, new RegExp(model));
@@ -163,10 +169,7 @@ test('batch_summarize answers a list, one progress notification per item, and re
   try {
     const run = Date.now(); // a fresh results file on every run of the suite
     const items = [1, 2, 3].map((i) => ({ id: `doc-${i}`, text: `Document ${i} of run ${run}: the deploy failed, then it worked.` }));
-    const progress = [];
-    const res = await client.callTool({ name: 'batch_summarize', arguments: { items, bullets: 2 } }, undefined,
-      { onprogress: (p) => progress.push(p), timeout: 60000 });
-    assert.notEqual(res.isError, true, JSON.stringify(res));
+    const { res, progress } = await callWithProgress(client, 'batch_summarize', { items, bullets: 2 });
     const sc = res.structuredContent;
     assert.equal(sc.total, 3);
     assert.equal(sc.answered, 3);
