@@ -70,14 +70,37 @@ func verbatimEnd(b []byte, i int) (int, bool) {
 	return end, ok
 }
 
-// runeStart is i, or the start of the rune b[i] is inside (not before
-// from): where the byte walk takes on from the blocks, which may end
-// inside a rune.
+// runeStart is where the byte walk takes on from the blocks at i: the
+// start of a multi-byte rune that begins before i (not before from) and
+// does not end before it, else i. The blocks judge no rune they cut at
+// their end (UTF8 in utf8_amd64.h), whether it goes on past i or stops
+// short there: the byte walk reads it whole. A continuation byte with no
+// lead before it is the byte walk's to refuse, from i.
 func runeStart(b []byte, from, i int) int {
-	for k := 0; k < utf8.UTFMax-1 && i > from && i < len(b) && !utf8.RuneStart(b[i]); k++ {
-		i--
+	for j := i - 1; j >= from && j >= i-(utf8.UTFMax-1); j-- {
+		c := b[j]
+		if c < utf8.RuneSelf {
+			return i // ASCII: no rune is cut at i
+		}
+		if utf8.RuneStart(c) { // the lead of the rune j..
+			if j+leadLen(c) > i {
+				return j
+			}
+			return i
+		}
 	}
 	return i
+}
+
+// leadLen is the length of the rune whose first byte is c (at least 0xc0).
+func leadLen(c byte) int {
+	switch {
+	case c >= 0xf0:
+		return 4
+	case c >= 0xe0:
+		return 3
+	}
+	return 2
 }
 
 // verbatimState is where scanVerbatim stopped.
