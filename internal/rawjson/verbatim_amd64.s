@@ -144,10 +144,7 @@ ascii:
 	BSFQ BX, DX
 	LEAQ 1(AX)(DX*1), AX
 	MOVQ $1, 8(DI)
-	ERRORS
-	VZEROUPPER
-	MOVQ AX, ret+24(FP)
-	RET
+	JMP  done
 
 noquote:
 	TESTQ R13, R13
@@ -158,14 +155,13 @@ noquote:
 slow:
 	MOVQ R9, 0(DI)
 	MOVQ $2, 8(DI)
-	ERRORS
-	VZEROUPPER
-	MOVQ AX, ret+24(FP)
-	RET
+	JMP  done
 
 out:
 	MOVQ R10, 0(DI)
 	MOVQ $0, 8(DI)
+
+done: // the state is stored: the errors, and where the scan stopped
 	ERRORS
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
