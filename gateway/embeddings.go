@@ -128,14 +128,8 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request, dialect
 			message: "this gateway's engine does not serve embeddings"})
 		return
 	}
-	body, aerr := s.readBody(w, r)
-	if aerr != nil {
-		writeError(w, dialect, aerr)
-		return
-	}
-	in, err := decodeEmbeddings(body)
-	if err != nil {
-		writeError(w, dialect, errBadRequest(err.Error()))
+	in, ok := readRequest(s, w, r, dialect, decodeEmbeddings)
+	if !ok {
 		return
 	}
 	accessOf(w).noteModel(in.model, false)

@@ -177,6 +177,23 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	return b, nil
 }
 
+// readRequest reads r's body (readBody) and decodes it with decode; a
+// failure of either is written to w in dialect (a body decode refuses as
+// invalid_request) and ok is false.
+func readRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, dialect string, decode func([]byte) (T, error)) (in T, ok bool) {
+	body, aerr := s.readBody(w, r)
+	if aerr != nil {
+		writeError(w, dialect, aerr)
+		return in, false
+	}
+	in, err := decode(body)
+	if err != nil {
+		writeError(w, dialect, errBadRequest(err.Error()))
+		return in, false
+	}
+	return in, true
+}
+
 // readChatBody is readBody for a chat request, whose body, when it is
 // long, is read into a pooled buffer (pooledBody): the handler gives it to
 // the decoded request (decodeChat), and it goes back to the pool once

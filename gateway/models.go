@@ -13,14 +13,8 @@ import (
 // the X-Llmguard-Estimate header: the route's targets may not share a
 // tokenizer, and an upstream call would cost a request.
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request, dialect string) {
-	body, aerr := s.readBody(w, r)
-	if aerr != nil {
-		writeError(w, dialect, aerr)
-		return
-	}
-	in, err := anthropicRequest(body)
-	if err != nil {
-		writeError(w, dialect, errBadRequest(err.Error()))
+	in, ok := readRequest(s, w, r, dialect, anthropicRequest)
+	if !ok {
 		return
 	}
 	if aerr := checkNames(in); aerr != nil {

@@ -193,20 +193,9 @@ func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
 }
 
 func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
-	rk, err := e.repeatOf(rp, c)
-	if err != nil {
-		return nil, err
-	}
-	cs := e.newCallState(ctx, rp, c)
-	// No context deadline here: every wait (attempt, queue, backoff) is
-	// bounded by the time left, which saves a timer.
-	out, t, err := cs.walk(ctx, false)
-	if err != nil {
-		if r := cs.static(); r != nil {
-			return r, nil
-		}
-		e.holdFailure(ctx, rp, c, rk, err)
-		return nil, err
+	cs, out, t, static, err := e.run(ctx, rp, c, false)
+	if static != nil || err != nil {
+		return static, err
 	}
 	attempts, fallbacks, waited := cs.counts()
 	return &Result{Response: out.resp, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited,
@@ -236,19 +225,13 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 			return sr, nil
 		}
 	}
-	rk, err := e.repeatOf(rp, c)
+	cs, out, t, r, err := e.run(ctx, rp, c, true)
 	if err != nil {
 		return nil, err
 	}
-	cs := e.newCallState(ctx, rp, c)
-	out, t, err := cs.walk(ctx, true)
-	if err != nil {
-		if r := cs.static(); r != nil {
-			return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target, Static: true,
-				Attempts: r.Attempts, Fallbacks: r.Fallbacks, Waited: r.Waited}, nil
-		}
-		e.holdFailure(ctx, rp, c, rk, err)
-		return nil, err
+	if r != nil {
+		return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target, Static: true,
+			Attempts: r.Attempts, Fallbacks: r.Fallbacks, Waited: r.Waited}, nil
 	}
 	var st provider.Stream = e.continuing(ctx, rp, c, out.stream, t)
 	if key != "" {
@@ -256,6 +239,27 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	}
 	attempts, fallbacks, waited := cs.counts()
 	return &StreamResult{Stream: st, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited, Wasted: cs.wastedUSD()}, nil
+}
+
+// run walks rp for c, the call's repeat hold checked first, and returns
+// what the walk answered. A failed walk returns the route's static answer
+// (and no error) when it has one, else holds the failure for the call's
+// repeats and returns it. No context deadline here: every wait (attempt,
+// queue, backoff) is bounded by the time left, which saves a timer.
+func (e *Engine) run(ctx context.Context, rp *routePlan, c *Call, stream bool) (cs *callState, out answer, t *targetPlan, static *Result, err error) {
+	rk, err := e.repeatOf(rp, c)
+	if err != nil {
+		return nil, answer{}, nil, nil, err
+	}
+	cs = e.newCallState(ctx, rp, c)
+	out, t, err = cs.walk(ctx, stream)
+	if err != nil {
+		if static = cs.static(); static != nil {
+			return cs, out, t, static, nil
+		}
+		e.holdFailure(ctx, rp, c, rk, err)
+	}
+	return cs, out, t, nil, err
 }
 
 func cost(t *targetPlan, u provider.Usage) float64 {
