@@ -41,8 +41,7 @@ func runBench(ctx context.Context, env *Env, args []string) int {
 		return runBenchChaos(ctx, env, args[1:])
 	case "child": // not for people: the proxy's or the gateway's process of a scorecard
 		if err := overhead.ServeChild(ctx, args[1:], env.Stdin, env.Stdout); err != nil {
-			fmt.Fprintf(env.Stderr, "llmguard bench child: %v\n", err)
-			return 1
+			return fail(env, "bench child", err, 1)
 		}
 		return 0
 	}

@@ -42,13 +42,11 @@ func runBenchChaos(ctx context.Context, env *Env, args []string) int {
 	}
 	s, err := chaos.Run(ctx, opt)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard bench chaos: %v\n", err)
-		return 1
+		return fail(env, "bench chaos", err, 1)
 	}
 	var md, svg bytes.Buffer
 	if err := s.Markdown(&md); err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard bench chaos: %v\n", err)
-		return 1
+		return fail(env, "bench chaos", err, 1)
 	}
 	if *out != "" {
 		err := s.SVG(&svg)
@@ -56,8 +54,7 @@ func runBenchChaos(ctx context.Context, env *Env, args []string) int {
 			err = writeFiles(*out, map[string][]byte{"chaos.md": md.Bytes(), "chaos.svg": svg.Bytes()})
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "llmguard bench chaos: %v\n", err)
-			return 1
+			return fail(env, "bench chaos", err, 1)
 		}
 	}
 	if *asJSON {

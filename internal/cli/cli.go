@@ -97,12 +97,19 @@ func subcommand(env *Env, usage string, args []string) (code int, ok bool) {
 	return 0, true
 }
 
+// fail says err on stderr as the command name's ("llmguard NAME: err")
+// and returns code, the command's exit code.
+func fail(env *Env, name string, err error, code int) int {
+	fmt.Fprintf(env.Stderr, "llmguard %s: %v\n", name, err)
+	return code
+}
+
 // printJSON writes v to stdout as indented JSON and a newline; false after
 // an error, said on stderr as the command name's.
 func printJSON(env *Env, name string, v any) bool {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard %s: %v\n", name, err)
+		fail(env, name, err, 1)
 		return false
 	}
 	env.Stdout.Write(append(b, '\n'))

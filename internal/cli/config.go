@@ -72,8 +72,7 @@ func runConfigCheck(env *Env, args []string) int {
 	}
 	out, err := cfg.EffectiveYAML()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard config check: %v\n", err)
-		return 1
+		return fail(env, "config check", err, 1)
 	}
 	fmt.Fprintf(env.Stdout, "# llmguard effective configuration (source: %s; keys masked)\n", cfg.Source)
 	env.Stdout.Write(out)

@@ -59,8 +59,7 @@ func runDemo(ctx context.Context, env *Env, args []string) int {
 	}
 	s, err := demo.Run(ctx, opt)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard demo: %v\n", err)
-		return 1
+		return fail(env, "demo", err, 1)
 	}
 	if *asJSON {
 		if !printJSON(env, "demo", s) {

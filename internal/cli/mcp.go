@@ -107,8 +107,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	px, err := startProxy(ctx, srv, upstreams.merge(fromConfig), cfg.ToolTimeout, sharedResults(app), logger)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
-		return 2
+		return fail(env, "mcp", err, 2)
 	}
 	if px != nil {
 		defer px.Close()
@@ -174,8 +173,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		fmt.Fprintf(env.Stderr, "llmguard mcp: %v\n", err)
-		return 1
+		return fail(env, "mcp", err, 1)
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -71,8 +71,7 @@ func runMock(ctx context.Context, env *Env, args []string) int {
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
-		fmt.Fprintf(env.Stderr, "llmguard mock: %v\n", err)
-		return 1
+		return fail(env, "mock", err, 1)
 	}
 	srv.Close() // release hanging requests
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

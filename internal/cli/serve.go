@@ -57,13 +57,11 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	classify.AddSecrets(keys...)
 	exposed, err := exposure(*addr, *adminAddr, len(keys), *insecure, *keysEnv)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
-		return 2
+		return fail(env, "serve", err, 2)
 	}
 	app, err := loadAppWith(ctx, env, path, logs.engineOptions(logger))
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
-		return 1
+		return fail(env, "serve", err, 1)
 	}
 	defer app.Close()
 	if onlySimulated(app) {
@@ -74,8 +72,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		AllowedOrigins: origins, AllowedHosts: hostNames(*addr, *adminAddr),
 		MaxBodyBytes: *maxBody, ShutdownTimeout: *shutdown, Logger: logger, Metrics: app.Metrics, Items: app.Items(), Tracer: app.Tracer, UI: app.UI()})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
-		return 2
+		return fail(env, "serve", err, 2)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -107,8 +104,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "llmguard serve admin on http://%s\n", adminLn.Addr())
 	}
 	if err := srv.Run(ctx, ln, adminLn); err != nil {
-		fmt.Fprintf(env.Stderr, "llmguard serve: %v\n", err)
-		return 1
+		return fail(env, "serve", err, 1)
 	}
 	return 0
 }
