@@ -179,10 +179,7 @@ func (e *Engine) randDuration(d time.Duration) time.Duration {
 // Chat runs a non-streaming call over its route. On failure it returns a
 // *RouteError (or the static fallback, labelled, when the route has one).
 func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
-	if c == nil || c.Request == nil {
-		return nil, errors.New("resilience: Call or Call.Request is nil")
-	}
-	rp, err := e.plan(c)
+	rp, err := e.planCall(c)
 	if err != nil {
 		return nil, err
 	}
@@ -212,10 +209,7 @@ func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, err
 // its first token, having sent text only, is continued on a later target of
 // the route (see continue.go and EventContinue). The caller must Close it.
 func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
-	if c == nil || c.Request == nil {
-		return nil, errors.New("resilience: Call or Call.Request is nil")
-	}
-	rp, err := e.plan(c)
+	rp, err := e.planCall(c)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +233,15 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 	}
 	attempts, fallbacks, waited := cs.counts()
 	return &StreamResult{Stream: st, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited, Wasted: cs.wastedUSD()}, nil
+}
+
+// planCall is the plan of a Chat's or Stream's call, which must have a
+// Request.
+func (e *Engine) planCall(c *Call) (*routePlan, error) {
+	if c == nil || c.Request == nil {
+		return nil, errors.New("resilience: Call or Call.Request is nil")
+	}
+	return e.plan(c)
 }
 
 // run walks rp for c, the call's repeat hold checked first, and returns
