@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/wait"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -69,23 +71,8 @@ func (v *liveView) run(start time.Time) (stop func()) {
 	if v.opt.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(v.opt.Interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				v.draw(true)
-				return
-			case <-t.C:
-				v.draw(false)
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
+	stopDrawing := wait.Every(context.Background(), v.opt.Interval, func() { v.draw(false) })
+	return func() { stopDrawing(); v.draw(true) }
 }
 
 func (v *liveView) phaseName() string {

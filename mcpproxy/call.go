@@ -152,24 +152,9 @@ func (p *Proxy) keepalive(ctx context.Context, prog *mcpcall.Progress, et *expos
 	if !prog.Active() {
 		return func() {}
 	}
-	done := make(chan struct{})
-	quit := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(p.cfg.ProgressInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				prog.Send(fmt.Sprintf("%s: still running (%s); llmguard waits up to %s", et.label(), time.Since(start).Round(time.Second), et.timeout))
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
+	return wait.Every(ctx, p.cfg.ProgressInterval, func() {
+		prog.Send(fmt.Sprintf("%s: still running (%s); llmguard waits up to %s", et.label(), time.Since(start).Round(time.Second), et.timeout))
+	})
 }
 
 // run is a call's flight: attempts on the server, retried only when the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmguard/llmguard/batch"
 	"github.com/llmguard/llmguard/gateway"
+	"github.com/llmguard/llmguard/internal/wait"
 )
 
 // Exit codes of llmguard batch.
@@ -221,10 +222,9 @@ type batchDisplay struct {
 	runner *batch.Runner
 
 	mu     sync.Mutex
-	shown  bool // the bar is on screen
-	failed int  // failure lines shown
-	quit   chan struct{}
-	done   chan struct{}
+	shown  bool   // the bar is on screen
+	failed int    // failure lines shown
+	stop   func() // stops the progress ticks (nil before start)
 }
 
 // Display cadence, and how many failed items get a line of their own.
@@ -310,24 +310,11 @@ func untilText(until, now time.Time) string {
 
 // start shows the progress until finish.
 func (d *batchDisplay) start() {
-	d.quit, d.done = make(chan struct{}), make(chan struct{})
 	every := plainEvery
 	if d.tty {
 		every = barEvery
 	}
-	go func() {
-		defer close(d.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				d.tick()
-			case <-d.quit:
-				return
-			}
-		}
-	}()
+	d.stop = wait.Every(context.Background(), every, d.tick)
 }
 
 func (d *batchDisplay) tick() {
@@ -345,9 +332,8 @@ func (d *batchDisplay) tick() {
 
 // finish stops the progress and clears the bar.
 func (d *batchDisplay) finish() {
-	if d.quit != nil {
-		close(d.quit)
-		<-d.done
+	if d.stop != nil {
+		d.stop()
 	}
 	d.mu.Lock()
 	d.clearLocked()

@@ -1,6 +1,7 @@
-// Package wait is llmguard's one sleep that a context cuts short: the mock's
-// latency and keep-alive pacing and the demo's pauses use it. Code waits on
-// real timers; tests get virtual time from testing/synctest.
+// Package wait is llmguard's one sleep that a context cuts short (For,
+// Until): the mock's latency and keep-alive pacing and the demo's pauses
+// use it; and its one repeating tick (Every). Code waits on real timers;
+// tests get virtual time from testing/synctest.
 package wait
 
 import (
