@@ -116,6 +116,36 @@ func runBatch(ctx context.Context, env *Env, args []string) int {
 	return runBatchSignals(ctx, env, r, in, *outPath, disp)
 }
 
+// batchStop is what a stop request does to a batch run: the first stops
+// it taking items (stop), a second Ctrl-C aborts the items in flight
+// (abort). One Ctrl-C comes twice, as a signal and as the end of the
+// command's context (main's signal.NotifyContext), in either order: only
+// signals count towards the second.
+type batchStop struct {
+	stopped bool
+	signals int
+}
+
+// signal is a Ctrl-C or SIGTERM.
+func (s *batchStop) signal() (stop, abort bool) {
+	s.signals++
+	if s.signals > 1 {
+		return false, true
+	}
+	stop = !s.stopped
+	s.stopped = true
+	return stop, false
+}
+
+// ctxDone is the end of the command's context.
+func (s *batchStop) ctxDone() (stop bool) {
+	if !s.stopped {
+		s.stopped = true
+		return true
+	}
+	return false
+}
+
 // runBatchSignals runs r until it ends: the first Ctrl-C (or SIGTERM, or
 // ctx) stops it taking items, the second aborts those in flight.
 func runBatchSignals(ctx context.Context, env *Env, r *batch.Runner, in *batch.Input, out string, disp *batchDisplay) int {
@@ -127,27 +157,25 @@ func runBatchSignals(ctx context.Context, env *Env, r *batch.Runner, in *batch.I
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		stopped := false
-		stop := func() {
-			if !stopped {
-				stopped = true
+		var st batchStop
+		act := func(stop, abortNow bool) {
+			switch {
+			case stop:
 				disp.line("stopping: waiting for the items in flight (Ctrl-C again aborts them, to do again next run)")
 				r.Stop()
-				return
+			case abortNow:
+				disp.line("aborting the items in flight")
+				abort()
 			}
-			disp.line("aborting the items in flight")
-			abort()
 		}
 		ctxDone := ctx.Done()
 		for {
 			select {
 			case <-sigs:
-				stop()
+				act(st.signal())
 			case <-ctxDone:
 				ctxDone = nil
-				if !stopped {
-					stop()
-				}
+				act(st.ctxDone(), false)
 			case <-done:
 				return
 			}
