@@ -97,7 +97,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	b.WriteString(r.costTable())
 	b.WriteString(r.targetsTable())
-	fmt.Fprintf(&b, "The run took %.0f s.\n", r.Elapsed.Seconds())
+	return writeReport(w, &b, r.Elapsed)
+}
+
+// writeReport writes a scorecard's Markdown b to w, ended by how long the
+// run took.
+func writeReport(w io.Writer, b *strings.Builder, took time.Duration) error {
+	fmt.Fprintf(b, "The run took %.0f s.\n", took.Seconds())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

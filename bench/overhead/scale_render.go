@@ -58,9 +58,7 @@ func (s *Scaling) Markdown(w io.Writer) error {
 		}
 	}
 	b.WriteString(s.targets())
-	fmt.Fprintf(&b, "The run took %.0f s.\n", s.Elapsed.Seconds())
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeReport(w, &b, s.Elapsed)
 }
 
 // targets checks issue 19's targets against the rows measured.
