@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -158,13 +159,13 @@ func TestStreamContinues(t *testing.T) {
 
 // drainText reads st to its end: the text, and the error it ended with.
 func drainText(st provider.Stream) (string, error) {
-	var got string
+	var b strings.Builder
 	for {
 		c, err := st.Recv()
 		if err != nil {
-			return got, err
+			return b.String(), err
 		}
-		got += c.Text
+		b.WriteString(c.Text)
 	}
 }
 

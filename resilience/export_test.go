@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"io"
-	"strings"
 	"testing"
 
 	"github.com/llmguard/llmguard/provider"
@@ -14,15 +13,9 @@ import (
 func Streamed(t *testing.T, s provider.Stream) string {
 	t.Helper()
 	defer s.Close()
-	var b strings.Builder
-	for {
-		c, err := s.Recv()
-		if err == io.EOF {
-			return b.String()
-		}
-		if err != nil {
-			t.Fatalf("after %q: %v", b.String(), err)
-		}
-		b.WriteString(c.Text)
+	text, err := drainText(s)
+	if err != io.EOF {
+		t.Fatalf("after %q: %v", text, err)
 	}
+	return text
 }

@@ -81,17 +81,11 @@ func TestStreamIdempotencyKey(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sr.Stream.Close()
-			var b strings.Builder
-			for {
-				c, err := sr.Stream.Recv()
-				if err != nil {
-					if err == io.EOF {
-						err = nil
-					}
-					return sr, b.String(), err
-				}
-				b.WriteString(c.Text)
+			text, err := drainText(sr.Stream)
+			if err == io.EOF {
+				err = nil
 			}
+			return sr, text, err
 		}
 		if _, _, err := stream("k"); err == nil {
 			t.Fatal("the broken stream ended without an error")
