@@ -157,16 +157,26 @@ func TestStreamContinues(t *testing.T) {
 	}
 }
 
-// drainText reads st to its end: the text, and the error it ended with.
-func drainText(st provider.Stream) (string, error) {
-	var b strings.Builder
+// drainChunks reads st to its end: the chunks, and the error it ended with.
+func drainChunks(st provider.Stream) ([]provider.Chunk, error) {
+	var got []provider.Chunk
 	for {
 		c, err := st.Recv()
 		if err != nil {
-			return b.String(), err
+			return got, err
 		}
+		got = append(got, c)
+	}
+}
+
+// drainText reads st to its end: the text, and the error it ended with.
+func drainText(st provider.Stream) (string, error) {
+	cs, err := drainChunks(st)
+	var b strings.Builder
+	for _, c := range cs {
 		b.WriteString(c.Text)
 	}
+	return b.String(), err
 }
 
 // checkContinuation checks the request a continuation sent to p/b: the
@@ -229,14 +239,7 @@ func TestSplicedDropsThinking(t *testing.T) {
 		{Thinking: &provider.ThinkingDelta{Index: 0, Signature: "sig"}},
 		{Text: " more"},
 	}}, skip: " "}
-	var got []provider.Chunk
-	for {
-		c, err := s.Recv()
-		if err != nil {
-			break
-		}
-		got = append(got, c)
-	}
+	got, _ := drainChunks(s)
 	want := []provider.Chunk{{}, {}, {Text: "more"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("continuation chunks (-want +got):\n%s", d)

@@ -112,14 +112,7 @@ func TestStreamIdempotencyKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []provider.Chunk
-		for {
-			c, err := sr.Stream.Recv()
-			if err != nil {
-				break
-			}
-			got = append(got, c)
-		}
+		got, _ := drainChunks(sr.Stream)
 		want := []provider.Chunk{{Text: "a different answer", Model: "m1", Usage: &provider.Usage{InputTokens: 1000}},
 			{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
 		if diff := cmp.Diff(want, got); diff != "" || !sr.Cached {

@@ -129,16 +129,9 @@ func TestStreamFirstTokenIsContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sr.Stream.Close()
-			var got []provider.Chunk
-			for {
-				c, err := sr.Stream.Recv()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, c)
+			got, err := drainChunks(sr.Stream)
+			if err != io.EOF {
+				t.Fatal(err)
 			}
 			want := []provider.Chunk{{Model: "m1-20261130", ID: "msg_fake"}, {Text: "hi"},
 				{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
