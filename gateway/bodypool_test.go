@@ -13,6 +13,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/llmguard/llmguard/provider"
 )
@@ -118,10 +119,11 @@ func TestReadPooled(t *testing.T) {
 
 // TestDecodeChatHold: a pooled body is its relayed request's Passthrough
 // Hold; the whole decoding (Full, or Lean with its texts in Part.Raw)
-// reads a copy of it, so its buffer goes back all the same and what was
-// decoded reads the same once the buffer holds another request; once a
-// buffer has gone back, the decoding (an attempt that outlived its
-// request) fails instead of reading it.
+// reads the buffer itself, with no copy (its texts are slices of it), and
+// gives what the whole decoder gives; a reader that holds the request
+// keeps its buffer from the pool until it lets go; once a buffer has gone
+// back, the decoding (an attempt that outlived its request) fails instead
+// of reading it.
 func TestDecodeChatHold(t *testing.T) {
 	for _, dialect := range []string{DialectOpenAI, DialectAnthropic} {
 		body := agentBody(dialect, DialectOpenAI, 100<<10)
@@ -142,38 +144,30 @@ func TestDecodeChatHold(t *testing.T) {
 			if in.req.Passthrough.Hold != held {
 				t.Fatalf("Passthrough.Hold = %v, want the pooled body", in.req.Passthrough.Hold)
 			}
-			var lean *provider.Request
-			if decode == "lean" {
-				if lean, err = in.req.Lean(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if decode == "full" {
-				if _, err := in.req.Full(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			held.end(false)
-			if got := r.bodies.idleBytes(); got == 0 {
-				t.Errorf("%s, decoded %q: no buffer back in the pool", dialect, decode)
-			}
 			if decode == "" {
+				held.end(false)
+				if got := r.bodies.idleBytes(); got == 0 {
+					t.Errorf("%s, undecoded: no buffer back in the pool", dialect)
+				}
 				if _, err := in.req.Full(); err != errBodyReused {
 					t.Errorf("Full after the buffer went back = %v, want %v", err, errBodyReused)
 				}
 				continue
 			}
-			clear(b[:cap(b)]) // the buffer holds another request now
-			if lean != nil && dialect == DialectAnthropic {
-				raws := 0
-				for _, m := range lean.Messages {
-					for _, p := range m.Content {
-						raws += btoi(p.Raw != nil)
-					}
-				}
-				if raws == 0 {
-					t.Errorf("%s: the lean decoding has no text in Part.Raw", dialect)
-				}
+			decoded := in.req.Full
+			if decode == "lean" {
+				decoded = in.req.Lean
+			}
+			got, err := decoded()
+			if err != nil {
+				t.Fatal(err)
+			}
+			raws, copied := rawsIn(got, b)
+			if copied {
+				t.Fatalf("%s, %s: a Part.Raw outside the body's buffer (a copy)", dialect, decode)
+			}
+			if decode == "lean" && dialect == DialectAnthropic && raws == 0 {
+				t.Errorf("%s: the lean decoding has no text in Part.Raw", dialect)
 			}
 			full, err := in.req.Full()
 			if err != nil {
@@ -181,10 +175,49 @@ func TestDecodeChatHold(t *testing.T) {
 			}
 			if !reflect.DeepEqual(full.Messages, want.req.Messages) || !reflect.DeepEqual(full.Tools, want.req.Tools) ||
 				!reflect.DeepEqual(full.Extra, want.req.Extra) {
-				t.Errorf("%s, decoded %q: the decoding changed once the buffer was reused", dialect, decode)
+				t.Errorf("%s, decoded %q: not what the whole decoder gives", dialect, decode)
+			}
+			if !in.req.Acquire() { // a hedge branch, say
+				t.Fatal("Acquire = false while the handler holds the body")
+			}
+			held.end(false)
+			if got := r.bodies.idleBytes(); got != 0 {
+				t.Errorf("%s, decoded %q: %d bytes back in the pool while a reader holds the request", dialect, decode, got)
+			}
+			in.req.Release()
+			if got := r.bodies.idleBytes(); got == 0 {
+				t.Errorf("%s, decoded %q: no buffer back in the pool once the last reader let go", dialect, decode)
+			}
+			if in.req.Acquire() {
+				t.Errorf("%s, decoded %q: Acquire = true once the buffer went back", dialect, decode)
 			}
 		}
 	}
+}
+
+// rawsIn counts the parts of req with a Part.Raw, and reports whether one
+// lies outside b's array.
+func rawsIn(req *provider.Request, b []byte) (n int, outside bool) {
+	for _, m := range req.Messages {
+		for _, p := range m.Content {
+			if p.Raw != nil {
+				n++
+				outside = outside || !within(p.Raw, b)
+			}
+		}
+	}
+	return n, outside
+}
+
+// within reports whether p lies in b's array.
+func within(p, b []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	b = b[:cap(b)]
+	start, end := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&b[0]))+uintptr(len(b))
+	at := uintptr(unsafe.Pointer(&p[0]))
+	return at >= start && at+uintptr(len(p)) <= end
 }
 
 // TestReclaimDrainsBodies: reclaimAfter after the last large body the
@@ -357,40 +390,45 @@ func (l *lateReader) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestPooledBodyOutlivesHandler: a body the transport has not finished
 // sending when the answer came back keeps its buffer past the handler's
 // end: the next request gets another, and the late reader reads the body
-// it was given.
+// it was given. So does an Anthropic body translated for OpenAI, whose
+// texts are sent as slices of its buffer.
 func TestPooledBodyOutlivesHandler(t *testing.T) {
-	lr := &lateReader{bodies: make(chan io.ReadCloser, 2),
-		answer: `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`}
-	srv, _ := newGateway(t, "providers:\n  openai: {base_url: http://127.0.0.1:9/v1, api_key: k}\n"+
-		"routes:\n  to-openai:\n    targets: [openai/gpt-4o]\n", &http.Client{Transport: lr}, nil, nil)
-	h := srv.Handler()
-	post := func(mark string) {
-		msgs := make([]map[string]string, 0, 40)
-		for range 40 {
-			msgs = append(msgs, map[string]string{"role": "user", "content": pooledContent(mark)})
-		}
-		body, _ := json.Marshal(map[string]any{"model": "to-openai", "messages": msgs})
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body))))
-		if rec.Code != http.StatusOK {
-			t.Fatalf("status %d: %.300s", rec.Code, rec.Body)
-		}
-	}
-	post("first-01")
-	post("second-2") // the first body is not sent yet: its buffer is not the pool's
-	for _, mark := range []string{"first-01", "second-2"} {
-		b := <-lr.bodies
-		raw, err := io.ReadAll(b)
-		b.Close()
-		var req struct{ Messages []struct{ Content string } }
-		if err == nil {
-			err = json.Unmarshal(raw, &req)
-		}
-		if err != nil || len(req.Messages) != 40 || req.Messages[39].Content != pooledContent(mark) {
-			t.Errorf("the transport read %d bytes (%v) for %s: %.60s", len(raw), err, mark, raw)
-		}
-	}
-	if got := srv.reclaim.bodies.idleBytes(); got != 2*(128<<10) {
-		t.Errorf("%d bytes of body buffers idle once both were sent, want two of %d", got, 128<<10)
+	for _, path := range []string{"/v1/chat/completions", "/v1/messages"} {
+		t.Run(path, func(t *testing.T) {
+			lr := &lateReader{bodies: make(chan io.ReadCloser, 2),
+				answer: `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`}
+			srv, _ := newGateway(t, "providers:\n  openai: {base_url: http://127.0.0.1:9/v1, api_key: k}\n"+
+				"routes:\n  to-openai:\n    targets: [openai/gpt-4o]\n", &http.Client{Transport: lr}, nil, nil)
+			h := srv.Handler()
+			post := func(mark string) {
+				msgs := make([]map[string]string, 0, 40)
+				for range 40 {
+					msgs = append(msgs, map[string]string{"role": "user", "content": pooledContent(mark)})
+				}
+				body, _ := json.Marshal(map[string]any{"model": "to-openai", "max_tokens": 16, "messages": msgs})
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body))))
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status %d: %.300s", rec.Code, rec.Body)
+				}
+			}
+			post("first-01")
+			post("second-2") // the first body is not sent yet: its buffer is not the pool's
+			for _, mark := range []string{"first-01", "second-2"} {
+				b := <-lr.bodies
+				raw, err := io.ReadAll(b)
+				b.Close()
+				var req struct{ Messages []struct{ Content string } }
+				if err == nil {
+					err = json.Unmarshal(raw, &req)
+				}
+				if err != nil || len(req.Messages) != 40 || req.Messages[39].Content != pooledContent(mark) {
+					t.Errorf("the transport read %d bytes (%v) for %s: %.60s", len(raw), err, mark, raw)
+				}
+			}
+			if got := srv.reclaim.bodies.idleBytes(); got != 2*(128<<10) {
+				t.Errorf("%d bytes of body buffers idle once both were sent, want two of %d", got, 128<<10)
+			}
+		})
 	}
 }

@@ -126,9 +126,10 @@ func (p *bodyPool) drain() {
 // pooledBody is a request body read into a buffer of the reclaimer's pool.
 // It is the body's provider.Hold: its handler holds it until it returns
 // (end), each upstream send of the body's slices from the send's making to
-// its closing, and the whole decoding of the request while it copies the
-// body (see decodeChat); a handler whose client left keeps the buffer for
-// good (keep). When the last holder lets go of a buffer not kept, it goes
+// its closing, and each reader of the decoded request that may outlive the
+// handler, a hedge branch or a shared flight, while it runs (see
+// decodeChat); a handler whose client left keeps the buffer for good
+// (keep). When the last holder lets go of a buffer not kept, it goes
 // back to the pool, and Acquire is false from then on. Safe for concurrent
 // use.
 type pooledBody struct {

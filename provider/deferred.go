@@ -74,15 +74,41 @@ func (r *Request) with(f *Request) *Request {
 }
 
 // Hold guards the buffer a request's raw bytes lie in (its Passthrough
-// body, the fields its maker left undecoded) when the maker reuses that
-// buffer once the request is done: the gateway reads a long body into a
-// pooled buffer. A reader of those bytes that may outlive the request's
-// maker (an upstream send, a hedge that lost) brackets its reading with
-// Acquire and Release, and must not read them when Acquire is false: the
-// buffer may hold another request by then.
+// body, and the raw values of its fields, decoded or deferred: Part.Raw,
+// ToolCall.Arguments, Extra...) when the maker reuses that buffer once the
+// request is done: the gateway reads a long body into a pooled buffer. The
+// maker holds it while it calls the engine with the request; a reader that
+// may outlive that call (an upstream send, a hedge that lost, a flight
+// other callers share) brackets its reading with Acquire and Release
+// (Request.Acquire), and must not read the request when Acquire is false:
+// the buffer may hold another request by then.
 type Hold interface {
 	// Acquire reports whether the bytes are still the request's, and if so
 	// keeps them so until the matching Release.
 	Acquire() bool
 	Release()
+}
+
+// Acquire acquires the Hold of r's Passthrough, if it has one (see Hold):
+// true when r may be read until the matching Release, false when its bytes
+// are no longer its own. A request without a Hold is always r's: true.
+func (r *Request) Acquire() bool {
+	if h := r.hold(); h != nil {
+		return h.Acquire()
+	}
+	return true
+}
+
+// Release ends what a true Acquire began.
+func (r *Request) Release() {
+	if h := r.hold(); h != nil {
+		h.Release()
+	}
+}
+
+func (r *Request) hold() Hold {
+	if r.Passthrough == nil {
+		return nil
+	}
+	return r.Passthrough.Hold
 }

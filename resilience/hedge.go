@@ -33,14 +33,30 @@ type branchResult struct {
 	attemptResult
 }
 
-// start runs an attempt on t as a new branch.
+// start runs an attempt on t as a new branch. The branch holds the call's
+// request (provider.Request.Acquire) from here, on the walker's goroutine,
+// whose caller holds it, until its attempt returns: a branch that loses
+// may run on after the call, and its request's bytes must stay its own
+// for as long as it reads them.
 func (h *hedge) start(ctx context.Context, t *targetPlan, g grant) {
 	bctx, cancel := context.WithCancelCause(ctx)
 	branch := len(h.cancels)
 	h.cancels = append(h.cancels, cancel)
 	h.pending++
+	req := h.cs.c.Request
+	if req != nil && !req.Acquire() {
+		// Its maker is done with it: only a caller that let go of the
+		// request before the call ended meets this.
+		h.cs.e.release(t, g)
+		h.results <- branchResult{branch, attemptResult{target: t, skip: "request released"}}
+		return
+	}
 	go func() {
-		h.results <- branchResult{branch, h.cs.attempt(bctx, h.stream, t, g, 1)}
+		r := h.cs.attempt(bctx, h.stream, t, g, 1)
+		if req != nil {
+			req.Release()
+		}
+		h.results <- branchResult{branch, r}
 	}()
 }
 

@@ -35,7 +35,8 @@ func (e *Engine) idempotencyKey(rp *routePlan, c *Call) string {
 // chatOnce runs a deduplicated call: a stored result is returned while
 // fresh; concurrent duplicates share one flight. The flight runs detached
 // from the first caller's cancellation (bounded by the call's own deadline)
-// so one caller leaving does not fail the others.
+// so one caller leaving does not fail the others; it holds its request
+// (provider.Request.Acquire) while it runs, as it may outlive its caller.
 func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key string) (*Result, error) {
 	ck := rp.name + "\x00" + key
 	ttl := rp.cacheTTL
@@ -52,6 +53,12 @@ func (e *Engine) chatOnce(ctx context.Context, rp *routePlan, c *Call, key strin
 		if r, ok := e.cache.get(ck, time.Now()); ok {
 			return r, nil
 		}
+		if !c.Request.Acquire() {
+			// Its first caller left before the flight began, and its
+			// request is no longer its own.
+			return nil, &RouteError{Route: rp.name, Err: ErrDeadline}
+		}
+		defer c.Request.Release()
 		if e.results != nil {
 			return e.chatShared(context.WithoutCancel(ctx), rp, c, ck, ttl)
 		}

@@ -138,8 +138,8 @@ func (a *Adapter) send(ctx context.Context, req *provider.Request, stream bool) 
 	call := httpcall.Call{Provider: a.name, Model: model}
 	parts, dropped, err := encodeParts(req, model, stream, a.q) // slices of the client's body, where it can
 	call.Dropped = dropped
-	var hold provider.Hold
-	if chatRelayed(req) {
+	var hold provider.Hold // the parts are slices of the client's body, relayed or translated (Part.Raw)
+	if req.Passthrough != nil {
 		hold = req.Passthrough.Hold
 	}
 	if err != nil {
