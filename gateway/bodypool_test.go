@@ -250,7 +250,7 @@ func TestReclaimDrainsBodies(t *testing.T) {
 // Anthropic body's texts sent to OpenAI as slices of its buffer), reach the upstream whole and
 // each its own (no buffer is reused while a send reads it: -race), and
 // one after another they reuse one buffer, relayed or translated (a
-// translated request's decoding reads a copy of its body).
+// translated request's decoding holds it no longer than its call).
 func TestPooledBodiesRelay(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -347,7 +347,7 @@ func TestPooledBodiesRelay(t *testing.T) {
 	wg.Wait()
 	// One after another: each request's buffer is back before the next
 	// takes it (the transport closes a sent body just after the answer),
-	// a translated one's too (its decoding reads a copy).
+	// a translated one's too (nothing holds it past its send).
 	srv.reclaim.bodies.drain()
 	for i := range 4 {
 		dialect, route := DialectOpenAI, ""
