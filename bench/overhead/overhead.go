@@ -193,9 +193,11 @@ func spawner(s Spawn) Spawn {
 	return s
 }
 
-// warm opens each path's connections and runs its first requests.
+// warm opens each path's connections, as many as conns clients can use at
+// once (fill), and runs its first requests.
 func warm(ctx context.Context, st *stack, w *workload, conns int) {
 	for p := range npaths {
+		fill(ctx, st, w, p, conns)
 		closed(ctx, st, w, p, conns, 100*time.Millisecond)
 	}
 }

@@ -24,7 +24,8 @@ const (
 // ScaleConfig is one scaling run; the zero value runs every row for 1.5s.
 type ScaleConfig struct {
 	// Duration is each row's measurement, the three paths together
-	// (0 = 1.5s; a row also warms up for 0.3s, and the run starts the proxy's and the gateway's processes once).
+	// (0 = 1.5s; a row also warms up: each path first has as many requests at the upstream at once as the row has
+	// clients, so it opens every connection it will use, then 0.1s of the load; the run starts the proxy's and the gateway's processes once).
 	Duration time.Duration
 	// Groups lists the groups to run (nil: all).
 	Groups []string

@@ -70,6 +70,7 @@ func loopback() (*listener, error) {
 type stack struct {
 	base     [npaths]string // base URL of each path
 	upstream *listener      // counts the connections the path under test opened to the upstream
+	gate     gate           // holds the upstream's requests during warm-up (fill)
 	children [npaths]*child // proxy's and gateway's
 	client   *http.Client
 	closers  []func()
@@ -147,7 +148,7 @@ func newStack(start Spawn) (st *stack, err error) {
 	}
 	st.upstream = up
 	st.base[direct] = "http://" + up.Addr().String()
-	srv := &http.Server{Handler: upstream(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: st.gate.hold(upstream()), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(up) }()
 	st.closers = append(st.closers, func() { srv.Close() })
 	for _, p := range []path{proxy, guard} {
