@@ -190,13 +190,13 @@ func (e *Engine) Chat(ctx context.Context, c *Call) (*Result, error) {
 }
 
 func (e *Engine) chat(ctx context.Context, rp *routePlan, c *Call) (*Result, error) {
-	cs, out, t, static, err := e.run(ctx, rp, c, false)
-	if static != nil || err != nil {
-		return static, err
+	w, err := e.run(ctx, rp, c, false)
+	if w.static != nil || err != nil {
+		return w.static, err
 	}
-	attempts, fallbacks, waited := cs.counts()
-	return &Result{Response: out.resp, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited,
-		Cost: cost(t, out.resp.Usage), Wasted: cs.wastedUSD()}, nil
+	attempts, fallbacks, waited := w.cs.counts()
+	return &Result{Response: w.out.resp, Target: w.t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited,
+		Cost: cost(w.t, w.out.resp.Usage), Wasted: w.cs.wastedUSD()}, nil
 }
 
 // Stream runs a streaming call over its route and returns once the first
@@ -219,20 +219,20 @@ func (e *Engine) Stream(ctx context.Context, c *Call) (*StreamResult, error) {
 			return sr, nil
 		}
 	}
-	cs, out, t, r, err := e.run(ctx, rp, c, true)
+	w, err := e.run(ctx, rp, c, true)
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
+	if r := w.static; r != nil {
 		return &StreamResult{Stream: newStaticStream(r.Response), Target: r.Target, Static: true,
 			Attempts: r.Attempts, Fallbacks: r.Fallbacks, Waited: r.Waited}, nil
 	}
-	var st provider.Stream = e.continuing(ctx, rp, c, out.stream, t)
+	var st provider.Stream = e.continuing(ctx, rp, c, w.out.stream, w.t)
 	if key != "" {
-		st = e.recordStream(st, rp, key, t)
+		st = e.recordStream(st, rp, key, w.t)
 	}
-	attempts, fallbacks, waited := cs.counts()
-	return &StreamResult{Stream: st, Target: t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited, Wasted: cs.wastedUSD()}, nil
+	attempts, fallbacks, waited := w.cs.counts()
+	return &StreamResult{Stream: st, Target: w.t.name, Attempts: attempts, Fallbacks: fallbacks, Waited: waited, Wasted: w.cs.wastedUSD()}, nil
 }
 
 // planCall is the plan of a Chat's or Stream's call, which must have a
@@ -244,25 +244,34 @@ func (e *Engine) planCall(c *Call) (*routePlan, error) {
 	return e.plan(c)
 }
 
-// run walks rp for c, the call's repeat hold checked first, and returns
-// what the walk answered. A failed walk returns the route's static answer
-// (and no error) when it has one, else holds the failure for the call's
-// repeats and returns it. No context deadline here: every wait (attempt,
-// queue, backoff) is bounded by the time left, which saves a timer.
-func (e *Engine) run(ctx context.Context, rp *routePlan, c *Call, stream bool) (cs *callState, out answer, t *targetPlan, static *Result, err error) {
+// walked is what run's walk of a call answered: the target that answered
+// and its answer, or, when the walk failed, the route's static answer.
+type walked struct {
+	cs     *callState
+	out    answer
+	t      *targetPlan
+	static *Result
+}
+
+// run walks rp for c, the call's repeat hold checked first. A failed walk
+// answers the route's static answer (and no error) when it has one, else
+// holds the failure for the call's repeats and returns it. No context
+// deadline here: every wait (attempt, queue, backoff) is bounded by the
+// time left, which saves a timer.
+func (e *Engine) run(ctx context.Context, rp *routePlan, c *Call, stream bool) (walked, error) {
 	rk, err := e.repeatOf(rp, c)
 	if err != nil {
-		return nil, answer{}, nil, nil, err
+		return walked{}, err
 	}
-	cs = e.newCallState(ctx, rp, c)
-	out, t, err = cs.walk(ctx, stream)
+	w := walked{cs: e.newCallState(ctx, rp, c)}
+	w.out, w.t, err = w.cs.walk(ctx, stream)
 	if err != nil {
-		if static = cs.static(); static != nil {
-			return cs, out, t, static, nil
+		if w.static = w.cs.static(); w.static != nil {
+			return w, nil
 		}
 		e.holdFailure(ctx, rp, c, rk, err)
 	}
-	return cs, out, t, nil, err
+	return w, err
 }
 
 func cost(t *targetPlan, u provider.Usage) float64 {

@@ -132,22 +132,19 @@ func (s *batchStop) signal() (stop, abort bool) {
 	if s.signals > 1 {
 		return false, true
 	}
-	stop = !s.stopped
-	s.stopped = true
-	return stop, false
+	return s.ctxDone(), false
 }
 
-// ctxDone is the end of the command's context.
+// ctxDone is the end of the command's context: it stops the run unless
+// it is stopped already.
 func (s *batchStop) ctxDone() (stop bool) {
-	if !s.stopped {
-		s.stopped = true
-		return true
-	}
-	return false
+	stop, s.stopped = !s.stopped, true
+	return stop
 }
 
 // runBatchSignals runs r until it ends: the first Ctrl-C (or SIGTERM, or
-// ctx) stops it taking items, the second aborts those in flight.
+// ctx) stops it taking items, a second Ctrl-C aborts those in flight (see
+// batchStop).
 func runBatchSignals(ctx context.Context, env *Env, r *batch.Runner, in *batch.Input, out string, disp *batchDisplay) int {
 	runCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
