@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/httpbody"
 	"github.com/llmguard/llmguard/internal/httpguard"
 )
 
@@ -169,7 +169,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	if r.ContentLength > s.maxBody {
 		return nil, errTooLarge(s.maxBody)
 	}
-	b, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength)
+	b, err := httpbody.Read(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength, maxPrealloc)
 	if err != nil {
 		return nil, readError(err, s.maxBody)
 	}
@@ -222,18 +222,9 @@ func readError(err error, limit int64) *apiError {
 	return errBadRequest("reading request body: " + err.Error())
 }
 
-// maxPrealloc bounds what readAll allocates on a client's word (its
+// maxPrealloc bounds what reading a body allocates on a client's word (its
 // Content-Length) before the bytes arrive.
 const maxPrealloc = 1 << 20
-
-// readAll is io.ReadAll into a buffer sized for the declared length (up to
-// maxPrealloc), so a body of that length is read into one allocation.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(max(min(size, maxPrealloc), 0)) + bytes.MinRead) // ReadFrom keeps MinRead free
-	_, err := b.ReadFrom(r)
-	return b.Bytes(), err
-}
 
 // maxPooled bounds the buffers the server keeps for encoding answers: a
 // larger one (a long answer) is left to the garbage collector, so that a

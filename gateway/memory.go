@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmguard/llmguard/internal/httpbody"
 )
 
 // A burst of large requests leaves its garbage on the heap until the next
@@ -156,7 +158,7 @@ func (r *reclaimer) readPooled(body io.Reader, n int) (*pooledBody, []byte, erro
 		r.bodies.put(buf)
 		return nil, nil, err
 	default: // longer than it said (not over HTTP/1.1, where the length frames it)
-		rest, err := readAll(body, 0)
+		rest, err := httpbody.Read(body, -1, 0)
 		b := append(append(append(make([]byte, 0, n+k+len(rest)), buf[:n]...), probe[:k]...), rest...)
 		r.bodies.put(buf)
 		return nil, b, err

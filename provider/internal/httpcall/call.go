@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/encoding/json"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/httpbody"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 )
@@ -119,7 +120,7 @@ func (c Call) Post(ctx context.Context, client *http.Client, url string, body []
 // breaks off is a classified transport error.
 func (c Call) ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	body, err := readAll(&io.LimitedReader{R: resp.Body, N: MaxBody}, resp.ContentLength)
+	body, err := httpbody.Read(&io.LimitedReader{R: resp.Body, N: MaxBody}, resp.ContentLength, MaxBody)
 	if err != nil {
 		return nil, c.Transport(ctx, resp.Header, fmt.Errorf("reading response body: %w", err))
 	}
@@ -157,29 +158,6 @@ func Answer(ctx context.Context, c Call, resp *http.Response, decode func([]byte
 	out.RequestID = requestID
 	out.Dropped = c.Dropped
 	return out, body, nil
-}
-
-// readAll is io.ReadAll whose buffer starts at size+1 bytes when the size
-// is known (a Content-Length within MaxBody), so a body that has the
-// declared length is read into one allocation, EOF included.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	if size < 0 || size >= MaxBody {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // longer than declared: grow as ReadAll does
-		}
-	}
 }
 
 // BadBody classifies a 2xx body that could not be decoded (or that carries
