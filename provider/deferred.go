@@ -33,20 +33,17 @@ func NewDeferred(decode func() (*Request, error)) *Deferred {
 // decoding's, the same on every call: the body is malformed past what its
 // maker read (a message of the wrong type). Safe for concurrent use, as
 // reading r is.
-func (r *Request) Full() (*Request, error) {
-	d := r.Deferred
-	if d == nil {
-		return r, nil
-	}
+func (r *Request) Full() (*Request, error) { return r.with((*Deferred).decodedTexts) }
+
+// decodedTexts is decoded's request with its texts decoded too, on the
+// first call.
+func (d *Deferred) decodedTexts() (*Request, error) {
 	lean, err := d.decoded()
 	if err != nil {
 		return nil, err
 	}
 	d.texts.Do(func() { d.full, d.textsErr = decodeTexts(lean) })
-	if d.textsErr != nil {
-		return nil, d.textsErr
-	}
-	return r.with(d.full), nil
+	return d.full, d.textsErr
 }
 
 // decoded is decode's request, decoded on the first call; its texts may
@@ -63,14 +60,23 @@ func (d *Deferred) decoded() (*Request, error) {
 	return d.lean, d.err
 }
 
-// with is a copy of r, without its Deferred, with the deferred fields of f.
-func (r *Request) with(f *Request) *Request {
+// with is r when it has no Deferred, else a copy of r, without its
+// Deferred, with the deferred fields of the request decode gives it, or
+// decode's error.
+func (r *Request) with(decode func(*Deferred) (*Request, error)) (*Request, error) {
+	if r.Deferred == nil {
+		return r, nil
+	}
+	f, err := decode(r.Deferred)
+	if err != nil {
+		return nil, err
+	}
 	c := *r
 	c.Deferred = nil
 	c.System, c.Messages, c.Stop, c.Tools = f.System, f.Messages, f.Stop, f.Tools
 	c.ToolChoice, c.ParallelToolCalls, c.ResponseFormat = f.ToolChoice, f.ParallelToolCalls, f.ResponseFormat
 	c.Seed, c.TopK, c.User, c.Extra, c.Lossy = f.Seed, f.TopK, f.User, f.Extra, f.Lossy
-	return &c
+	return &c, nil
 }
 
 // Hold guards the buffer a request's raw bytes lie in (its Passthrough

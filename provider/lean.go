@@ -9,17 +9,7 @@ import "github.com/llmguard/llmguard/internal/rawjson"
 // dialect to another is thus sent without its long texts ever being
 // decoded and encoded again. Full decodes those texts. r itself when it
 // has no Deferred. Safe for concurrent use, as reading r is.
-func (r *Request) Lean() (*Request, error) {
-	d := r.Deferred
-	if d == nil {
-		return r, nil
-	}
-	f, err := d.decoded()
-	if err != nil {
-		return nil, err
-	}
-	return r.with(f), nil
-}
+func (r *Request) Lean() (*Request, error) { return r.with((*Deferred).decoded) }
 
 // decodeTexts returns f with the texts its parts hold in Raw decoded (and
 // Raw dropped): f itself when no part has Raw, else a copy sharing what it
