@@ -34,48 +34,49 @@ func anthropicRequest(body []byte) (*inbound, error) { return decodeWhole(Dialec
 // anthropicDecode decodes an Anthropic body into in whole, or with relay
 // only what decodeChat reads.
 func anthropicDecode(body []byte, in *inbound, relay bool) error {
-	in.dialect, in.req = DialectAnthropic, &provider.Request{Dialect: DialectAnthropic}
+	return decodeDialect(body, in, relay, DialectAnthropic, anthropicLater, anthropicField)
+}
+
+// anthropicLater are the fields a relay decoding leaves for later (see
+// deferField).
+var anthropicLater = []string{"system", "stop_sequences", "tools", "tool_choice", "output_config", "top_k"}
+
+// anthropicField decodes the Anthropic field k into in; known is false for
+// a field decodeRequest decodes, or keeps in Extra.
+func anthropicField(in *inbound, k string, v json.RawMessage) (known bool, err error) {
 	r := in.req
-	return decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
-		if relay {
-			if known, err = deferField(in, k, v, "system", "stop_sequences", "tools", "tool_choice",
-				"output_config", "top_k"); known {
-				return known, err
-			}
-		}
-		known = true
-		switch k {
-		case "messages":
-			err = decodeANMessages(v, r, in.lean)
-		case "system":
-			err = decodeANSystem(v, r)
-		case "max_tokens":
-			err = unmarshalInt(v, &r.MaxTokens)
-		case "stop_sequences":
-			r.Stop, err = stringOrList(v)
-		case "metadata":
-			var md map[string]any
-			if err = rawjson.Unmarshal(v, &md); err == nil && len(md) > 0 {
-				r.Metadata = make(map[string]string, len(md))
-				for mk, mv := range md {
-					if s, ok := mv.(string); ok {
-						r.Metadata[mk] = s
-					}
+	known = true
+	switch k {
+	case "messages":
+		err = decodeANMessages(v, r, in.lean)
+	case "system":
+		err = decodeANSystem(v, r)
+	case "max_tokens":
+		err = unmarshalInt(v, &r.MaxTokens)
+	case "stop_sequences":
+		r.Stop, err = stringOrList(v)
+	case "metadata":
+		var md map[string]any
+		if err = rawjson.Unmarshal(v, &md); err == nil && len(md) > 0 {
+			r.Metadata = make(map[string]string, len(md))
+			for mk, mv := range md {
+				if s, ok := mv.(string); ok {
+					r.Metadata[mk] = s
 				}
 			}
-		case "tools":
-			err = decodeANTools(v, r)
-		case "tool_choice":
-			err = decodeANToolChoice(v, r)
-		case "output_config":
-			err = decodeANOutputConfig(v, r)
-		case "top_k":
-			err = unmarshalOpt(v, &r.TopK, unmarshalInt)
-		default:
-			known = false
 		}
-		return known, err
-	})
+	case "tools":
+		err = decodeANTools(v, r)
+	case "tool_choice":
+		err = decodeANToolChoice(v, r)
+	case "output_config":
+		err = decodeANOutputConfig(v, r)
+	case "top_k":
+		err = unmarshalOpt(v, &r.TopK, unmarshalInt)
+	default:
+		known = false
+	}
+	return known, err
 }
 
 func decodeANSystem(v json.RawMessage, r *provider.Request) error {

@@ -13,6 +13,23 @@ import (
 	"github.com/llmguard/llmguard/provider"
 )
 
+// decodeDialect decodes a chat body of dialect into in (a fresh Request):
+// whole, or with relay only what decodeChat reads, leaving the messages
+// and the fields in later for the Deferred (deferField). field decodes the
+// dialect's own fields (decodeRequest's field).
+func decodeDialect(body []byte, in *inbound, relay bool, dialect string, later []string,
+	field func(in *inbound, k string, v json.RawMessage) (known bool, err error)) error {
+	in.dialect, in.req = dialect, &provider.Request{Dialect: dialect}
+	return decodeRequest(body, in, func(k string, v json.RawMessage) (bool, error) {
+		if relay {
+			if known, err := deferField(in, k, v, later...); known {
+				return known, err
+			}
+		}
+		return field(in, k, v)
+	})
+}
+
 // decodeRequest walks the top-level fields of a request body once. field
 // decodes the fields of the dialect and reports whether it knew the key;
 // the fields both dialects share (model, temperature, top_p, stream), the

@@ -87,54 +87,55 @@ func openAIRequest(body []byte) (*inbound, error) { return decodeWhole(DialectOp
 // openAIDecode decodes an OpenAI body into in whole, or with relay only
 // what decodeChat reads.
 func openAIDecode(body []byte, in *inbound, relay bool) error {
-	in.dialect, in.req = DialectOpenAI, &provider.Request{Dialect: DialectOpenAI}
+	return decodeDialect(body, in, relay, DialectOpenAI, openAILater, openAIField)
+}
+
+// openAILater are the fields a relay decoding leaves for later (see
+// deferField).
+var openAILater = []string{"stop", "tools", "tool_choice", "response_format", "seed", "user", "parallel_tool_calls"}
+
+// openAIField decodes the OpenAI field k into in; known is false for a
+// field decodeRequest decodes, or keeps in Extra.
+func openAIField(in *inbound, k string, v json.RawMessage) (known bool, err error) {
 	r := in.req
-	return decodeRequest(body, in, func(k string, v json.RawMessage) (known bool, err error) {
-		if relay {
-			if known, err = deferField(in, k, v, "stop", "tools", "tool_choice", "response_format", "seed",
-				"user", "parallel_tool_calls"); known {
-				return known, err
-			}
+	known = true
+	switch k {
+	case "messages":
+		err = decodeOAMessages(v, r)
+	case "max_tokens", "max_completion_tokens":
+		var n int
+		if err = unmarshalInt(v, &n); err == nil && (k == "max_tokens" || r.MaxTokens == 0) {
+			r.MaxTokens = n
 		}
-		known = true
-		switch k {
-		case "messages":
-			err = decodeOAMessages(v, r)
-		case "max_tokens", "max_completion_tokens":
-			var n int
-			if err = unmarshalInt(v, &n); err == nil && (k == "max_tokens" || r.MaxTokens == 0) {
-				r.MaxTokens = n
-			}
-		case "stop":
-			r.Stop, err = stringOrList(v)
-		case "stream_options":
-			var so struct {
-				IncludeUsage bool `json:"include_usage"`
-			}
-			err = rawjson.Unmarshal(v, &so)
-			in.includeUsage = so.IncludeUsage
-		case "metadata":
-			err = rawjson.Unmarshal(v, &r.Metadata)
-		case "tools":
-			err = decodeOATools(v, r)
-		case "tool_choice":
-			err = decodeOAToolChoice(v, r)
-		case "response_format":
-			err = decodeOAResponseFormat(v, r)
-		case "seed":
-			err = unmarshalOpt(v, &r.Seed, unmarshalInt)
-		case "user":
-			r.User, err = rawjson.String(v)
-			if err != nil {
-				err = typeError("", "a string", v)
-			}
-		case "parallel_tool_calls":
-			err = unmarshalOpt(v, &r.ParallelToolCalls, unmarshalBool)
-		default:
-			known = false
+	case "stop":
+		r.Stop, err = stringOrList(v)
+	case "stream_options":
+		var so struct {
+			IncludeUsage bool `json:"include_usage"`
 		}
-		return known, err
-	})
+		err = rawjson.Unmarshal(v, &so)
+		in.includeUsage = so.IncludeUsage
+	case "metadata":
+		err = rawjson.Unmarshal(v, &r.Metadata)
+	case "tools":
+		err = decodeOATools(v, r)
+	case "tool_choice":
+		err = decodeOAToolChoice(v, r)
+	case "response_format":
+		err = decodeOAResponseFormat(v, r)
+	case "seed":
+		err = unmarshalOpt(v, &r.Seed, unmarshalInt)
+	case "user":
+		r.User, err = rawjson.String(v)
+		if err != nil {
+			err = typeError("", "a string", v)
+		}
+	case "parallel_tool_calls":
+		err = unmarshalOpt(v, &r.ParallelToolCalls, unmarshalBool)
+	default:
+		known = false
+	}
+	return known, err
 }
 
 // setExtra stores v, which points into the request's body (the decoders
