@@ -66,17 +66,7 @@ func postTo(t *testing.T, gw *pipenet.Server, path, body string, hdr ...string) 
 // its status and body.
 func send(t *testing.T, gw *pipenet.Server, method, path, body string, hdr ...string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, gw.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := gw.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := pipenet.Do(t, gw.Client(), method, gw.URL+path, body, hdr...)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, b

@@ -1,11 +1,12 @@
 package gateway
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/llmguard/llmguard/internal/pipenet"
 )
 
 // echoKey is an upstream that quotes the caller's key in its 401, as some
@@ -27,12 +28,7 @@ func TestKeysRedactedByValue(t *testing.T) {
 	const urlToken = "tok_4f9a8b7c6d5e3a2b"
 	echo := httptest.NewServer(echoKey())
 	defer echo.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port nothing listens on
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := pipenet.Refused(t) // a port nothing listens on
 	st := newStackConfig(t, `
 providers:
   mistral: {base_url: `+echo.URL+`/v1, api_key: `+mistralKey+`}

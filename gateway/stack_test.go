@@ -8,12 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmguard/llmguard/config"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/provider/registry"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -100,18 +100,7 @@ func runGateway(t *testing.T, st *stack) (addr string, stop func() error) {
 // than 200 fails the test.
 func postOK(t *testing.T, url, body string, hdr ...string) []byte {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	r, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := pipenet.Do(t, http.DefaultClient, http.MethodPost, url, body, append([]string{"Content-Type", "application/json"}, hdr...)...)
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
 	if r.StatusCode != 200 {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/llmguard/llmguard/internal/pipenet"
 )
 
 func postResponses(t *testing.T, url, body string, hdr ...string) *http.Response {
@@ -18,16 +20,7 @@ func postResponses(t *testing.T, url, body string, hdr ...string) *http.Response
 // value pairs).
 func postTo(t *testing.T, url, body string, hdr ...string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer sk-test-1234")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return pipenet.Do(t, http.DefaultClient, http.MethodPost, url, body, append([]string{"Authorization", "Bearer sk-test-1234"}, hdr...)...)
 }
 
 // respEvents reads a Responses API stream: each event's name and data.

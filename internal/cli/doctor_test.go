@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 )
 
@@ -31,15 +31,8 @@ func upstream(t *testing.T, scenario *mock.Scenario, dateOffset time.Duration) s
 	return srv.URL
 }
 
-func closedPort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
+// closedPort is the URL of a port where a connection is refused.
+func closedPort(t *testing.T) string { return "http://" + pipenet.Refused(t) }
 
 func TestDoctor(t *testing.T) {
 	const (

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/internal/syncbuf"
 	"github.com/llmguard/llmguard/mock"
 )
@@ -125,23 +126,13 @@ func writeConfig(t *testing.T, cfg string) string {
 // test.
 func send(t *testing.T, method, url, body string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var kept []string
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i+1] != "" {
-			req.Header.Set(header[i], header[i+1])
+			kept = append(kept, header[i], header[i+1])
 		}
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := pipenet.Do(t, http.DefaultClient, method, url, body, kept...)
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	return res, b

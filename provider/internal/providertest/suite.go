@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -135,12 +136,7 @@ func (s Suite) keyNeverEchoed(t *testing.T) {
 }
 
 func (s Suite) transport(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String()
-	ln.Close()
+	refused := "http://" + pipenet.Refused(t)
 	reset := NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
