@@ -3,7 +3,6 @@ package redistest
 import (
 	"fmt"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,12 +21,8 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	c := &Cluster{}
 	var addrs []string
 	for range n {
-		bus, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-port", strconv.Itoa(bus), "--cluster-node-timeout", "5000")
+		s := startServer(t, true, []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "5000"})
 		c.Servers = append(c.Servers, s)
 		addrs = append(addrs, s.Addr())
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,11 +61,30 @@ type Server struct {
 // example "--cluster-enabled", "yes").
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
-	s := &Server{t: t, bin: Binary(t), dir: t.TempDir(), args: args}
+	return startServer(t, false, args)
+}
+
+// startServer is Start; with bus, the server also gets a free cluster bus
+// port (--cluster-port). redis-server takes its ports as numbers on its
+// command line and cannot be handed a listener, so a port is chosen free
+// (freePort) and may be taken by another process before the server binds
+// it: the server then exits, or another server answers there (start tells
+// them apart), and the next try chooses other ports.
+func startServer(t testing.TB, bus bool, args []string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: Binary(t), dir: t.TempDir()}
 	var err error
 	for range 5 {
 		if s.port, err = freePort(); err != nil {
 			continue
+		}
+		s.args = args
+		if bus {
+			var p int
+			if p, err = freePort(); err != nil {
+				continue
+			}
+			s.args = append(slices.Clip(args), "--cluster-port", strconv.Itoa(p))
 		}
 		if err = s.start(); err == nil {
 			t.Cleanup(s.Kill)
@@ -104,6 +124,11 @@ func (s *Server) start() error {
 		default:
 		}
 		if Ping(s.Addr()) == nil {
+			if err := s.served(cmd.Process.Pid); err != nil {
+				cmd.Process.Kill()
+				<-exited
+				return err
+			}
 			s.mu.Lock()
 			s.cmd, s.exited = cmd, exited
 			s.mu.Unlock()
@@ -114,6 +139,24 @@ func (s *Server) start() error {
 	cmd.Process.Kill()
 	<-exited
 	return fmt.Errorf("redis-server on port %d did not answer within 10s: %s", s.port, lastLine(out.String()))
+}
+
+// served checks that the server answering at s's port is process pid,
+// not another that took the port first.
+func (s *Server) served(pid int) error {
+	info, err := Command(s.Addr(), "INFO", "server")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			if v != strconv.Itoa(pid) {
+				return fmt.Errorf("port %d is another server's (process %s)", s.port, v)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("INFO server at port %d names no process_id", s.port)
 }
 
 // Kill stops the server with SIGKILL (no shutdown, no save) and waits for
@@ -165,6 +208,7 @@ func Ping(addr string) error {
 	return nil
 }
 
+// freePort is a port free a moment ago (see startServer).
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
