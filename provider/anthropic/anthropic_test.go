@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/llmguard/llmguard/classify"
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/anthropic"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 const okBody = `{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/internal/sse"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
-	"github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // eventSeeds are stream events as the Messages API sends them, and the

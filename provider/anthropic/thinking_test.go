@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // thinkingBody is a Messages API response with extended thinking, shaped as

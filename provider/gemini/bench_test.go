@@ -3,9 +3,9 @@ package gemini_test
 import (
 	"testing"
 
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/gemini"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // bench runs the shared adapter benchmarks (providertest.Bench) on gemini.

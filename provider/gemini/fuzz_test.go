@@ -1,11 +1,13 @@
 package gemini
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
+	pt "github.com/llmguard/llmguard/internal/providertest"
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // FuzzDecode: see providertest.FuzzDecode.
@@ -15,7 +17,8 @@ func FuzzDecode(f *testing.F) {
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":1,\"candidatesTokenCount\":1}}\r\n\r\n",
 		"data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\ndata: {\"error\":{\"code\":503,\"status\":\"UNAVAILABLE\"}}\n\n",
 	}
-	pt.FuzzDecode(f, "gemini", seeds, Decode, func(call httpcall.Call, h http.Header) httpcall.Decoder {
-		return &decoder{call: call, h: h}
+	pt.FuzzDecode(f, seeds, Decode, func(resp *http.Response) provider.Stream {
+		call := httpcall.Call{Provider: "gemini", Model: "m"}
+		return call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header}, "")
 	})
 }

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/llmguard/llmguard/classify"
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/gemini"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 const okBody = `{"candidates":[{"content":{"parts":[{"text":"thinking...","thought":true},{"text":"Let me check."},{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CiQBVKhc7"}],"role":"model"},"finishReason":"STOP","index":0}],

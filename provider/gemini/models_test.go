@@ -3,9 +3,9 @@ package gemini_test
 import (
 	"testing"
 
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/gemini"
-	"github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 func TestModels(t *testing.T) {

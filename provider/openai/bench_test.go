@@ -3,8 +3,8 @@ package openai_test
 import (
 	"testing"
 
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 	"github.com/llmguard/llmguard/provider/openai"
 )
 

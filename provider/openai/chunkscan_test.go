@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
-	"github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // chunkSeeds are stream events as OpenAI and compatible servers send them,

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -8,10 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/internal/sse"
+	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // FuzzDecode: see providertest.FuzzDecode.
@@ -21,8 +23,9 @@ func FuzzDecode(f *testing.F) {
 		"data: {\"id\":\"c\",\"model\":\"g\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":0,\"id\":\"x\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n",
 		"data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"},\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n",
 	}
-	pt.FuzzDecode(f, "openai", seeds, Decode, func(call httpcall.Call, h http.Header) httpcall.Decoder {
-		return &decoder{call: call, h: h}
+	pt.FuzzDecode(f, seeds, Decode, func(resp *http.Response) provider.Stream {
+		call := httpcall.Call{Provider: "openai", Model: "m"}
+		return call.NewStream(context.Background(), resp, &decoder{call: call, h: resp.Header}, "")
 	})
 }
 

@@ -7,8 +7,8 @@ import (
 
 	segjson "github.com/segmentio/encoding/json"
 
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // checkAppend: the JSON library writes a request byte for byte as

@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/providertest"
 	"github.com/llmguard/llmguard/provider/openai"
 )
 

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/llmguard/llmguard/classify"
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 	"github.com/llmguard/llmguard/provider/openai"
 )
 

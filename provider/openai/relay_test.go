@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // richCompletion has what the canonical form lacks: a refusal, logprobs,

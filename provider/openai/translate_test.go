@@ -10,10 +10,10 @@ import (
 
 	segjson "github.com/segmentio/encoding/json"
 
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/internal/rawjson"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/provider/internal/httpcall"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 )
 
 // translated is translate's body joined, and its dropped names.

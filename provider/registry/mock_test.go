@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/llmguard/llmguard/classify"
+	pt "github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"
-	pt "github.com/llmguard/llmguard/provider/internal/providertest"
 	"github.com/llmguard/llmguard/provider/registry"
 )
 

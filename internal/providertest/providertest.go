@@ -1,6 +1,8 @@
-// Package providertest has the fixtures the adapter tests share: an
+// Package providertest has the fixtures the adapter tests share, and the
+// tests of the packages above them that read a provider stream: an
 // httptest upstream that records what it received, canned replies and SSE
-// streams, and a canonical tool-using conversation.
+// streams, Collect and Assemble, a canonical tool-using conversation, and
+// the adapters' conformance Suite, Bench and FuzzDecode.
 package providertest
 
 import (
@@ -13,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/llmguard/llmguard/classify"
 
 	"github.com/llmguard/llmguard/provider"

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/llmguard/llmguard/classify"
 	"github.com/llmguard/llmguard/mock"
 	"github.com/llmguard/llmguard/provider"

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/llmguard/llmguard/provider"
-	"github.com/llmguard/llmguard/provider/internal/httpcall"
 )
 
 // Bench is the benchmarks every adapter runs on ToolConversation: the full
@@ -83,20 +82,19 @@ var degenerateBodies = []string{"", "null", "[]", "{}", "data: {\"x\n", "event: 
 
 // FuzzDecode feeds arbitrary bytes (seeded with seeds, then
 // degenerateBodies) to an adapter's response decoder and, as the body of a
-// 200 event stream of a call to model "m" of the provider named name, to its stream decoder
-// (newDecoder makes one for the call and the answer's header): neither may
-// panic or loop, and a stream always ends (io.EOF or an error).
-func FuzzDecode(f *testing.F, name string, seeds []string, decode func([]byte) (*provider.Response, error), newDecoder func(httpcall.Call, http.Header) httpcall.Decoder) {
+// 200 event stream, to its stream (open makes the adapter's stream of a
+// call to model "m" from the answer): neither may panic or loop, and a
+// stream always ends (io.EOF or an error).
+func FuzzDecode(f *testing.F, seeds []string, decode func([]byte) (*provider.Response, error), open func(*http.Response) provider.Stream) {
 	for _, s := range append(seeds, degenerateBodies...) {
 		f.Add([]byte(s))
 	}
-	call := httpcall.Call{Provider: name, Model: "m"}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if resp, err := decode(b); err == nil && resp == nil {
 			t.Fatal("Decode returned neither a response nor an error")
 		}
 		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(b))}
-		st := call.NewStream(context.Background(), resp, newDecoder(call, resp.Header), "")
+		st := open(resp)
 		for i := 0; ; i++ {
 			if _, err := st.Recv(); err != nil {
 				break
