@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -157,21 +158,9 @@ func TestStreamContinues(t *testing.T) {
 	}
 }
 
-// drainChunks reads st to its end: the chunks, and the error it ended with.
-func drainChunks(st provider.Stream) ([]provider.Chunk, error) {
-	var got []provider.Chunk
-	for {
-		c, err := st.Recv()
-		if err != nil {
-			return got, err
-		}
-		got = append(got, c)
-	}
-}
-
 // drainText reads st to its end: the text, and the error it ended with.
 func drainText(st provider.Stream) (string, error) {
-	cs, err := drainChunks(st)
+	cs, err := providertest.Collect(st)
 	var b strings.Builder
 	for _, c := range cs {
 		b.WriteString(c.Text)
@@ -239,7 +228,7 @@ func TestSplicedDropsThinking(t *testing.T) {
 		{Thinking: &provider.ThinkingDelta{Index: 0, Signature: "sig"}},
 		{Text: " more"},
 	}}, skip: " "}
-	got, _ := drainChunks(s)
+	got, _ := providertest.Collect(s)
 	want := []provider.Chunk{{}, {}, {Text: "more"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("continuation chunks (-want +got):\n%s", d)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state/memstore"
 )
@@ -112,7 +113,7 @@ func TestStreamIdempotencyKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := drainChunks(sr.Stream)
+		got, _ := providertest.Collect(sr.Stream)
 		want := []provider.Chunk{{Text: "a different answer", Model: "m1", Usage: &provider.Usage{InputTokens: 1000}},
 			{FinishReason: provider.FinishStop, Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 500}}}
 		if diff := cmp.Diff(want, got); diff != "" || !sr.Cached {

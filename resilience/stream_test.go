@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 )
 
@@ -129,7 +130,7 @@ func TestStreamFirstTokenIsContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sr.Stream.Close()
-			got, err := drainChunks(sr.Stream)
+			got, err := providertest.Collect(sr.Stream)
 			if err != io.EOF {
 				t.Fatal(err)
 			}
