@@ -143,11 +143,16 @@ func (cs *callState) attemptError(ctx, actx context.Context, t *targetPlan, err,
 // left. outOfTime is as for chatAttempt.
 func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *provider.Request, release func(), left time.Duration) (_ answer, _ *provider.Error, outOfTime bool) {
 	actx, cancel := context.WithCancelCause(ctx)
+	// The stream the attempt answers, made now: its one timer (see
+	// engineStream.fire) bounds the headers, then the first token, then
+	// each wait of the stream.
+	es := &engineStream{actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
+		e: cs.e, t: t, route: cs.rp.name, rp: cs.rp, c: cs.c}
 	limit := min(cs.rp.headerTimeout, left)
-	timer := time.AfterFunc(limit, func() { cancel(errHeaderTimeout) })
-	tctx, quiet := watchSilence(actx)
+	es.timer = time.AfterFunc(limit, es.fire)
+	tctx := es.quiet.watch(actx)
 	s, err := t.adapter.Stream(tctx, req)
-	timer.Stop()
+	armed := es.timer.Stop()
 	fail := func(err error, cause error, full time.Duration, what string) (answer, *provider.Error, bool) {
 		pe, outOfTime := cs.attemptError(ctx, actx, t, err, cause, limit, full, what)
 		cancel(context.Canceled)
@@ -158,7 +163,7 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 		if err == nil {
 			err = errors.New("adapter returned no stream and no error")
 		}
-		if pe := quiet.hungUp(actx, t, err, cs.rp.silentAfter); pe != nil {
+		if pe := es.quiet.hungUp(actx, t, err, cs.rp.silentAfter); pe != nil {
 			cancel(context.Canceled)
 			release()
 			return answer{}, pe, false
@@ -166,7 +171,12 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 		return fail(err, errHeaderTimeout, cs.rp.headerTimeout, "no response headers within")
 	}
 	limit = min(cs.rp.firstTokenTimeout, cs.left())
-	timer = time.AfterFunc(limit, func() { cancel(errFirstTokenTimeout) })
+	if armed {
+		// Stopped before it fired: the timer now bounds the first token.
+		// (Once fired, the attempt's context is cancelled already.)
+		es.phase.Store(phaseFirstToken)
+		es.timer.Reset(limit)
+	}
 	// The first token is the first chunk with content. Chunks before it
 	// carry only metadata (Anthropic's message_start, OpenAI's role-only
 	// delta): a failure or a stall after them has sent no token, so they
@@ -177,16 +187,17 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 		meta = append(meta, first)
 		first, err = s.Recv()
 	}
-	timer.Stop()
+	if armed = armed && es.timer.Stop(); armed {
+		es.phase.Store(phaseIdle) // parked until a Recv waits
+	} else {
+		es.timer = nil // fired: a Recv that waits arms a timer of its own
+	}
 	if err != nil && err != io.EOF {
 		s.Close()
 		cs.wastePrompt(t) // answered, then failed: billed for nothing
 		return fail(err, errFirstTokenTimeout, cs.rp.firstTokenTimeout, "no first token within")
 	}
-	es := &engineStream{
-		s: s, actx: actx, cancel: cancel, release: release, idle: cs.rp.idleTimeout,
-		e: cs.e, t: t, route: cs.rp.name, rp: cs.rp, c: cs.c, meta: meta, first: first, hasFirst: err == nil, eof: err == io.EOF,
-	}
+	es.s, es.meta, es.first, es.hasFirst, es.eof = s, meta, first, err == nil, err == io.EOF
 	return answer{stream: es}, nil, false
 }
 

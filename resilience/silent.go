@@ -26,12 +26,18 @@ type silence struct {
 	trace httptrace.ClientTrace // allocated with the watch
 }
 
-// watchSilence returns ctx with a client trace that notes the first
-// response byte (any adapter on net/http reports it).
-func watchSilence(ctx context.Context) (context.Context, *silence) {
-	s := &silence{start: time.Now()}
+// watch starts the watch at once and returns ctx with a client trace that
+// notes the first response byte (any adapter on net/http reports it).
+func (s *silence) watch(ctx context.Context) context.Context {
+	s.start = time.Now()
 	s.trace.GotFirstResponseByte = s.hear
-	return httptrace.WithClientTrace(ctx, &s.trace), s
+	return httptrace.WithClientTrace(ctx, &s.trace)
+}
+
+// watchSilence is a new silence's watch of ctx.
+func watchSilence(ctx context.Context) (context.Context, *silence) {
+	s := &silence{}
+	return s.watch(ctx), s
 }
 
 func (s *silence) hear() { s.heard.Store(true) }

@@ -14,11 +14,11 @@ import (
 
 // engineStream is the Stream the engine returns: it replays the chunks up
 // to the first token (metadata-only chunks, then the first chunk with
-// content), then arms the idle timeout around every Recv. A mid-stream failure counts
+// content), then bounds every Recv that waits by the idle timeout. A mid-stream failure counts
 // against the target's breaker and is marked AfterFirstToken. Like every
 // provider.Stream it is not safe for concurrent use, except Close: mu guards
-// what Close touches while a Recv may be running (the idle timer, closed;
-// a Recv that arms no timer only reads closed).
+// what Close and the timer touch while a Recv may be running (the wait,
+// closed; a Recv that waits for nothing only reads closed).
 type engineStream struct {
 	s       provider.Stream
 	actx    context.Context
@@ -31,6 +31,7 @@ type engineStream struct {
 	route   string
 	rp      *routePlan // the call's, for its events
 	c       *Call
+	quiet   silence // the attempt's watch for its first response byte
 
 	meta     []provider.Chunk // content-less chunks that came before first, replayed first
 	first    provider.Chunk   // the first chunk with content (the first token)
@@ -39,9 +40,63 @@ type engineStream struct {
 	err      error
 	once     sync.Once
 
-	mu     sync.Mutex
-	timer  *time.Timer // the idle timer, created by the first Recv that waits
-	closed atomic.Bool // finish ran: no timer may be armed any more (set under mu)
+	// timer is the attempt's one timer: the header timeout, then the
+	// first-token timeout (phase says which, set while it is stopped),
+	// then, parked until a Recv first waits, the idle timeout. A wait
+	// does not reset it: it notes when it began (waitStart), and the timer,
+	// when it fires, cancels the stream if the wait has lasted the idle
+	// timeout, or else fires again when it would have (fire).
+	timer *time.Timer
+	phase atomic.Int32
+
+	mu        sync.Mutex
+	waiting   bool        // a Recv waits, since waitStart
+	waitStart time.Time   // (monotonic)
+	waits     int         // the Recvs that waited so far
+	idled     int         // the wait the idle timeout ended (its number; 0: none)
+	closed    atomic.Bool // finish ran: no timer may be armed any more (set under mu)
+}
+
+// The phases of an attempt's timer.
+const (
+	phaseHeader = iota
+	phaseFirstToken
+	phaseIdle
+)
+
+// fire is the attempt's timer firing (see engineStream.timer).
+func (s *engineStream) fire() {
+	switch s.phase.Load() {
+	case phaseHeader:
+		s.cancel(errHeaderTimeout)
+	case phaseFirstToken:
+		s.cancel(errFirstTokenTimeout)
+	default:
+		s.idleFire()
+	}
+}
+
+// idleFire ends the stream's wait once it has lasted the idle timeout;
+// otherwise the timer fires again when it would.
+func (s *engineStream) idleFire() {
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		return
+	}
+	if !s.waiting {
+		s.timer.Reset(s.idle)
+		s.mu.Unlock()
+		return
+	}
+	if waited := time.Since(s.waitStart); waited < s.idle {
+		s.timer.Reset(s.idle - waited)
+		s.mu.Unlock()
+		return
+	}
+	s.idled = s.waits
+	s.mu.Unlock()
+	s.cancel(errIdleTimeout)
 }
 
 // errStreamClosed ends a Recv that starts after Close.
@@ -65,9 +120,9 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 		s.finish()
 		return provider.Chunk{}, io.EOF
 	}
-	// A Recv of what the stream holds already does not wait: no idle
-	// timer to arm (a relayed stream's events mostly come so), and so no
-	// lock to take against Close.
+	// A Recv of what the stream holds already does not wait: no wait to
+	// time (a relayed stream's events mostly come so), and so no lock to
+	// take against Close.
 	armed := !provider.Buffered(s.s)
 	if s.closing(armed) {
 		pe := asProviderError(s.t, fmt.Errorf("%w: %w", errStreamClosed, context.Canceled))
@@ -76,10 +131,11 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 		return provider.Chunk{}, pe
 	}
 	c, err := s.s.Recv()
-	stopped := true
+	idled := false
 	if armed {
 		s.mu.Lock()
-		stopped = s.timer.Stop()
+		s.waiting = false
+		idled = s.idled == s.waits
 		s.mu.Unlock()
 	}
 	if err == nil {
@@ -91,7 +147,7 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 		return provider.Chunk{}, io.EOF
 	}
 	var pe *provider.Error
-	if !stopped && context.Cause(s.actx) == errIdleTimeout {
+	if idled && context.Cause(s.actx) == errIdleTimeout {
 		pe = timeoutError(s.t, "stream idle for "+s.idle.String()+" after its first token", true)
 	} else {
 		cp := *asProviderError(s.t, err)
@@ -107,8 +163,9 @@ func (s *engineStream) Recv() (provider.Chunk, error) {
 	return provider.Chunk{}, pe
 }
 
-// closing reports whether Close ran, arming the idle timer first when
-// armed (under the lock: no timer is armed once finish ran).
+// closing reports whether Close ran, noting a wait first when armed
+// (under the lock: no timer is armed once finish ran). The first wait
+// arms the timer.
 func (s *engineStream) closing(armed bool) bool {
 	if !armed {
 		return s.closed.Load()
@@ -118,10 +175,14 @@ func (s *engineStream) closing(armed bool) bool {
 	if s.closed.Load() {
 		return true
 	}
-	if s.timer == nil {
-		s.timer = time.AfterFunc(s.idle, func() { s.cancel(errIdleTimeout) })
-	} else {
-		s.timer.Reset(s.idle)
+	s.waits++
+	s.waiting, s.waitStart = true, time.Now()
+	switch {
+	case s.timer == nil:
+		// The first-token timer fired as the token came: one of its own.
+		s.timer = time.AfterFunc(s.idle, s.idleFire)
+	case s.waits == 1:
+		s.timer.Reset(s.idle) // parked since the first token
 	}
 	return false
 }
