@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -106,5 +110,63 @@ func TestReclaimAfterBurst(t *testing.T) {
 		step(2*reclaimAfter, 1)
 		post(512 << 10) // the next burst
 		step(reclaimAfter, 2)
+	})
+}
+
+// heapHeld is the heap memory the process holds from the system: its
+// objects (live, and dead ones not yet swept), the free pages it has not
+// returned, and the unused parts of its spans (runtime/metrics).
+func heapHeld() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(s)
+	var n uint64
+	for _, v := range s {
+		n += v.Value.Uint64()
+	}
+	return n
+}
+
+// TestIdleAfterBurst: 10 s after a burst of 512 KB requests ends, the
+// gateway holds from the system no more heap than it did idle before it
+// (issue 19 item 4: it held 35-46 MiB for minutes), by its own reclaim
+// (debug.FreeOSMemory) and no collection of the test's.
+func TestIdleAfterBurst(t *testing.T) {
+	body := func(size int) []byte {
+		return []byte(strings.Replace(string(agentBody(DialectOpenAI, DialectOpenAI, size)), `"model":"to-openai"`, `"model":"default"`, 1))
+	}
+	small, large := body(1<<10), body(512<<10)
+	synctest.Test(t, func(t *testing.T) {
+		h := fixedServer(t, "Done.").Handler()
+		post := func(body []byte) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body)))
+			if rec.Code != http.StatusOK {
+				t.Errorf("status %d: %.200s", rec.Code, rec.Body)
+			}
+		}
+		post(small)
+		debug.FreeOSMemory()
+		idle := heapHeld()
+		var wg sync.WaitGroup
+		for range 16 { // 16 clients send 4 each
+			wg.Go(func() {
+				for range 4 {
+					post(large)
+				}
+			})
+		}
+		wg.Wait()
+		burst := heapHeld()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		later := heapHeld()
+		mib := func(n uint64) float64 { return float64(n) / (1 << 20) }
+		t.Logf("heap held: %.1f MiB idle, %.1f at the burst's end, %.1f 10 s later", mib(idle), mib(burst), mib(later))
+		const slack = 4 << 20
+		if later > idle+slack {
+			t.Errorf("10 s after the burst the heap holds %.1f MiB, want at most %.1f (idle before it, %.1f, and %.0f MiB of slack); %.1f at its end",
+				mib(later), mib(idle+slack), mib(idle), mib(slack), mib(burst))
+		}
 	})
 }
