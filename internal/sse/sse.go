@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -60,6 +61,9 @@ type Reader struct {
 	// slab is where events' data is kept: one allocation for many small
 	// events, not one each.
 	slab []byte
+	// first is the buffer's first array, from firstBufs while buf is it
+	// (Release gives it back).
+	first *[bufSize]byte
 	// Comments counts comment lines (": keep-alive") seen so far.
 	Comments int
 }
@@ -151,9 +155,7 @@ func (r *Reader) fill() {
 		r.off, r.end = 0, n
 	}
 	if 2*(len(r.buf)-r.end) <= len(r.buf) {
-		b := make([]byte, max(2*len(r.buf), bufSize))
-		copy(b, r.buf[:r.end])
-		r.buf = b
+		r.grow()
 	}
 	n, err := r.src.Read(r.buf[r.end:])
 	r.end += n
@@ -168,6 +170,43 @@ func (r *Reader) fill() {
 		}
 	}
 }
+
+// firstBufs holds readers' first buffers that Release gave back: a
+// stream's reader needs one, and a gateway reads many streams.
+var firstBufs = sync.Pool{New: func() any { return new([bufSize]byte) }}
+
+// grow gives the reader a buffer twice as large (the first: bufSize, from
+// firstBufs), holding what it read and did not return.
+func (r *Reader) grow() {
+	if len(r.buf) == 0 {
+		r.first = firstBufs.Get().(*[bufSize]byte)
+		r.buf = r.first[:]
+		return
+	}
+	b := make([]byte, 2*len(r.buf))
+	copy(b, r.buf[:r.end])
+	r.buf = b
+	if r.first != nil {
+		// Nothing returned refers to it any more: Data is a copy, or
+		// borrowed until this Next.
+		firstBufs.Put(r.first)
+		r.first = nil
+	}
+}
+
+// Release ends the reader's use of its buffer, for another reader to use:
+// the reader must not be used again, nor the Data of the last event it
+// returned if borrowed (see Borrow). It must not be called while a Read of
+// the source may be writing into the buffer.
+func (r *Reader) Release() {
+	if r.first != nil {
+		firstBufs.Put(r.first)
+	}
+	*r = Reader{err: errReleased, evEnd: -1}
+}
+
+// errReleased is what a reader returns once released.
+var errReleased = errors.New("sse: reader released")
 
 // Next returns the next event. It returns io.EOF at a clean end of stream
 // (no partial event pending) and io.ErrUnexpectedEOF when the stream ended

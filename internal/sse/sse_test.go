@@ -201,3 +201,46 @@ func TestWriterFlushNext(t *testing.T) {
 		}
 	})
 }
+
+// TestRelease: a released reader reads nothing more (an error, not a
+// clean end), and the readers after it, which may read into its buffer,
+// read their own streams whole, borrowed or not, across a buffer that
+// grows too.
+func TestRelease(t *testing.T) {
+	r := NewReader(strings.NewReader("data: first\n\ndata: second\n\n"))
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "first" {
+		t.Fatalf("Next = %q, %v", ev.Data, err)
+	}
+	r.Release()
+	if r.Buffered() {
+		t.Error("a released reader says an event is buffered")
+	}
+	if _, err := r.Next(); err == nil || err == io.EOF {
+		t.Errorf("Next after Release = %v, want an error that is not io.EOF", err)
+	}
+	long := strings.Repeat("x", 3*bufSize) // grows the buffer past the first
+	for i, in := range []string{"data: a\n\ndata: b\n\n", "data: " + long + "\n\ndata: c\n\n", "data: d\n\n"} {
+		for _, borrow := range []bool{false, true} {
+			r := NewReader(strings.NewReader(in))
+			if borrow {
+				r.Borrow()
+			}
+			var got []string
+			for {
+				ev, err := r.Next()
+				if err != nil {
+					if err != io.EOF {
+						t.Fatalf("stream %d: %v", i, err)
+					}
+					break
+				}
+				got = append(got, string(ev.Data))
+			}
+			r.Release()
+			want := strings.Split(strings.ReplaceAll(strings.ReplaceAll(in, "data: ", ""), "\n\n", "|"), "|")
+			if diff := cmp.Diff(want[:len(want)-1], got); diff != "" {
+				t.Errorf("stream %d (borrow %v) (-want +got):\n%s", i, borrow, diff)
+			}
+		}
+	}
+}

@@ -296,6 +296,9 @@ func (s *Stream) end(err error) {
 		_, _ = io.CopyN(io.Discard, s.resp.Body, 4<<10)
 	}
 	s.closeBody()
+	// Read no more (s.err is set), on the reading goroutine: its buffer
+	// can serve another stream. What the stream returned holds copies.
+	s.rd.Release()
 }
 
 // Close implements provider.Stream: it releases the connection, which
