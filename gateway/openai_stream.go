@@ -29,7 +29,12 @@ type oaStream struct {
 	c            oaChunk          // the chunk being written
 	choice       [1]oaChunkChoice // its one choice
 	call         [1]oaDeltaCall   // its one tool call fragment
+	reason       string           // the finish reason written
+	usage        oaUsage          // the usage written
 }
+
+// noText is the empty content of a role chunk (never written to).
+var noText = ""
 
 // chunkOf is a chunk of this stream with one choice, delta d and finish
 // reason finish (nil: null).
@@ -61,8 +66,7 @@ func (s *oaStream) roleChunk() error {
 		return nil
 	}
 	s.pending = false
-	empty := ""
-	return s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{Role: "assistant", Content: &empty}, nil)))
+	return s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{Role: "assistant", Content: &noText}, nil)))
 }
 
 // relay writes an upstream event as it came, once for the chunks decoded
@@ -121,7 +125,8 @@ func (s *oaStream) chunk(c *provider.Chunk) error {
 // each call.)
 func (s *oaStream) textChunk(text *string) error {
 	if !s.text.made {
-		s.text.set(appendJSON(nil, s.chunkOf(oaDelta{Content: &templateMark}, nil)))
+		s.buf = appendJSON(s.buf[:0], s.chunkOf(oaDelta{Content: &templateMark}, nil))
+		s.text.set(s.buf) // a copy
 	}
 	if s.text.ok {
 		return s.emit(s.text.append(s.buf[:0], *text))
@@ -138,18 +143,19 @@ func (s *oaStream) finish(reason string, u provider.Usage) error {
 		return err
 	}
 	if !s.rawFinish {
-		finish := oaFinish(reason)
-		if err := s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{}, &finish))); err != nil {
+		s.reason = oaFinish(reason)
+		if err := s.emit(appendJSON(s.buf[:0], s.chunkOf(oaDelta{}, &s.reason))); err != nil {
 			return err
 		}
 	}
 	if s.includeUsage && !s.rawUsage {
-		v := oaChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-			Choices: []oaChunkChoice{}, Usage: new(oaUsageOf(u))}
+		s.usage = oaUsageOf(u)
+		s.c = oaChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
+			Choices: s.choice[:0], Usage: &s.usage}
 		if u.ServiceTier != "" {
-			v.ServiceTier = oaServiceTier(u.ServiceTier)
+			s.c.ServiceTier = oaServiceTier(u.ServiceTier)
 		}
-		if err := s.emit(appendJSON(s.buf[:0], &v)); err != nil {
+		if err := s.emit(appendJSON(s.buf[:0], &s.c)); err != nil {
 			return err
 		}
 	}

@@ -366,14 +366,18 @@ type textTemplate struct {
 // upstream's strings, so its last occurrence is the mark.
 var templateMark = "\x00llmguard-text\x00"
 
-// set makes the template from b (kept: a copy), an event encoded with
-// templateMark as its text.
+// templateMarkJSON is templateMark encoded.
+var templateMarkJSON = appendJSON(nil, templateMark)
+
+// set makes the template from b (kept: a copy, in one array), an event
+// encoded with templateMark as its text.
 func (t *textTemplate) set(b []byte) {
-	mark := appendJSON(nil, templateMark)
+	mark := templateMarkJSON
 	i := bytes.LastIndex(b, mark)
 	t.made, t.ok = true, i >= 0
 	if t.ok {
-		t.pre, t.post = bytes.Clone(b[:i]), bytes.Clone(b[i+len(mark):])
+		both := append(append(make([]byte, 0, len(b)-len(mark)), b[:i]...), b[i+len(mark):]...)
+		t.pre, t.post = both[:i:i], both[i:]
 	}
 }
 
