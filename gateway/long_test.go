@@ -38,16 +38,8 @@ func TestLongAnswerNotStreamed(t *testing.T) {
 					srv, _ := newGateway(t, strings.ReplaceAll(longConfig, "MOCK", ms.URL), ms.Client(), nil, nil)
 					gw := pipenet.NewServer(srv.Handler())
 					t.Cleanup(gw.Close)
-					client := gw.Client()
-					req, _ := http.NewRequest(http.MethodPost, gw.URL+d.path, strings.NewReader(d.body(route, "")))
-					for i := 0; i+1 < len(d.hdr); i += 2 {
-						req.Header.Set(d.hdr[i], d.hdr[i+1])
-					}
 					start := time.Now()
-					res, err := client.Do(req)
-					if err != nil {
-						t.Fatal(err)
-					}
+					res := pipenet.Do(t, gw.Client(), http.MethodPost, gw.URL+d.path, d.body(route, ""), d.hdr...)
 					body, _ := io.ReadAll(res.Body)
 					res.Body.Close()
 					took := time.Since(start)

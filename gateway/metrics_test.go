@@ -164,11 +164,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("llmguard_cost_usd_total{target=openai/gpt-4o} = %v, want > 0", got)
 		}
 
-		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/metrics", nil)
-		res, err := gw.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := pipenet.Do(t, gw.Client(), http.MethodGet, gw.URL+"/metrics", "")
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if res.StatusCode != 200 || !strings.Contains(string(b), "# TYPE llmguard_requests_total counter") {

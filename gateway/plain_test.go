@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/mock"
 )
 
@@ -41,14 +42,7 @@ func TestPlainAnswerAtItsPace(t *testing.T) {
 				m.Reset()
 				var answers []string
 				for i := range 9 {
-					req, _ := http.NewRequest(http.MethodPost, gw.URL+d.path, strings.NewReader(d.body(route)))
-					for i := 0; i+1 < len(d.hdr); i += 2 {
-						req.Header.Set(d.hdr[i], d.hdr[i+1])
-					}
-					res, err := gw.Client().Do(req)
-					if err != nil {
-						t.Fatal(err)
-					}
+					res := pipenet.Do(t, gw.Client(), http.MethodPost, gw.URL+d.path, d.body(route), d.hdr...)
 					body, _ := io.ReadAll(res.Body)
 					res.Body.Close()
 					if res.StatusCode != 200 {
