@@ -6,31 +6,19 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/llmguard/llmguard/internal/pipenet"
 )
 
 // send makes one request to the stack's gateway with the given headers
 // ("Host" sets the Host the request names).
 func (st *stack) send(t *testing.T, method, path, body string, hdr map[string]string) reply {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, st.gw.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var pairs []string
 	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
+		pairs = append(pairs, k, v)
 	}
-	res, err := st.gw.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := pipenet.Do(t, st.gw.Client(), method, st.gw.URL+path, body, pairs...)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {

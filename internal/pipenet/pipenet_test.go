@@ -47,19 +47,19 @@ func TestDial(t *testing.T) {
 	}
 }
 
-// Do sends the method, body and headers (a later pair replacing an
+// Do sends the method, body, Host and headers (a later pair replacing an
 // earlier one) through the client it is given.
 func TestDo(t *testing.T) {
 	srv := pipenet.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		io.WriteString(w, r.Method+" "+r.Header.Get("X-A")+" "+r.Header.Get("X-B")+" "+string(b))
+		io.WriteString(w, r.Method+" "+r.Host+" "+r.Header.Get("X-A")+" "+r.Header.Get("X-B")+" "+string(b))
 	}))
 	defer srv.Close()
 	for _, tt := range []struct{ method, body, want string }{
-		{http.MethodPost, "hi", "POST 2 b hi"},
-		{http.MethodGet, "", "GET 2 b "},
+		{http.MethodPost, "hi", "POST gw.example 2 b hi"},
+		{http.MethodGet, "", "GET gw.example 2 b "},
 	} {
-		res := pipenet.Do(t, srv.Client(), tt.method, srv.URL+"/", tt.body, "X-A", "1", "x-b", "b", "X-A", "2", "dangling")
+		res := pipenet.Do(t, srv.Client(), tt.method, srv.URL+"/", tt.body, "X-A", "1", "x-b", "b", "host", "gw.example", "X-A", "2", "dangling")
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if string(b) != tt.want {
