@@ -51,6 +51,7 @@ type childStats struct {
 	Allocs     uint64 `json:"allocs"`
 	AllocBytes uint64 `json:"alloc_bytes"`
 	PeakRSS    uint64 `json:"peak_rss"`
+	RSS        uint64 `json:"rss"`
 }
 
 // ServeChild is a child: with args --path proxy|gateway --upstream URL it
@@ -146,7 +147,7 @@ func serveStats(w http.ResponseWriter, r *http.Request) {
 	}
 	c := read()
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(childStats{CPU: int64(c.cpu), Allocs: c.allocs, AllocBytes: c.allocBytes, PeakRSS: peakRSS()})
+	_ = json.NewEncoder(w).Encode(childStats{CPU: int64(c.cpu), Allocs: c.allocs, AllocBytes: c.allocBytes, PeakRSS: peakRSS(), RSS: residentRSS()})
 }
 
 // child is the parent's handle on a running child.
@@ -214,7 +215,7 @@ func (c *child) read(gc bool) (counters, error) {
 	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
 		return counters{}, err
 	}
-	return counters{cpu: time.Duration(s.CPU), allocs: s.Allocs, allocBytes: s.AllocBytes, peakRSS: s.PeakRSS}, nil
+	return counters{cpu: time.Duration(s.CPU), allocs: s.Allocs, allocBytes: s.AllocBytes, peakRSS: s.PeakRSS, rss: s.RSS}, nil
 }
 
 // close ends the child's input, which ends it, and kills it if it is

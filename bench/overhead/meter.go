@@ -12,6 +12,7 @@ type counters struct {
 	allocs     uint64
 	allocBytes uint64
 	peakRSS    uint64 // bytes, a child's, since its count last started (0: not known)
+	rss        uint64 // bytes, a child's resident set as read (0: not known)
 }
 
 var allocSamples = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
@@ -32,5 +33,5 @@ func read() counters {
 }
 
 func (c counters) minus(o counters) counters {
-	return counters{cpu: c.cpu - o.cpu, allocs: c.allocs - o.allocs, allocBytes: c.allocBytes - o.allocBytes, peakRSS: c.peakRSS}
+	return counters{cpu: c.cpu - o.cpu, allocs: c.allocs - o.allocs, allocBytes: c.allocBytes - o.allocBytes, peakRSS: c.peakRSS, rss: c.rss}
 }

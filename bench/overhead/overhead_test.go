@@ -49,7 +49,7 @@ func TestRunShort(t *testing.T) {
 // measured briefly: answers on every path, the gateway allocating more
 // for a bigger body, and the connection counts of the upstream.
 func TestScaleShort(t *testing.T) {
-	sc, err := Scale(context.Background(), &ScaleConfig{Duration: 150 * time.Millisecond})
+	sc, err := Scale(context.Background(), &ScaleConfig{Duration: 150 * time.Millisecond, Groups: []string{GroupBody, GroupStream, GroupConns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +81,34 @@ func TestScaleShort(t *testing.T) {
 	}
 	for _, want := range []string{"**Request bodies**", "| 512 KB, anthropic → anthropic |", "**Streams**", "| 1000 chunks |",
 		"**Connections**", "| 256 connections |", "new conns/s", "**Targets**", "| 512 KB, anthropic → openai: CPU ≤ 3.0× the proxy's |", "| 1000 chunks: stream throughput ≥ 1.0× the proxy's |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	t.Log("\n" + b.String())
+}
+
+// The memory group's burst reads each child's resident set idle, at the
+// burst's end and settled, and the table shows them.
+func TestBurst(t *testing.T) {
+	sc, err := Scale(context.Background(), &ScaleConfig{Groups: []string{GroupMemory}, Settle: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := sc.Burst
+	if u == nil || len(sc.Rows) != 0 || u.Requests != burstClients*burstEach || u.BodyBytes < 500<<10 {
+		t.Fatalf("burst %+v, %d rows", u, len(sc.Rows))
+	}
+	for _, r := range []Resident{u.Proxy, u.Gateway} {
+		if residentRSS() > 0 && (r.Idle == 0 || r.End == 0 || r.Later == 0) {
+			t.Errorf("resident set %+v, want each read", r)
+		}
+	}
+	var b strings.Builder
+	if err := sc.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Memory after a burst**", "| llmguard |", "after a burst of 512 KB requests: back to idle"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

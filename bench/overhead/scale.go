@@ -19,6 +19,7 @@ const (
 	GroupBody   = "body"   // request bodies of 1 KB to 512 KB, same dialect and across
 	GroupStream = "stream" // streams of 10 to 1,000 chunks
 	GroupConns  = "conns"  // 1 to 256 concurrent connections
+	GroupMemory = "memory" // the resident set after a burst of 512 KB requests (burst.go)
 )
 
 // ScaleConfig is one scaling run; the zero value runs every row for 1.5s.
@@ -27,12 +28,16 @@ type ScaleConfig struct {
 	// (0 = 1.5s; a row also warms up: each path first has as many requests at the upstream at once as the row has
 	// clients, so it opens every connection it will use, then 0.1s of the load; the run starts the proxy's and the gateway's processes once).
 	Duration time.Duration
-	// Groups lists the groups to run (nil: all).
+	// Groups lists the groups to run (nil: all; GroupMemory is the burst,
+	// not rows).
 	Groups []string
 	// Progress, when set, gets a line as each row starts.
 	Progress io.Writer
 	// Spawn starts the proxy's and the gateway's processes (nil: SpawnSelf).
 	Spawn Spawn
+	// Settle is how long after the memory group's burst its resident set
+	// is read again (0 = 10s, issue 19's bound).
+	Settle time.Duration
 }
 
 // Row is one line of the scaling table.
@@ -49,6 +54,8 @@ type Row struct {
 type Scaling struct {
 	Machine Machine
 	Rows    []Row
+	// Burst is the memory group's burst (nil when it did not run).
+	Burst   *Burst
 	Elapsed time.Duration
 }
 
@@ -93,6 +100,7 @@ func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
 	if cfg.Duration <= 0 {
 		cfg.Duration = 1500 * time.Millisecond
 	}
+	defaults.Positive(&cfg.Settle, 10*time.Second)
 	t0 := time.Now()
 	out := &Scaling{Machine: thisMachine()}
 	st, err := newStack(spawner(cfg.Spawn))
@@ -101,6 +109,14 @@ func Scale(ctx context.Context, c *ScaleConfig) (*Scaling, error) {
 	}
 	defer st.close()
 	var errs []error
+	if cfg.Groups == nil || slices.Contains(cfg.Groups, GroupMemory) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "scaling: a burst of %d requests of 512 KB\n", burstClients*burstEach)
+		}
+		var err error
+		out.Burst, err = burst(ctx, st, cfg.Settle)
+		errs = append(errs, err)
+	}
 	for _, r := range rows() {
 		if cfg.Groups != nil && !slices.Contains(cfg.Groups, r.group) {
 			continue

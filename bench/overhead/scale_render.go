@@ -57,6 +57,7 @@ func (s *Scaling) Markdown(w io.Writer) error {
 			b.WriteString(t.String())
 		}
 	}
+	b.WriteString(s.Burst.markdown())
 	b.WriteString(s.targets())
 	return writeReport(w, &b, s.Elapsed)
 }
@@ -86,6 +87,11 @@ func (s *Scaling) targets() string {
 			x := gw.Rate / px.Rate
 			t.row(r.Case+": stream throughput ≥ 1.0× the proxy's", fmt.Sprintf("%.2f×", x), verdict(x >= 1))
 		}
+	}
+	if u := s.Burst; u != nil && u.Gateway.Idle > 0 {
+		g := u.Gateway
+		t.row(fmt.Sprintf("llmguard's resident set %s after a burst of 512 KB requests: back to idle (within %s)", u.Settle, size(burstSlack)),
+			fmt.Sprintf("%s (idle %s)", size(float64(g.Later)), size(float64(g.Idle))), verdict(g.Later <= g.Idle+burstSlack))
 	}
 	if t.b.Len() == 0 {
 		return ""

@@ -99,7 +99,8 @@ const scalingUsage = `Usage: llmguard bench scaling [--duration 1.5s] [--group b
 
 Measures, beside a plain httputil.ReverseProxy in the same run, the CPU time and allocations per request
 llmguard adds for request bodies of 1/32/128/512 KB (same dialect and across), streams of 10/100/1,000
-chunks and 1/16/64/256 connections, all on 127.0.0.1, and prints the table in Markdown.
+chunks and 1/16/64/256 connections, and (without --group) the resident set of each 10 s after a burst of
+512 KB requests, all on 127.0.0.1, and prints the table in Markdown.
 
 `
 
