@@ -188,7 +188,8 @@ func (cs *callState) streamAttempt(ctx context.Context, t *targetPlan, req *prov
 		first, err = s.Recv()
 	}
 	if armed = armed && es.timer.Stop(); armed {
-		es.phase.Store(phaseIdle) // parked until a Recv waits
+		es.phase.Store(phaseIdle)
+		es.parked = true // until a Recv waits
 	} else {
 		es.timer = nil // fired: a Recv that waits arms a timer of its own
 	}

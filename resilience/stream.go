@@ -45,7 +45,8 @@ type engineStream struct {
 	// then, parked until a Recv first waits, the idle timeout. A wait
 	// does not reset it: it notes when it began (waitStart), and the timer,
 	// when it fires, cancels the stream if the wait has lasted the idle
-	// timeout, or else fires again when it would have (fire).
+	// timeout, or else fires again when it would have, or, when no Recv
+	// waits, parks until one does (idleFire).
 	timer *time.Timer
 	phase atomic.Int32
 
@@ -53,6 +54,7 @@ type engineStream struct {
 	waiting   bool        // a Recv waits, since waitStart
 	waitStart time.Time   // (monotonic)
 	waits     int         // the Recvs that waited so far
+	parked    bool        // the timer is not armed: no Recv waited since it last fired
 	idled     int         // the wait the idle timeout ended (its number; 0: none)
 	closed    atomic.Bool // finish ran: no timer may be armed any more (set under mu)
 }
@@ -85,7 +87,7 @@ func (s *engineStream) idleFire() {
 		return
 	}
 	if !s.waiting {
-		s.timer.Reset(s.idle)
+		s.parked = true // until a Recv waits (closing)
 		s.mu.Unlock()
 		return
 	}
@@ -181,8 +183,9 @@ func (s *engineStream) closing(armed bool) bool {
 	case s.timer == nil:
 		// The first-token timer fired as the token came: one of its own.
 		s.timer = time.AfterFunc(s.idle, s.idleFire)
-	case s.waits == 1:
-		s.timer.Reset(s.idle) // parked since the first token
+	case s.parked:
+		s.parked = false
+		s.timer.Reset(s.idle)
 	}
 	return false
 }

@@ -145,3 +145,45 @@ func TestStreamFirstTokenIsContent(t *testing.T) {
 		})
 	})
 }
+
+// TestStreamIdleTimerRestsWhileNotWaiting: the idle timer times the waits
+// of Recv only. A stream read past a wait and then left alone (its
+// consumer slow, or gone without Close) has no timer firing over and over
+// behind it: the timer rests until a Recv waits again, then times that
+// wait in full.
+func TestStreamIdleTimerRestsWhileNotWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]*Route{"default": {Targets: targets("a/m1"),
+			Stream: Timeouts{IdleTimeout: 4 * time.Second}}}, nil)
+		h.ads["a"].on("m1", reply{chunks: []string{"one", "two", "three"}, stallAfter: 2})
+		sr, err := h.eng.Stream(context.Background(), &Call{Request: userReq("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sr.Stream.Close()
+		for _, want := range []string{"one", "two"} {
+			if c, err := sr.Stream.Recv(); err != nil || c.Text != want {
+				t.Fatalf("Recv = %q, %v; want %q", c.Text, err, want)
+			}
+		}
+		es := sr.Stream.(*continuing).cur.(*engineStream)
+		time.Sleep(10 * time.Second) // not waiting: the timer fires once, then rests
+		es.mu.Lock()
+		armed := es.timer.Stop()
+		if armed {
+			es.timer.Reset(es.idle) // armed again, as it was
+		}
+		es.mu.Unlock()
+		if armed {
+			t.Error("the idle timer is armed while no Recv waits")
+		}
+		start := time.Now()
+		_, err = sr.Stream.Recv()
+		if pe := provider.AsError(err); pe == nil || pe.Verdict.Class != classify.Timeout {
+			t.Fatalf("stalled stream: err = %v", err)
+		}
+		if took := time.Since(start); took != 4*time.Second {
+			t.Errorf("stall detected after %s, want 4s", took)
+		}
+	})
+}
