@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/pipenet"
 	"github.com/llmguard/llmguard/resilience"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkEvent(b *testing.B) {
 	}
 	for _, tt := range tests {
 		b.Run(tt.name, func(b *testing.B) {
-			n, err := New(&Options{WebhookURL: "http://127.0.0.1:1/hook", Logger: slog.New(slog.DiscardHandler)})
+			n, err := New(&Options{WebhookURL: "http://" + pipenet.Refused(b) + "/hook", Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,13 +2,11 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/resilience"
 )
@@ -154,34 +153,6 @@ func TestStreamStallCountsFromTheLastChunk(t *testing.T) {
 	})
 }
 
-// scriptAdapter is provider "p": each Stream call gets the next scripted
-// stream; it records the requests.
-type scriptAdapter struct {
-	mu      sync.Mutex
-	streams []*scripted
-	reqs    []*provider.Request
-}
-
-func (a *scriptAdapter) Name() string { return "p" }
-
-func (a *scriptAdapter) Chat(context.Context, *provider.Request) (*provider.Response, error) {
-	return nil, errors.ErrUnsupported
-}
-
-func (a *scriptAdapter) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reqs = append(a.reqs, req)
-	if len(a.streams) == 0 {
-		return nil, &provider.Error{Provider: "p", Verdict: classify.Verdict{Class: classify.ServerError, Status: 500,
-			Scope: classify.ScopeModel, Retryable: true, Fallback: true, Message: "500 server_error: nothing scripted"}}
-	}
-	s := a.streams[0]
-	a.streams = a.streams[1:]
-	s.ctx = ctx
-	return s, nil
-}
-
 // TestStreamContinuation: the engine continues a stream that broke after
 // its first token; the gateway relays it and says so in an SSE comment.
 func TestStreamContinuation(t *testing.T) {
@@ -228,7 +199,11 @@ func TestStreamContinuation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ad := &scriptAdapter{streams: tt.streams}
+				ad := &providertest.Script{Empty: &provider.Error{Provider: "p", Verdict: classify.Verdict{Class: classify.ServerError, Status: 500,
+					Scope: classify.ScopeModel, Retryable: true, Fallback: true, Message: "500 server_error: nothing scripted"}}}
+				for _, s := range tt.streams {
+					ad.Replies = append(ad.Replies, func(ctx context.Context) provider.Stream { s.ctx = ctx; return s })
+				}
 				tt.cfg.Providers = map[string]string{"p": ""}
 				eng, err := resilience.New(&resilience.Options{Adapters: map[string]provider.Adapter{"p": ad}, Catalog: tt.cfg,
 					Routes: map[string]resilience.Route{"r": {Targets: []resilience.Target{{Name: "p/a"}, {Name: "p/b"}}}},
@@ -243,19 +218,19 @@ func TestStreamContinuation(t *testing.T) {
 				rec := httptest.NewRecorder()
 				srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(oaBody("r", true, ""))))
 				text, end, evs := streamText(t, DialectOpenAI, rec.Body.Bytes())
-				if text != tt.text || end != tt.end || len(ad.reqs) != tt.calls {
-					t.Fatalf("text %q end %s calls %d; events %v", text, end, len(ad.reqs), evs)
+				if text != tt.text || end != tt.end || len(ad.Requests()) != tt.calls {
+					t.Fatalf("text %q end %s calls %d; events %v", text, end, len(ad.Requests()), evs)
 				}
 				if tt.end == "done" {
 					if !strings.Contains(rec.Body.String(), ": llmguard: p/a broke; continued on p/b\n") {
 						t.Errorf("no continuation comment in %s", rec.Body)
 					}
-					c := ad.reqs[1]
+					c := ad.Requests()[1]
 					last := c.Messages[len(c.Messages)-1]
 					if c.Model != "b" || last.Role != provider.RoleAssistant || last.Content[0].Text != "Hello" {
 						t.Errorf("continuation call to %s with last message %+v", c.Model, last)
 					}
-					if n := len(ad.reqs[0].Messages); n != 1 {
+					if n := len(ad.Requests()[0].Messages); n != 1 {
 						t.Errorf("the original request was modified: %d messages", n)
 					}
 				}

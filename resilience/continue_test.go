@@ -2,10 +2,8 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -36,34 +34,6 @@ func (s *chunkStream) Recv() (provider.Chunk, error) {
 }
 func (s *chunkStream) Close() error      { return nil }
 func (s *chunkStream) RequestID() string { return "" }
-
-// chunkAdapter is provider "p": each Stream call gets the next stream (or
-// error); it records the requests.
-type chunkAdapter struct {
-	mu      sync.Mutex
-	replies []any // *chunkStream or *provider.Error
-	reqs    []*provider.Request
-}
-
-func (a *chunkAdapter) Name() string { return "p" }
-func (a *chunkAdapter) Chat(context.Context, *provider.Request) (*provider.Response, error) {
-	return nil, errors.ErrUnsupported
-}
-
-func (a *chunkAdapter) Stream(_ context.Context, req *provider.Request) (provider.Stream, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.reqs = append(a.reqs, req)
-	if len(a.replies) == 0 {
-		return nil, errServer
-	}
-	r := a.replies[0]
-	a.replies = a.replies[1:]
-	if pe, ok := r.(*provider.Error); ok {
-		return nil, pe
-	}
-	return r.(*chunkStream), nil
-}
 
 func TestStreamContinues(t *testing.T) {
 	broken := perr(classify.Overloaded, 529, classify.ScopeModel, true, true, 0)
@@ -115,7 +85,7 @@ func TestStreamContinues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ad := &chunkAdapter{replies: tt.replies}
+				ad := &providertest.Script{Empty: errServer, Replies: tt.replies}
 				cat := &catalog.Catalog{Models: map[string]catalog.Model{"p/b": {Prefill: tt.prefill}}}
 				eng, err := New(&Options{Adapters: map[string]provider.Adapter{"p": ad}, Catalog: cat,
 					Routes: map[string]Route{"r": {Targets: targets("p/a", "p/b")}}})
@@ -141,17 +111,17 @@ func TestStreamContinues(t *testing.T) {
 				if pe := provider.AsError(end); broke && (pe == nil || !pe.AfterFirstToken || pe.Verdict.Class != classify.Overloaded) {
 					t.Errorf("the stream ended with %v, want the break", end)
 				}
-				if got != tt.text || broke != tt.err || len(ad.reqs) != tt.calls {
-					t.Fatalf("text %q, ended %v, calls %d; want %q, %d", got, end, len(ad.reqs), tt.text, tt.calls)
+				if got != tt.text || broke != tt.err || len(ad.Requests()) != tt.calls {
+					t.Fatalf("text %q, ended %v, calls %d; want %q, %d", got, end, len(ad.Requests()), tt.text, tt.calls)
 				}
-				if n := len(ad.reqs[0].Messages); n != 1 {
+				if n := len(ad.Requests()[0].Messages); n != 1 {
 					t.Errorf("the original request was modified: %d messages", n)
 				}
 				if want := !tt.err; (len(conts) == 1) != want || want && (conts[0].From != "p/a" || conts[0].Target != "p/b") {
 					t.Errorf("continue events %+v", conts)
 				}
 				if tt.calls >= 2 {
-					checkContinuation(t, ad.reqs[1], tt.pre)
+					checkContinuation(t, ad.Requests()[1], tt.pre)
 				}
 			})
 		})
@@ -188,7 +158,7 @@ func TestPrefillRejectionRemembered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		broken := perr(classify.Overloaded, 529, classify.ScopeModel, true, true, 0)
 		stop := provider.Chunk{FinishReason: "stop"}
-		ad := &chunkAdapter{replies: []any{
+		ad := &providertest.Script{Empty: errServer, Replies: []any{
 			&chunkStream{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken}, errInvalid,
 			&chunkStream{chunks: []provider.Chunk{{Text: "Hello world"}, stop}},
 			&chunkStream{chunks: []provider.Chunk{{Text: "Hello"}}, err: broken},
@@ -210,13 +180,13 @@ func TestPrefillRejectionRemembered(t *testing.T) {
 			}
 		}
 		prefills := 0
-		for _, r := range ad.reqs {
+		for _, r := range ad.Requests() {
 			if r.Messages[len(r.Messages)-1].Role == provider.RoleAssistant {
 				prefills++
 			}
 		}
-		if len(ad.reqs) != 5 || prefills != 1 {
-			t.Errorf("%d requests, %d with a prefill; want 5, 1", len(ad.reqs), prefills)
+		if len(ad.Requests()) != 5 || prefills != 1 {
+			t.Errorf("%d requests, %d with a prefill; want 5, 1", len(ad.Requests()), prefills)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmguard/llmguard/catalog"
 	"github.com/llmguard/llmguard/classify"
+	"github.com/llmguard/llmguard/internal/providertest"
 	"github.com/llmguard/llmguard/provider"
 	"github.com/llmguard/llmguard/state"
 	"github.com/llmguard/llmguard/state/memstore"
@@ -29,7 +30,7 @@ func TestNoPrefillShared(t *testing.T) {
 			}
 			cat := &catalog.Catalog{Models: map[string]catalog.Model{"p/b": {Prefill: true}}}
 			st := memstore.New()
-			stream := func(ad *chunkAdapter) string {
+			stream := func(ad *providertest.Script) string {
 				o := &Options{Adapters: map[string]provider.Adapter{"p": ad}, Catalog: cat,
 					Routes: map[string]Route{"r": {Targets: targets("p/a", "p/b")}}}
 				if shared {
@@ -47,21 +48,21 @@ func TestNoPrefillShared(t *testing.T) {
 				got, _ := drainText(sr.Stream)
 				return got
 			}
-			a := &chunkAdapter{replies: []any{&chunkStream{chunks: text("Hello")[:1], err: broken}, errInvalid,
+			a := &providertest.Script{Empty: errServer, Replies: []any{&chunkStream{chunks: text("Hello")[:1], err: broken}, errInvalid,
 				&chunkStream{chunks: text("Hello", " world")}}}
-			if got := stream(a); got != "Hello world" || len(a.reqs) != 3 {
-				t.Fatalf("A: %q after %d calls", got, len(a.reqs))
+			if got := stream(a); got != "Hello world" || len(a.Requests()) != 3 {
+				t.Fatalf("A: %q after %d calls", got, len(a.Requests()))
 			}
-			b := &chunkAdapter{replies: []any{&chunkStream{chunks: text("Hello")[:1], err: broken},
+			b := &providertest.Script{Empty: errServer, Replies: []any{&chunkStream{chunks: text("Hello")[:1], err: broken},
 				&chunkStream{chunks: text("Hello", " world")}, &chunkStream{chunks: text("Hello", " world")}}}
 			got := stream(b)
 			if shared {
-				if got != "Hello world" || len(b.reqs) != 2 {
-					t.Errorf("B: %q after %d calls, want the regeneration as its second", got, len(b.reqs))
+				if got != "Hello world" || len(b.Requests()) != 2 {
+					t.Errorf("B: %q after %d calls, want the regeneration as its second", got, len(b.Requests()))
 				}
-				checkContinuation(t, b.reqs[1], "")
-			} else if len(b.reqs) < 2 || b.reqs[1].Messages[len(b.reqs[1].Messages)-1].Role != provider.RoleAssistant {
-				t.Errorf("with a store each, B's continuation did not try the prefill: %d calls", len(b.reqs))
+				checkContinuation(t, b.Requests()[1], "")
+			} else if len(b.Requests()) < 2 || b.Requests()[1].Messages[len(b.Requests()[1].Messages)-1].Role != provider.RoleAssistant {
+				t.Errorf("with a store each, B's continuation did not try the prefill: %d calls", len(b.Requests()))
 			}
 		})
 	}
