@@ -189,6 +189,7 @@ func TestStreamFlushBound(t *testing.T) {
 		if _, end, _ := streamText(t, DialectOpenAI, rec.body.Bytes()); end != "done" {
 			t.Errorf("stream end %q", end)
 		}
+		time.Sleep(drainGrace) // the upstream's end is read in the background (drain)
 	})
 }
 

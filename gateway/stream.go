@@ -35,9 +35,15 @@ type streamEncoder interface {
 // ends a blocked Recv. It is the last line behind the engine's own timeouts,
 // so a stream can never hang. A chunk only notes the time (kick): the timer,
 // when it fires, waits again for what is left of the idle time since.
+//
+// The context is the client request's, with its values and deadline, but
+// cancelled through a link (unlink stops it) rather than as its child, so
+// that a complete answer's stream may be read on to its terminator once
+// the handler returned (drain).
 type guard struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	unlink func() bool // stops the client request's cancelling ctx
 	idle   time.Duration
 	t0     time.Time
 	last   atomic.Int64 // when the stream last moved, as time since t0
@@ -48,8 +54,18 @@ type guard struct {
 }
 
 func newGuard(parent context.Context, idle time.Duration) *guard {
-	ctx, cancel := context.WithCancelCause(parent)
+	base := context.WithoutCancel(parent)
+	var cancelDeadline context.CancelFunc
+	if dl, ok := parent.Deadline(); ok {
+		base, cancelDeadline = context.WithDeadline(base, dl)
+	}
+	ctx, cancel := context.WithCancelCause(base)
+	if cancelDeadline != nil {
+		cancelCause := cancel
+		cancel = func(cause error) { cancelCause(cause); cancelDeadline() }
+	}
 	g := &guard{ctx: ctx, cancel: cancel, idle: idle, t0: time.Now()}
+	g.unlink = context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
 	g.mu.Lock()
 	g.timer = time.AfterFunc(idle, g.fire)
 	g.mu.Unlock()
@@ -76,6 +92,7 @@ func (g *guard) fire() {
 }
 
 func (g *guard) stop() {
+	g.unlink()
 	g.mu.Lock()
 	g.stopped = true
 	g.timer.Stop()
@@ -152,6 +169,9 @@ type pump struct {
 	// before the headers went out and not written yet.
 	held     bool
 	firstErr error
+	// drained: the answer is complete and its stream read on in the
+	// background (drain); the access line counted its malformed events.
+	drained bool
 }
 
 // onEvent notes the engine's continuation of the stream, and the events it
@@ -162,7 +182,7 @@ func (p *pump) onEvent(ev resilience.Event) {
 	case resilience.EventContinue:
 		p.next = ev.Target
 	case resilience.EventMalformed:
-		if p.acc != nil {
+		if p.acc != nil && !p.drained {
 			p.acc.malformed.Add(int64(ev.Malformed))
 		}
 	}
@@ -255,9 +275,12 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 			if p.finish != "" && p.usageFinal {
 				// Complete: don't wait for a terminator that may never come.
 				// (The handler's return flushes what is written.)
-				st.Close()
-				g.stop()
 				p.end()
+				if n := provider.Malformed(st); n > 0 && p.acc != nil {
+					p.acc.malformed.Add(int64(n))
+				}
+				p.drained = true
+				drain(st, g)
 				return
 			}
 			if !more {
@@ -289,6 +312,46 @@ func (p *pump) run(ctx context.Context, st provider.Stream, g *guard) {
 		_ = p.enc.fail(e)
 		return
 	}
+}
+
+// drainGrace is how long a complete answer's stream is read on, after the
+// client has its end, for the upstream's terminator.
+const drainGrace = time.Second
+
+var errDrained = errors.New("gateway: a complete stream's terminator did not come")
+
+// drain reads a complete answer's stream on to its end, then closes it and
+// the guard: the upstream's terminator (OpenAI's [DONE], Anthropic's
+// message_stop) comes after the usage that completed the answer, and the
+// upstream connection is reused only once it has been read to its end;
+// closed before, the connection is torn down and the next call dials a
+// new one. What the stream holds already is read at once; the rest in the
+// background, for at most drainGrace, so that the client's answer never
+// waits for it. A client that went away has its stream closed at once.
+func drain(st provider.Stream, g *guard) {
+	for provider.Buffered(st) {
+		if _, err := st.Recv(); err != nil {
+			st.Close()
+			g.stop()
+			return
+		}
+	}
+	if !g.unlink() {
+		st.Close() // the client went away: its context cancelled the stream's
+		g.stop()
+		return
+	}
+	go func() {
+		t := time.AfterFunc(drainGrace, func() { g.cancel(errDrained) })
+		for {
+			if _, err := st.Recv(); err != nil {
+				break
+			}
+		}
+		t.Stop()
+		st.Close()
+		g.stop()
+	}()
 }
 
 // continued relays the engine's continuation of the stream on p.next.

@@ -93,7 +93,7 @@ func serveScripted(t *testing.T, e *scriptEngine, cfg *catalog.Catalog, path, bo
 func TestStreamFinalisedWithoutTerminator(t *testing.T) {
 	// The upstream sent a complete answer with its usage, then went silent
 	// instead of sending [DONE]: the client gets its end at once, and the
-	// upstream is closed.
+	// upstream is closed once drainGrace has passed waiting for it.
 	synctest.Test(t, func(t *testing.T) {
 		up := &scripted{block: true, chunks: []provider.Chunk{{Text: "Hi", Model: "a"}, {FinishReason: "stop"},
 			{Usage: &provider.Usage{InputTokens: 3, OutputTokens: 1}}}}
@@ -107,6 +107,8 @@ func TestStreamFinalisedWithoutTerminator(t *testing.T) {
 		if text != "Hi" || end != "done" || dig(evs[len(evs)-2].Data, "usage", "total_tokens") != 4.0 {
 			t.Errorf("text %q end %s events %v", text, end, evs)
 		}
+		time.Sleep(drainGrace)
+		synctest.Wait()
 		if !up.closed.Load() {
 			t.Error("upstream stream not closed")
 		}

@@ -50,6 +50,15 @@ type MalformedReporter interface {
 	MalformedEvents() int
 }
 
+// Malformed is the events s skipped so far: 0 when s does not say (see
+// MalformedReporter).
+func Malformed(s Stream) int {
+	if mr, ok := s.(MalformedReporter); ok {
+		return mr.MalformedEvents()
+	}
+	return 0
+}
+
 // ParseRateLimit reads the rate-limit headers of a response received at now:
 // x-ratelimit-{limit,remaining,reset}-{requests,tokens} (reset a Go-style
 // duration such as "1s", "6m0s" or "12ms"; Azure's 2023 x-rate-limit-reset-tokens

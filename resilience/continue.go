@@ -226,6 +226,10 @@ func (s *continuing) Close() error {
 // Buffered does not foresee: the break is an error, not a chunk held.)
 func (s *continuing) Buffered() bool { return provider.Buffered(s.cur) }
 
+// MalformedEvents implements provider.MalformedReporter for the stream
+// being relayed (an earlier target's are reported by its EventMalformed).
+func (s *continuing) MalformedEvents() int { return provider.Malformed(s.cur) }
+
 // RequestID is the answering target's request id.
 func (s *continuing) RequestID() string {
 	s.mu.Lock()

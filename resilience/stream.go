@@ -206,12 +206,10 @@ func (s *engineStream) doFinish() {
 	for _, f := range s.onClose {
 		f()
 	}
-	if mr, ok := s.s.(provider.MalformedReporter); ok {
-		if n := mr.MalformedEvents(); n > 0 {
-			s.e.log.Warn("llmguard: skipped malformed stream events", "target", s.t.name,
-				"request_id", s.s.RequestID(), "malformed_events", n)
-			s.e.emit(s.rp, s.c, Event{Kind: EventMalformed, Target: s.t.name, Malformed: n})
-		}
+	if n := provider.Malformed(s.s); n > 0 {
+		s.e.log.Warn("llmguard: skipped malformed stream events", "target", s.t.name,
+			"request_id", s.s.RequestID(), "malformed_events", n)
+		s.e.emit(s.rp, s.c, Event{Kind: EventMalformed, Target: s.t.name, Malformed: n})
 	}
 }
 
@@ -223,6 +221,11 @@ func (s *engineStream) Close() error {
 }
 
 func (s *engineStream) RequestID() string { return s.s.RequestID() }
+
+// MalformedEvents implements provider.MalformedReporter: the events the
+// target's stream skipped so far (EventMalformed reports them all once it
+// ends).
+func (s *engineStream) MalformedEvents() int { return provider.Malformed(s.s) }
 
 // Buffered implements provider.BufferReporter: the chunks replayed up to
 // the first token are in memory; then the target's stream says.

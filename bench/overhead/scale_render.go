@@ -36,7 +36,7 @@ func (s *Scaling) Markdown(w io.Writer) error {
 				switch g {
 				case GroupBody:
 					head = append(head, "llmguard allocated ÷ body")
-				case GroupConns:
+				case GroupConns, GroupStream:
 					head = append(head, "proxy new conns/s", "llmguard new conns/s")
 				}
 				t.head(head...)
@@ -48,7 +48,7 @@ func (s *Scaling) Markdown(w io.Writer) error {
 			switch g {
 			case GroupBody:
 				cells = append(cells, fmt.Sprintf("%.1f", gw.AllocBytes/float64(r.BodyBytes)))
-			case GroupConns:
+			case GroupConns, GroupStream:
 				cells = append(cells, fmt.Sprintf("%.0f", px.Conns), fmt.Sprintf("%.0f", gw.Conns))
 			}
 			t.row(cells...)
