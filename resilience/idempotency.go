@@ -192,10 +192,11 @@ func (e *Engine) streamCached(rp *routePlan, c *Call, key string) (*StreamResult
 	return &StreamResult{Stream: newReplayStream(r.Response), Target: r.Target, Cached: true}, true
 }
 
-// recordStream passes a stream's chunks through and, when it ends properly
-// (io.EOF, or Close after a finish reason: the gateway closes a complete
-// stream without waiting for its end), stores the answer they make under
-// key for later duplicates. An answer with thinking blocks is not stored.
+// recordStream passes a stream's chunks through and, once the answer they
+// make is complete (its usage with or after the finish reason: the gateway
+// reads the stream's end after the client has its answer), or when it ends
+// properly (io.EOF, or Close after a finish reason), stores it under key
+// for later duplicates. An answer with thinking blocks is not stored.
 // mu guards the answer against a Close while Recv runs.
 type recordStream struct {
 	provider.Stream
@@ -224,6 +225,9 @@ func (s *recordStream) Recv() (provider.Chunk, error) {
 	switch {
 	case err == nil:
 		s.add(&c)
+		if s.answer.final {
+			s.store() // complete: a duplicate need not wait for the stream's end
+		}
 	case err == io.EOF:
 		s.store()
 	default:

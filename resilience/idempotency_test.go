@@ -207,3 +207,59 @@ func TestResultsShared(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamIdempotencyKeyStoredWhenComplete: the answer is stored once it
+// is complete (its usage with or after the finish reason), before the
+// stream ends or is closed: the gateway reads a complete stream on to its
+// terminator in the background after the client has its answer, and a
+// duplicate that comes meanwhile is a replay, not a second upstream call.
+func TestStreamIdempotencyKeyStoredWhenComplete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		usage := &provider.Usage{InputTokens: 3, OutputTokens: 2}
+		held := func(ctx context.Context) provider.Stream {
+			return &heldStream{ctx: ctx, chunks: []provider.Chunk{{Text: "one "}, {Text: "two", FinishReason: provider.FinishStop}, {Usage: usage}}}
+		}
+		ad := &providertest.Script{Empty: errServer, Replies: []any{held, held}}
+		eng, err := New(&Options{Adapters: map[string]provider.Adapter{"p": ad}, Routes: map[string]Route{"r": {Targets: targets("p/a")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := func() *StreamResult {
+			sr, err := eng.Stream(context.Background(), &Call{Route: "r", Request: userReq("x"), IdempotencyKey: "k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sr
+		}
+		first := call()
+		defer first.Stream.Close()
+		for range 3 { // the answer, complete; its terminator has not come
+			if _, err := first.Stream.Recv(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dup := call()
+		defer dup.Stream.Close()
+		if !dup.Cached || len(ad.Requests()) != 1 {
+			t.Errorf("duplicate: cached %v after %d upstream calls; want the first call's answer replayed", dup.Cached, len(ad.Requests()))
+		}
+	})
+}
+
+// heldStream sends its chunks, then holds its end until ctx is done.
+type heldStream struct {
+	ctx    context.Context
+	chunks []provider.Chunk
+}
+
+func (s *heldStream) Recv() (provider.Chunk, error) {
+	if len(s.chunks) == 0 {
+		<-s.ctx.Done()
+		return provider.Chunk{}, s.ctx.Err()
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+func (s *heldStream) Close() error      { return nil }
+func (s *heldStream) RequestID() string { return "req_held" }
