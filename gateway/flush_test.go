@@ -66,7 +66,9 @@ func oaEvent(text string) string {
 // The gateway flushes a stream when the upstream has nothing more
 // buffered (issue 19): the first token goes out alone at once, a burst of
 // events the upstream sent together goes out in one flush, and an event
-// that ends a read mid-way waits for nothing.
+// that ends a read mid-way waits for nothing but the gap between flushes
+// (flushGap: here the upstream sends each part at once, so each waits for
+// it).
 func TestStreamFlushCoalesced(t *testing.T) {
 	for _, dialect := range []struct{ name, path, body string }{
 		{"openai client", "/v1/chat/completions", oaBody("oai", true, "")},
@@ -113,8 +115,10 @@ func TestStreamFlushCoalesced(t *testing.T) {
 					}
 					return b.String()
 				}
-				step := func(what string, next chan struct{}, want []string) {
+				step := func(what string, gap time.Duration, next chan struct{}, want []string) {
 					t.Helper()
+					synctest.Wait()
+					time.Sleep(gap)
 					synctest.Wait()
 					var got []string
 					for _, f := range rec.flushes() {
@@ -127,9 +131,9 @@ func TestStreamFlushCoalesced(t *testing.T) {
 						close(next)
 					}
 				}
-				step("first token", burst, []string{"Hel"})
-				step("a burst", half, []string{"Hel", "Hello world!"})
-				step("an event and half of the next", end, []string{"Hel", "Hello world!", "Hello world! and"})
+				step("first token", 0, burst, []string{"Hel"})
+				step("a burst", flushGap, half, []string{"Hel", "Hello world!"})
+				step("an event and half of the next", flushGap, end, []string{"Hel", "Hello world!", "Hello world! and"})
 				<-done
 				rec.mu.Lock()
 				defer rec.mu.Unlock()

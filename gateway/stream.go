@@ -34,46 +34,6 @@ type streamEncoder interface {
 // flush and a lone event, the first token included, goes out at once.
 const flushBound = 5 * time.Millisecond
 
-// batch holds what a stream's events write between flushes, so that the
-// events of one upstream read reach the response in one Write, as a
-// proxy's copy writes what it read (a Write of net/http's costs more than
-// an append), not one Write each.
-type batch struct {
-	http.ResponseWriter
-	buf []byte
-	err error // the response's, once a Write failed: the client went away
-}
-
-// batchMax is the most a batch holds before it writes it (not flushing).
-const batchMax = 32 << 10
-
-func (b *batch) Write(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	b.buf = append(b.buf, p...)
-	if len(b.buf) >= batchMax {
-		b.send()
-	}
-	return len(p), nil
-}
-
-// send writes what the batch holds to the response.
-func (b *batch) send() {
-	if len(b.buf) > 0 && b.err == nil {
-		_, b.err = b.ResponseWriter.Write(b.buf)
-	}
-	b.buf = b.buf[:0]
-}
-
-// Flush implements http.Flusher: what the batch holds goes out.
-func (b *batch) Flush() {
-	b.send()
-	if f, ok := b.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
 // pump copies one logical stream to the client; the engine continues it on
 // another target when it breaks after tokens went out, and says so with an
 // EventContinue (next).
@@ -146,9 +106,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, in *inbound
 	h.Set("X-Accel-Buffering", "no")
 	bp, held := s.bufs.Get().(*[]byte), s.bufs.Get().(*[]byte)
 	defer s.putBuf(bp)
-	bw := &batch{ResponseWriter: w, buf: *held}
+	bw := &coalescer{ResponseWriter: w, buf: *held}
 	defer func() {
-		bw.send() // what is left (the handler's return flushes it)
+		bw.end() // what is left (the handler's return flushes it)
 		*held = bw.buf
 		s.putBuf(held) // as it grew
 	}()
