@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmguard/llmguard/batch"
 	"github.com/llmguard/llmguard/mock"
+	"github.com/llmguard/llmguard/test/harness"
 )
 
 // The batch command through the built binary, as a user runs it, against
@@ -27,19 +28,14 @@ import (
 // in flight; a second Ctrl-C aborts them, recorded as canceled, and the
 // next run does them.
 
-// llmguardBin builds cmd/llmguard for the test (the build cache makes
-// the second build a link).
+// llmguardBin is the llmguard binary the test packages share (built once
+// per source tree, see harness.Binary).
 func llmguardBin(t *testing.T) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("signals and SIGKILL are unix")
 	}
-	bin := filepath.Join(t.TempDir(), "llmguard")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/llmguard/llmguard/cmd/llmguard").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return harness.Binary(t)
 }
 
 // batchFixture is a mock on loopback answering every request after

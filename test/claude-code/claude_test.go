@@ -29,8 +29,6 @@ import (
 	"github.com/llmguard/llmguard/test/harness"
 )
 
-func TestMain(m *testing.M) { harness.Main(m) }
-
 // claudeBinary returns the installed `claude` after checking that it runs.
 func claudeBinary(t *testing.T) (path, version string) {
 	t.Helper()

@@ -15,7 +15,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +24,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -168,74 +166,6 @@ func ServeGateway(t testing.TB, cfg *config.Config) string {
 	gw := httptest.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
 	return gw.URL
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// Binary builds cmd/llmguard once per test process and returns its path.
-// The file lives in a temporary directory that Cleanup removes.
-func Binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		var dir string
-		dir, buildErr = os.MkdirTemp("", "llmguard-harness-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(dir, "llmguard")
-		root, err := repoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/llmguard")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/llmguard: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// Cleanup removes what Binary built; call it from TestMain after m.Run.
-func Cleanup() {
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-}
-
-// Main is the TestMain of a package that uses Binary: it runs the tests,
-// then Cleanup, and exits with the tests' code.
-func Main(m *testing.M) {
-	code := m.Run()
-	Cleanup()
-	os.Exit(code)
-}
-
-// repoRoot finds the module root (the directory holding go.mod) upwards
-// from the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // Served is a running `llmguard serve`.

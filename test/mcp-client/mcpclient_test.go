@@ -18,8 +18,6 @@ import (
 	"github.com/llmguard/llmguard/test/harness"
 )
 
-func TestMain(m *testing.M) { harness.Main(m) }
-
 // startMock runs `llmguard mock` on a port of its own choosing (127.0.0.1:0)
 // and returns the base URL it prints.
 func startMock(t *testing.T, bin string, args ...string) string {

@@ -25,7 +25,6 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	harness.Cleanup()
 	if fakeDir != "" {
 		os.RemoveAll(fakeDir)
 	}
