@@ -92,6 +92,8 @@ func judge(ctx context.Context, err error, now time.Time) judgement {
 		j.class = string(pe.Verdict.Class)
 	} else if errors.Is(err, resilience.ErrNoTarget) {
 		j.class = "no_target"
+	} else if errors.Is(err, resilience.ErrConcurrencyLimit) {
+		j.class = "concurrency"
 	}
 	if errors.Is(err, resilience.ErrDeadline) {
 		j.class = string(classify.Timeout)

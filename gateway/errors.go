@@ -101,12 +101,15 @@ func errInternal(msg string) *apiError {
 //     own status and error type with its one line (and, when an earlier
 //     call saw it, when that was), x-should-retry: false;
 //   - every target rate limited: 429; the call's deadline: 504; anything
-//     else (targets down, breakers open): 503;
+//     else (targets down, breakers open, no slot of any target's
+//     concurrency limit in time: ErrConcurrencyLimit): 503;
 //   - a repeat the engine answered with a held failure (ErrRepeat): that
 //     failure, as repeatError says.
 //
 // Retry-After is the earliest moment a target will be tried again, sent
-// only when it is at most the route's max_client_wait away. x-should-retry
+// only when it is at most the route's max_client_wait away; for
+// ErrConcurrencyLimit, which has no such moment (a slot frees when any
+// call in flight ends), concurrencyRetry. x-should-retry
 // is true only when the call made no upstream attempt (every target was
 // skipped) and a retry within max_client_wait may pass: once the gateway
 // spent its own retries, client retries would only multiply them.
@@ -162,6 +165,9 @@ func fromEngine(err error, now time.Time) *apiError {
 	}
 	e.message = line(e.status, e.message)
 	wait := retryAt(re, last, now)
+	if wait <= 0 && errors.Is(err, resilience.ErrConcurrencyLimit) {
+		wait = concurrencyRetry
+	}
 	if wait > 0 && wait <= re.ClientWait {
 		e.retryAfter = wait
 	}
@@ -170,6 +176,10 @@ func fromEngine(err error, now time.Time) *apiError {
 	}
 	return e
 }
+
+// concurrencyRetry is the Retry-After of a call no target had a
+// concurrency slot for: the shortest the header says.
+const concurrencyRetry = time.Second
 
 // repeatError is a call the engine answered with the held failure of an
 // identical call it retried to exhaustion moments before: that failure as

@@ -75,6 +75,8 @@ func (s *server) describe(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, resilience.ErrMaxCost):
 		return lineError(classify.Line(fmt.Sprintf("%v; raise max_cost_usd, or shorten the prompt or max_tokens", err)))
+	case errors.Is(err, resilience.ErrConcurrencyLimit):
+		return lineError(classify.Line(fmt.Sprintf("%v; that is llmguard's own max_concurrency, not the provider: retry in a few seconds", err)))
 	case errors.Is(err, resilience.ErrUnknownRoute):
 		return lineError(classify.Line(fmt.Sprintf("%v; pass a route from llmguard's config or a provider/model target", err)))
 	case errors.Is(err, resilience.ErrDeadline) || errors.Is(err, context.DeadlineExceeded):

@@ -127,6 +127,10 @@ func (e *Engine) release(t *targetPlan, g grant) {
 	}
 }
 
+// concurrencyPrefix starts the reason of a target skipped for want of a
+// slot of its concurrency limit.
+const concurrencyPrefix = "concurrency limit: "
+
 // acquireSlot takes a slot of t's concurrency limit, waiting in line for
 // at most the route's queue timeout or the time left. It returns the
 // function that gives the slot back, or why there was none.
@@ -142,7 +146,7 @@ func (cs *callState) acquireSlot(ctx context.Context, t *targetPlan, left time.D
 		rt.queued.Add(-1)
 		cancel()
 		if err != nil {
-			return nil, "concurrency limit: no slot within " + wait.Round(time.Millisecond).String()
+			return nil, concurrencyPrefix + "no slot within " + wait.Round(time.Millisecond).String()
 		}
 	}
 	if cs.e.leases != nil && rt.limit > 0 {
@@ -150,7 +154,7 @@ func (cs *callState) acquireSlot(ctx context.Context, t *targetPlan, left time.D
 		unlease, ok := cs.sharedSlot(ctx, t, until)
 		if !ok {
 			rt.sem.Release(1)
-			return nil, "concurrency limit: no slot shared with the other replicas within " + wait.Round(time.Millisecond).String()
+			return nil, concurrencyPrefix + "no slot shared with the other replicas within " + wait.Round(time.Millisecond).String()
 		}
 		rt.inFlight.Add(1)
 		return func() { unlease(); rt.done() }, ""

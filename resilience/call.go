@@ -176,12 +176,20 @@ func (cs *callState) outOfTime(ctx context.Context) bool {
 	return ctx.Err() != nil || cs.left() <= 0
 }
 
-// fail builds the call's RouteError.
+// fail builds the call's RouteError. A call that made no attempt ends
+// with the sentinel of what turned every target away, when that was one
+// local limit: the spend ceiling (ErrMaxCost), or the concurrency limit
+// (ErrConcurrencyLimit, also when the call's deadline ended its wait for a
+// slot).
 func (cs *callState) fail(sentinel error) error {
-	if sentinel == ErrExhausted && len(cs.attempts) == 0 {
-		sentinel = ErrNoTarget
-		if cs.overCeilingOnly() {
+	if len(cs.attempts) == 0 {
+		switch {
+		case (sentinel == ErrExhausted || sentinel == ErrDeadline) && cs.skippedOnly(concurrencyPrefix):
+			sentinel = ErrConcurrencyLimit
+		case sentinel == ErrExhausted && cs.skippedOnly(maxCostPrefix):
 			sentinel = ErrMaxCost
+		case sentinel == ErrExhausted:
+			sentinel = ErrNoTarget
 		}
 	}
 	err := &RouteError{Route: cs.rp.name, Err: sentinel, Attempts: cs.attempts, Skipped: cs.skipped, RetryAt: cs.retryAt,

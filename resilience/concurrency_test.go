@@ -461,3 +461,46 @@ func TestBackoffHoldsNoRetrySlot(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrencyLimitSentinel: a call that finds no free slot of its only
+// target's concurrency limit before its queue_timeout, or before its own
+// deadline, ends with ErrConcurrencyLimit and no attempt, not ErrNoTarget
+// or ErrDeadline.
+func TestConcurrencyLimitSentinel(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration // the second call's
+		wait    time.Duration // how long it waits in line
+	}{
+		{"queue timeout", 0, time.Second},
+		{"call deadline", 500 * time.Millisecond, 500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, map[string]*Route{
+					"default": {Targets: targets("a/m1"), MaxConcurrency: 1, QueueTimeout: time.Second},
+				}, nil)
+				gate := make(chan struct{})
+				h.ads["a"].on("m1", reply{block: gate}, reply{text: "never"})
+				go h.chat("default")
+				synctest.Wait() // the first call holds the slot
+				start := time.Now()
+				_, err := h.eng.Chat(context.Background(), &Call{Route: "default", Request: userReq("hello"), Timeout: tc.timeout})
+				close(gate)
+				var re *RouteError
+				if !errors.Is(err, ErrConcurrencyLimit) || !errors.As(err, &re) || len(re.Attempts) != 0 {
+					t.Fatalf("err = %v, want a RouteError wrapping ErrConcurrencyLimit without attempts", err)
+				}
+				if errors.Is(err, ErrNoTarget) || errors.Is(err, ErrDeadline) {
+					t.Errorf("err = %v also reads as ErrNoTarget or ErrDeadline", err)
+				}
+				if took := time.Since(start); took != tc.wait {
+					t.Errorf("waited %s in line, want %s", took, tc.wait)
+				}
+				if n := h.ads["a"].Calls("m1"); n != 1 {
+					t.Errorf("%d upstream calls, want only the first call's", n)
+				}
+			})
+		})
+	}
+}

@@ -33,13 +33,14 @@ var ErrMaxCost = errors.New("every target would exceed the call's max_cost_usd")
 // maxCostPrefix starts the reason of a target skipped under the ceiling.
 const maxCostPrefix = "max_cost_usd: "
 
-// overCeilingOnly reports whether the call's skips are all the ceiling's
-// (or fallbacks the rules forbid), at least one the ceiling's.
-func (cs *callState) overCeilingOnly() bool {
+// skippedOnly reports whether the call's skips are all for one limit, the
+// one whose reasons start with prefix (or fallbacks the rules forbid), at
+// least one for the limit.
+func (cs *callState) skippedOnly(prefix string) bool {
 	n := 0
 	for _, s := range cs.skipped {
 		switch {
-		case strings.HasPrefix(s.Reason, maxCostPrefix):
+		case strings.HasPrefix(s.Reason, prefix):
 			n++
 		case !s.Ineligible:
 			return false

@@ -20,6 +20,12 @@ var (
 	// ErrRejected: the last failure forbids trying another target
 	// (invalid_request, or a failure no eligible target can serve).
 	ErrRejected = errors.New("request rejected")
+	// ErrConcurrencyLimit: the call made no upstream attempt because no
+	// target it could try had a free slot of its concurrency limit
+	// (max_concurrency) before the route's queue_timeout or the call's
+	// deadline ended the wait. The engine was busy, not the upstream: a
+	// slot frees as soon as a call in flight ends.
+	ErrConcurrencyLimit = errors.New("every target is at its concurrency limit")
 )
 
 // AttemptError is one failed upstream attempt.
@@ -61,7 +67,7 @@ const skipMaxTotal = "max_total_attempts reached"
 
 // RouteError is a failed call: which targets were tried with what verdicts.
 // Err is one of the package's sentinels (ErrExhausted, ErrNoTarget,
-// ErrDeadline, ErrRejected, ErrUnknownRoute, ErrMaxCost); errors.Is finds it, and
+// ErrDeadline, ErrRejected, ErrUnknownRoute, ErrMaxCost, ErrConcurrencyLimit); errors.Is finds it, and
 // errors.As finds every attempt's *provider.Error. The zero value is an
 // empty error; a RouteError is immutable once returned and so safe to share.
 type RouteError struct {

@@ -147,7 +147,7 @@ func skipReason(r string) string {
 }
 
 // giveUpReasons are the values giveUpReason returns.
-var giveUpReasons = []string{"exhausted", "deadline", "rejected", "no_target", "repeat", "unknown_route", "max_cost", other}
+var giveUpReasons = []string{"exhausted", "deadline", "rejected", "no_target", "repeat", "unknown_route", "max_cost", "concurrency", other}
 
 // giveUpReason names how a failed call ended, from its sentinel.
 func giveUpReason(err error) string {
@@ -166,6 +166,8 @@ func giveUpReason(err error) string {
 		return "unknown_route"
 	case errors.Is(err, resilience.ErrMaxCost):
 		return "max_cost"
+	case errors.Is(err, resilience.ErrConcurrencyLimit):
+		return "concurrency"
 	case errors.Is(err, resilience.ErrExhausted):
 		return "exhausted"
 	default:

@@ -135,7 +135,7 @@ func New(o *Options) *Metrics {
 		Help: "State of a provider key's breaker as its last change left it: 0 closed, 1 half_open, 2 open."}, []string{"provider"})
 	m.reg.MustRegister(m.keyBreaker)
 	m.giveUps = counter("llmguard_give_ups_total",
-		"Calls that failed, by route and how they ended (exhausted, deadline, rejected, no_target, repeat, unknown_route, max_cost, other).",
+		"Calls that failed, by route and how they ended (exhausted, deadline, rejected, no_target, repeat, unknown_route, max_cost, concurrency, other).",
 		"route", "reason")
 	m.budgetOut = counter("llmguard_retry_budget_exhausted_total", "Retries refused because the target's retry budget was spent.", "target")
 	m.stateFail = counter("llmguard_state_store_fallbacks_total",
